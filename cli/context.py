@@ -1,0 +1,37 @@
+"""Options shared by every command, carried on the click context."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import duckdb
+
+from warehouse.connection import DEFAULT_LOCK_TIMEOUT
+from warehouse.schema import open_warehouse
+
+
+@dataclass
+class AppContext:
+    """Global options: warehouse path, lock timeout, debug."""
+
+    db: Path
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    debug: bool = False
+
+    @contextmanager
+    def warehouse(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """Open the warehouse (created on first use) for the duration of a command."""
+        con = open_warehouse(self.db, lock_timeout=self.lock_timeout)
+        try:
+            yield con
+        finally:
+            con.close()
+
+
+pass_app = click.make_pass_decorator(AppContext)
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")

@@ -1,0 +1,169 @@
+"""`tame-wh corpus …` and `tame-wh testset …`: register, list and show text collections."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from cli.context import AppContext, json_option, pass_app
+from cli.output import emit_json, print_fields, print_table, say, status
+from warehouse.corpora import (
+    AddResult,
+    CorpusInfo,
+    add_corpus,
+    get_corpus,
+    list_corpora,
+    read_test_set,
+    read_training_corpus,
+)
+
+_input_file = click.Path(path_type=Path, dir_okay=False)
+_lang = {"default": None, "metavar": "CODE"}
+
+
+def _report_add(result: AddResult, as_json: bool) -> None:
+    """Print what an add did."""
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    info = result.corpus
+    label = "training corpus" if info.role == "train" else "test set"
+    if result.action == "unchanged":
+        click.echo(f"{label} {info.name!r} already holds identical content (id {info.corpus_id}); "
+                   "nothing to do")
+        return
+    verb = "replaced" if result.action == "replaced" else "added"
+    refs = f", {info.n_refs} reference(s)" if info.role == "test" else ""
+    click.echo(f"{verb} {label} {info.name!r}: {info.n_segments} segments{refs}, "
+               f"id {info.corpus_id} ({result.seconds:.2f} s)")
+
+
+def _list(app: AppContext, role: str, as_json: bool) -> None:
+    """Print the corpora of one role."""
+    with app.warehouse() as con:
+        items = list_corpora(con, role)
+    if as_json:
+        emit_json([c.to_dict() for c in items])
+        return
+    if not items:
+        kind = "training corpora" if role == "train" else "test sets"
+        click.echo(f"no {kind} registered yet")
+        return
+    columns = ["name", "id", "segments", "refs", "src", "tgt", "added (UTC)"]
+    rows = [[c.name, c.corpus_id, c.n_segments, c.n_refs, c.src_lang, c.tgt_lang, c.added_at]
+            for c in items]
+    print_table(None, columns, rows)
+
+
+def _show(info: CorpusInfo, as_json: bool) -> None:
+    """Print one corpus."""
+    if as_json:
+        emit_json(info.to_dict())
+        return
+    files = info.meta.get("files", {})
+    pairs: list[tuple[str, object]] = [
+        ("name", info.name),
+        ("role", info.role),
+        ("id", info.corpus_id),
+        ("sha256", info.sha256),
+        ("segments", info.n_segments),
+        ("references", info.n_refs),
+        ("languages", f"{info.src_lang or '?'} -> {info.tgt_lang or '?'}"),
+        ("added (UTC)", info.added_at),
+    ]
+    for key, value in files.items():
+        entries = value if isinstance(value, list) else [value]
+        for entry in entries:
+            pairs.append((f"file {key}", f"{entry.get('path')} ({entry.get('bytes')} bytes)"))
+    print_fields(pairs)
+
+
+@click.group()
+def corpus() -> None:
+    """Training corpora (parallel text the systems were trained on)."""
+
+
+@corpus.command("add")
+@click.argument("name")
+@click.option("--src", "src", type=_input_file, required=True, help="Source side, one segment per line.")
+@click.option("--tgt", "tgt", type=_input_file, required=True, help="Target side, aligned with --src.")
+@click.option("--src-lang", **_lang, help="Source language code.")
+@click.option("--tgt-lang", **_lang, help="Target language code.")
+@click.option("--replace", is_flag=True, help="Overwrite a corpus of the same name (drops its audits).")
+@json_option
+@pass_app
+def corpus_add(app: AppContext, name: str, src: Path, tgt: Path, src_lang: str | None,
+               tgt_lang: str | None, replace: bool, as_json: bool) -> None:
+    """Register a parallel training corpus (.gz accepted)."""
+    with status(f"reading {src} and {tgt}"):
+        data = read_training_corpus(name, src, tgt, src_lang, tgt_lang)
+    with app.warehouse() as con, status(f"loading {data.n_segments} pairs"):
+        result = add_corpus(con, data, replace=replace, notify=say)
+    _report_add(result, as_json)
+
+
+@corpus.command("list")
+@json_option
+@pass_app
+def corpus_list(app: AppContext, as_json: bool) -> None:
+    """List training corpora."""
+    _list(app, "train", as_json)
+
+
+@corpus.command("show")
+@click.argument("name")
+@json_option
+@pass_app
+def corpus_show(app: AppContext, name: str, as_json: bool) -> None:
+    """Show one training corpus: counts, languages, hash, files, when it was added."""
+    with app.warehouse() as con:
+        info = get_corpus(con, name, "train")
+    _show(info, as_json)
+
+
+@click.group()
+def testset() -> None:
+    """Test sets (sources with one or more references)."""
+
+
+@testset.command("add")
+@click.argument("name")
+@click.option("--src", "src", type=_input_file, required=True, help="Sources, one per line.")
+@click.option("--ref", "refs", type=_input_file, multiple=True, required=True,
+              help="References, aligned with --src; repeat for several references.")
+@click.option("--segments-meta", type=_input_file, default=None,
+              help="JSONL, one object per segment: id, difficulty (1-5), provenance, extra fields.")
+@click.option("--src-lang", **_lang, help="Source language code.")
+@click.option("--tgt-lang", **_lang, help="Target language code.")
+@click.option("--replace", is_flag=True, help="Overwrite a test set of the same name (drops its audits and runs).")
+@json_option
+@pass_app
+def testset_add(app: AppContext, name: str, src: Path, refs: tuple[Path, ...],
+                segments_meta: Path | None, src_lang: str | None, tgt_lang: str | None,
+                replace: bool, as_json: bool) -> None:
+    """Register a test set (.gz accepted)."""
+    with status(f"reading {src}"):
+        data = read_test_set(name, src, list(refs), segments_meta, src_lang, tgt_lang)
+    with app.warehouse() as con, status(f"loading {data.n_segments} segments"):
+        result = add_corpus(con, data, replace=replace, notify=say)
+    _report_add(result, as_json)
+
+
+@testset.command("list")
+@json_option
+@pass_app
+def testset_list(app: AppContext, as_json: bool) -> None:
+    """List test sets."""
+    _list(app, "test", as_json)
+
+
+@testset.command("show")
+@click.argument("name")
+@json_option
+@pass_app
+def testset_show(app: AppContext, name: str, as_json: bool) -> None:
+    """Show one test set."""
+    with app.warehouse() as con:
+        info = get_corpus(con, name, "test")
+    _show(info, as_json)

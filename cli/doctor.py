@@ -1,0 +1,48 @@
+"""`tame-wh doctor`: versions, CPU threads, native module and warehouse health."""
+
+from __future__ import annotations
+
+import click
+
+from cli.context import AppContext, json_option, pass_app
+from cli.output import emit_json, print_fields
+from warehouse.doctor import diagnose, healthy
+
+
+@click.command()
+@json_option
+@pass_app
+def doctor(app: AppContext, as_json: bool) -> None:
+    """Check the installation and the warehouse; exits 3 when something is broken."""
+    report = diagnose(app.db)
+    ok = healthy(report)
+    if as_json:
+        emit_json({**report, "ok": ok})
+    else:
+        native = report["native"]
+        wh = report["warehouse"]
+        if not wh["exists"]:
+            schema = f"not created yet (created on first use; code schema {wh['code_schema_version']})"
+        elif wh["error"]:
+            schema = f"unusable: {wh['error']}"
+        else:
+            schema = f"{wh['schema_version']} (code schema {wh['code_schema_version']})"
+        print_fields(
+            [
+                ("tame-wh", report["tame_wh"]),
+                ("native module", f"{native['version']} (loads)" if native["loads"]
+                 else f"does not load: {native['error']}"),
+                ("duckdb", report["duckdb"]),
+                ("sacrebleu", report["sacrebleu"]),
+                ("pyarrow", report["pyarrow"]),
+                ("numpy", report["numpy"]),
+                ("python", report["python"]),
+                ("platform", report["platform"]),
+                ("cpu threads", report["cpu_threads"]),
+                ("warehouse", wh["path"]),
+                ("schema version", schema),
+                ("status", "ok" if ok else "PROBLEMS FOUND"),
+            ]
+        )
+    if not ok:
+        raise click.exceptions.Exit(3)

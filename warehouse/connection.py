@@ -1,0 +1,76 @@
+"""Opening the warehouse file: default path, lock-conflict retries, one transaction per command."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+from warehouse.errors import LockTimeoutError, SchemaError
+
+DEFAULT_DB_NAME = "tame.duckdb"
+DB_ENV_VAR = "TAME_WH_DB"
+DEFAULT_LOCK_TIMEOUT = 120.0
+
+
+def default_db_path() -> Path:
+    """`$TAME_WH_DB` when set, else `./tame.duckdb`."""
+    return Path(os.environ.get(DB_ENV_VAR) or DEFAULT_DB_NAME)
+
+
+def _is_lock_conflict(exc: duckdb.Error) -> bool:
+    """Whether DuckDB refused the file because another process holds its lock."""
+    text = str(exc)
+    return "Could not set lock" in text or "Conflicting lock" in text
+
+
+def connect(
+    path: str | Path,
+    *,
+    read_only: bool = False,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    threads: int | None = None,
+) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse file, retrying with jittered backoff while another process holds it."""
+    config: dict[str, str | int | bool] = {}
+    if threads is not None:
+        config["threads"] = threads
+    deadline = time.monotonic() + lock_timeout
+    delay = 0.02
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only, config=config)
+        except duckdb.IOException as exc:
+            if not _is_lock_conflict(exc):
+                raise SchemaError(f"{path}: cannot open warehouse ({_first_line(exc)})") from None
+            if time.monotonic() >= deadline:
+                raise LockTimeoutError(
+                    f"{path}: warehouse is locked by another process and stayed locked for "
+                    f"{lock_timeout:g} s (raise --lock-timeout to wait longer)"
+                ) from None
+        except duckdb.Error as exc:
+            raise SchemaError(f"{path}: not a usable DuckDB warehouse ({_first_line(exc)})") from None
+        time.sleep(min(delay * (0.5 + random.random()), max(0.0, deadline - time.monotonic())))
+        delay = min(delay * 2, 1.0)
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of an exception message (DuckDB adds hints on later lines)."""
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Run the block in one transaction: committed when it returns, rolled back when it raises."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")

@@ -1,0 +1,49 @@
+"""Files shipped inside the package: DuckDB schema files, Postgres migrations, the demo data."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+
+_NUMBERED = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
+
+
+@dataclass(frozen=True)
+class NumberedSql:
+    """One numbered SQL file (`NNN_name.sql`)."""
+
+    number: int
+    name: str
+    text: str
+
+
+def _numbered(folder: str) -> list[NumberedSql]:
+    """Numbered .sql files of a package folder, in order; gaps and duplicates are packaging bugs."""
+    root = resources.files("warehouse") / folder
+    found: list[NumberedSql] = []
+    for entry in root.iterdir():
+        match = _NUMBERED.match(entry.name)
+        if match:
+            found.append(NumberedSql(int(match.group(1)), entry.name, entry.read_text("utf-8")))
+    found.sort(key=lambda f: f.number)
+    numbers = [f.number for f in found]
+    if numbers != list(range(1, len(found) + 1)):
+        raise RuntimeError(f"warehouse/{folder} files are not numbered 001..N: {numbers}")
+    return found
+
+
+def schema_files() -> list[NumberedSql]:
+    """The DuckDB schema files of `sql/`, in the order they are applied."""
+    return _numbered("sql")
+
+
+def migration_files() -> list[NumberedSql]:
+    """The Postgres migrations of `migrations/`, in the order they are applied."""
+    return _numbered("migrations")
+
+
+def example_dir() -> Traversable:
+    """The folder holding the bundled demo data."""
+    return resources.files("warehouse") / "examples"
