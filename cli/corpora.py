@@ -30,13 +30,17 @@ def _report_add(result: AddResult, as_json: bool) -> None:
     info = result.corpus
     label = "training corpus" if info.role == "train" else "test set"
     if result.action == "unchanged":
-        click.echo(f"{label} {info.name!r} already holds identical content (id {info.corpus_id}); "
-                   "nothing to do")
+        click.echo(
+            f"{label} {info.name!r} already holds identical content (id {info.corpus_id}); "
+            "nothing to do"
+        )
         return
     verb = "replaced" if result.action == "replaced" else "added"
     refs = f", {info.n_refs} reference(s)" if info.role == "test" else ""
-    click.echo(f"{verb} {label} {info.name!r}: {info.n_segments} segments{refs}, "
-               f"id {info.corpus_id} ({result.seconds:.2f} s)")
+    click.echo(
+        f"{verb} {label} {info.name!r}: {info.n_segments} segments{refs}, "
+        f"id {info.corpus_id} ({result.seconds:.2f} s)"
+    )
 
 
 def _list(app: AppContext, role: str, as_json: bool) -> None:
@@ -51,8 +55,10 @@ def _list(app: AppContext, role: str, as_json: bool) -> None:
         click.echo(f"no {kind} registered yet")
         return
     columns = ["name", "id", "segments", "refs", "src", "tgt", "added (UTC)"]
-    rows = [[c.name, c.corpus_id, c.n_segments, c.n_refs, c.src_lang, c.tgt_lang, c.added_at]
-            for c in items]
+    rows = [
+        [c.name, c.corpus_id, c.n_segments, c.n_refs, c.src_lang, c.tgt_lang, c.added_at]
+        for c in items
+    ]
     print_table(None, columns, rows)
 
 
@@ -86,15 +92,29 @@ def corpus() -> None:
 
 @corpus.command("add")
 @click.argument("name")
-@click.option("--src", "src", type=_input_file, required=True, help="Source side, one segment per line.")
-@click.option("--tgt", "tgt", type=_input_file, required=True, help="Target side, aligned with --src.")
+@click.option(
+    "--src", "src", type=_input_file, required=True, help="Source side, one segment per line."
+)
+@click.option(
+    "--tgt", "tgt", type=_input_file, required=True, help="Target side, aligned with --src."
+)
 @click.option("--src-lang", **_lang, help="Source language code.")
 @click.option("--tgt-lang", **_lang, help="Target language code.")
-@click.option("--replace", is_flag=True, help="Overwrite a corpus of the same name (drops its audits).")
+@click.option(
+    "--replace", is_flag=True, help="Overwrite a corpus of the same name (drops its audits)."
+)
 @json_option
 @pass_app
-def corpus_add(app: AppContext, name: str, src: Path, tgt: Path, src_lang: str | None,
-               tgt_lang: str | None, replace: bool, as_json: bool) -> None:
+def corpus_add(
+    app: AppContext,
+    name: str,
+    src: Path,
+    tgt: Path,
+    src_lang: str | None,
+    tgt_lang: str | None,
+    replace: bool,
+    as_json: bool,
+) -> None:
     """Register a parallel training corpus (.gz accepted)."""
     with status(f"reading {src} and {tgt}"):
         data = read_training_corpus(name, src, tgt, src_lang, tgt_lang)
@@ -130,18 +150,40 @@ def testset() -> None:
 @testset.command("add")
 @click.argument("name")
 @click.option("--src", "src", type=_input_file, required=True, help="Sources, one per line.")
-@click.option("--ref", "refs", type=_input_file, multiple=True, required=True,
-              help="References, aligned with --src; repeat for several references.")
-@click.option("--segments-meta", type=_input_file, default=None,
-              help="JSONL, one object per segment: id, difficulty (1-5), provenance, extra fields.")
+@click.option(
+    "--ref",
+    "refs",
+    type=_input_file,
+    multiple=True,
+    required=True,
+    help="References, aligned with --src; repeat for several references.",
+)
+@click.option(
+    "--segments-meta",
+    type=_input_file,
+    default=None,
+    help="JSONL, one object per segment: id, difficulty (1-5), provenance, extra fields.",
+)
 @click.option("--src-lang", **_lang, help="Source language code.")
 @click.option("--tgt-lang", **_lang, help="Target language code.")
-@click.option("--replace", is_flag=True, help="Overwrite a test set of the same name (drops its audits and runs).")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Overwrite a test set of the same name (drops its audits and runs).",
+)
 @json_option
 @pass_app
-def testset_add(app: AppContext, name: str, src: Path, refs: tuple[Path, ...],
-                segments_meta: Path | None, src_lang: str | None, tgt_lang: str | None,
-                replace: bool, as_json: bool) -> None:
+def testset_add(
+    app: AppContext,
+    name: str,
+    src: Path,
+    refs: tuple[Path, ...],
+    segments_meta: Path | None,
+    src_lang: str | None,
+    tgt_lang: str | None,
+    replace: bool,
+    as_json: bool,
+) -> None:
     """Register a test set (.gz accepted)."""
     with status(f"reading {src}"):
         data = read_test_set(name, src, list(refs), segments_meta, src_lang, tgt_lang)

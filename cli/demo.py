@@ -23,7 +23,11 @@ def demo(app: AppContext, as_json: bool) -> None:
     for step in result.steps:
         info = step.corpus
         label = "training corpus" if info.role == "train" else "test set"
-        state = {"added": "added", "replaced": "replaced", "unchanged": "already loaded"}[step.action]
-        click.echo(f"  {label:<15} {info.name:<11} {info.n_segments:>4} segments  "
-                   f"{info.src_lang}->{info.tgt_lang}  id {info.corpus_id}  ({state})")
+        state = {"added": "added", "replaced": "replaced", "unchanged": "already loaded"}[
+            step.action
+        ]
+        click.echo(
+            f"  {label:<15} {info.name:<11} {info.n_segments:>4} segments  "
+            f"{info.src_lang}->{info.tgt_lang}  id {info.corpus_id}  ({state})"
+        )
     click.echo("next: tame-wh corpus list · tame-wh testset show demo-test · tame-wh doctor")

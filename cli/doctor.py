@@ -22,7 +22,9 @@ def doctor(app: AppContext, as_json: bool) -> None:
         native = report["native"]
         wh = report["warehouse"]
         if not wh["exists"]:
-            schema = f"not created yet (created on first use; code schema {wh['code_schema_version']})"
+            schema = (
+                f"not created yet (created on first use; code schema {wh['code_schema_version']})"
+            )
         elif wh["error"]:
             schema = f"unusable: {wh['error']}"
         else:
@@ -30,8 +32,12 @@ def doctor(app: AppContext, as_json: bool) -> None:
         print_fields(
             [
                 ("tame-wh", report["tame_wh"]),
-                ("native module", f"{native['version']} (loads)" if native["loads"]
-                 else f"does not load: {native['error']}"),
+                (
+                    "native module",
+                    f"{native['version']} (loads)"
+                    if native["loads"]
+                    else f"does not load: {native['error']}",
+                ),
                 ("duckdb", report["duckdb"]),
                 ("sacrebleu", report["sacrebleu"]),
                 ("pyarrow", report["pyarrow"]),

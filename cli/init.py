@@ -30,4 +30,6 @@ def init(app: AppContext, as_json: bool) -> None:
     elif status.upgraded:
         click.echo(f"upgraded warehouse {app.db} from schema {status.before} to {status.after}")
     else:
-        click.echo(f"warehouse {app.db} is up to date (schema version {status.after}); nothing to do")
+        click.echo(
+            f"warehouse {app.db} is up to date (schema version {status.after}); nothing to do"
+        )

@@ -28,9 +28,11 @@ def say(message: str) -> None:
 def print_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """A table on stdout; right-aligned numbers, empty cells for None."""
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-    numeric = [bool(rows) and all(isinstance(r[i], (int, float)) for r in rows if r[i] is not None)
-               for i in range(len(columns))]
-    for name, is_num in zip(columns, numeric):
+    numeric = [
+        bool(rows) and all(isinstance(r[i], (int, float)) for r in rows if r[i] is not None)
+        for i in range(len(columns))
+    ]
+    for name, is_num in zip(columns, numeric, strict=True):
         table.add_column(name, justify="right" if is_num else "left")
     for row in rows:
         table.add_row(*("" if v is None else str(v) for v in row))

@@ -54,7 +54,9 @@ def connect(
                     f"{lock_timeout:g} s (raise --lock-timeout to wait longer)"
                 ) from None
         except duckdb.Error as exc:
-            raise SchemaError(f"{path}: not a usable DuckDB warehouse ({_first_line(exc)})") from None
+            raise SchemaError(
+                f"{path}: not a usable DuckDB warehouse ({_first_line(exc)})"
+            ) from None
         time.sleep(min(delay * (0.5 + random.random()), max(0.0, deadline - time.monotonic())))
         delay = min(delay * 2, 1.0)
 

@@ -104,7 +104,9 @@ class CorpusData:
         if k > 1:
             order = (np.arange(n)[:, None] + np.arange(k)[None, :] * n).ravel()
             flat = flat.take(pa.array(order))
-        refs = pa.LargeListArray.from_arrays(pa.array(np.arange(0, n * k + 1, k, dtype=np.int64)), flat)
+        refs = pa.LargeListArray.from_arrays(
+            pa.array(np.arange(0, n * k + 1, k, dtype=np.int64)), flat
+        )
         meta = self.seg_meta
         return pa.table(
             {
@@ -159,7 +161,7 @@ def read_test_set(
     tgt_lang = validate_lang(tgt_lang, "--tgt-lang")
     src = read_lines(src_path)
     refs = [read_lines(path) for path in ref_paths]
-    check_aligned({str(src_path): src, **{str(p): r for p, r in zip(ref_paths, refs)}})
+    check_aligned({str(src_path): src, **{str(p): r for p, r in zip(ref_paths, refs, strict=True)}})
     meta = read_segment_meta(segments_meta, len(src)) if segments_meta is not None else None
     files: dict[str, Any] = {
         "src": _file_info(src_path),
@@ -249,7 +251,9 @@ def _remove_corpus(con: duckdb.DuckDBPyConnection, corpus_id: str) -> None:
     audit_ids = "SELECT audit_id FROM audits WHERE test_corpus_id = ? OR train_corpus_id = ?"
     run_ids = "SELECT run_id FROM runs WHERE test_corpus_id = ?"
     con.execute(f"DELETE FROM exposures WHERE audit_id IN ({audit_ids})", [corpus_id, corpus_id])
-    con.execute("DELETE FROM audits WHERE test_corpus_id = ? OR train_corpus_id = ?", [corpus_id] * 2)
+    con.execute(
+        "DELETE FROM audits WHERE test_corpus_id = ? OR train_corpus_id = ?", [corpus_id] * 2
+    )
     for table in ("hypotheses", "segment_stats", "metric_values"):
         con.execute(f"DELETE FROM {table} WHERE run_id IN ({run_ids})", [corpus_id])
     con.execute("DELETE FROM runs WHERE test_corpus_id = ?", [corpus_id])
@@ -264,7 +268,7 @@ def add_corpus(
     replace: bool = False,
     notify: Notify = _silent,
 ) -> AddResult:
-    """Register a corpus in one transaction; identical content is a no-op, a changed name needs `replace`."""
+    """Register a corpus in one transaction; identical content is a no-op, new needs `replace`."""
     started = time.perf_counter()
     label = _role_label(data.role)
     with transaction(con):

@@ -1,4 +1,4 @@
-"""The bundled example: a toy English-Spanish training corpus and test set loaded into a warehouse."""
+"""The bundled example: a toy English-Spanish corpus and test set loaded into a warehouse."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class DemoResult:
 def run_demo(
     db: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, notify: Notify | None = None
 ) -> DemoResult:
-    """Load the bundled example into the warehouse at `db` (creating it, or reusing what is there)."""
+    """Load the bundled example into the warehouse at `db` (created, or reused)."""
     with resources.as_file(example_dir()) as folder:
         train = read_training_corpus(
             DEMO_TRAIN, folder / "train.en", folder / "train.es", "en", "es"

@@ -82,7 +82,11 @@ def diagnose(db: Path) -> dict[str, Any]:
 def healthy(report: dict[str, Any]) -> bool:
     """Whether the report shows a working installation (native module loads, warehouse usable)."""
     warehouse = report["warehouse"]
-    return bool(report["native"]["loads"]) and warehouse["error"] is None and (
-        warehouse["schema_version"] is None
-        or warehouse["schema_version"] <= warehouse["code_schema_version"]
+    return (
+        bool(report["native"]["loads"])
+        and warehouse["error"] is None
+        and (
+            warehouse["schema_version"] is None
+            or warehouse["schema_version"] <= warehouse["code_schema_version"]
+        )
     )

@@ -84,7 +84,9 @@ def check_unique_keys(keys: list[str], name: str, lines: list[int] | None = None
     for position, key in enumerate(keys):
         line = lines[position] if lines else position + 1
         if key in seen:
-            raise InputError(f"duplicate segment id {key!r} (first on line {seen[key]})", name, line)
+            raise InputError(
+                f"duplicate segment id {key!r} (first on line {seen[key]})", name, line
+            )
         seen[key] = line
 
 

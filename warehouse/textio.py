@@ -82,7 +82,9 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
         try:
             record = json.loads(line, parse_constant=_reject_constant)
         except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", name, number) from None
+            raise InputError(
+                f"invalid JSON at column {exc.colno}: {exc.msg}", name, number
+            ) from None
         except ValueError as exc:
             raise InputError(str(exc), name, number) from None
         if not isinstance(record, dict):

@@ -1,0 +1,63 @@
+"""Shared fixtures: temporary warehouses, text files, a CLI runner and table snapshots."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from click.testing import CliRunner, Result
+
+from cli.main import main
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    """Path of a warehouse file that does not exist yet."""
+    return tmp_path / "wh.duckdb"
+
+
+@pytest.fixture
+def write_lines(tmp_path: Path) -> Callable[..., Path]:
+    """Write lines (or raw bytes) to a file under tmp_path; `.gz` names are gzipped."""
+
+    def write(name: str, lines: Sequence[str] | bytes, newline: str = "\n") -> Path:
+        path = tmp_path / name
+        data = lines if isinstance(lines, bytes) else "".join(x + newline for x in lines).encode()
+        if name.endswith(".gz"):
+            data = gzip.compress(data)
+        path.write_bytes(data)
+        return path
+
+    return write
+
+
+@pytest.fixture
+def run_cli(db_path: Path) -> Callable[..., Result]:
+    """Invoke `tame-wh --db <db_path> ARGS…` in-process."""
+
+    def run(*args: Any, db: Path | None = None) -> Result:
+        runner = CliRunner()
+        return runner.invoke(main, ["--db", str(db or db_path), *map(str, args)])
+
+    return run
+
+
+def snapshot(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table, sorted, to compare a warehouse before and after a command."""
+    if not db.exists():
+        return {}
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        tables = [
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM duckdb_tables() ORDER BY table_name"
+            ).fetchall()
+        ]
+        return {t: con.execute(f'SELECT * FROM "{t}" ORDER BY ALL').fetchall() for t in tables}
+    finally:
+        con.close()
