@@ -13,14 +13,14 @@ from warehouse.demo import run_demo
 @json_option
 @pass_app
 def demo(app: AppContext, as_json: bool) -> None:
-    """Create (or reuse) a warehouse and load the bundled English-Spanish example."""
+    """Create (or reuse) a warehouse and load the bundled English-Spanish example and runs."""
     result = run_demo(app.db, lock_timeout=app.lock_timeout, notify=say)
     if as_json:
         emit_json(result.to_dict())
         return
     where = "created" if result.schema.created else "using"
     click.echo(f"{where} warehouse {result.db} (schema version {result.schema.after})")
-    for step in result.steps:
+    for step in result.corpora:
         info = step.corpus
         label = "training corpus" if info.role == "train" else "test set"
         state = {"added": "added", "replaced": "replaced", "unchanged": "already loaded"}[
@@ -30,4 +30,14 @@ def demo(app: AppContext, as_json: bool) -> None:
             f"  {label:<15} {info.name:<11} {info.n_segments:>4} segments  "
             f"{info.src_lang}->{info.tgt_lang}  id {info.corpus_id}  ({state})"
         )
-    click.echo("next: tame-wh corpus list · tame-wh testset show demo-test · tame-wh doctor")
+    for run in result.runs:
+        state = {"added": "ingested", "replaced": "replaced", "unchanged": "already ingested"}[
+            run.action
+        ]
+        label = f"{run.model_slug}/{run.condition}" if run.condition else run.model_slug
+        s = run.scores
+        click.echo(
+            f"  run {run.run_id}  {label:<21} BLEU {s['bleu']:6.2f}  chrF++ {s['chrf']:6.2f}  "
+            f"TER {s['ter']:6.2f}  ({state})"
+        )
+    click.echo("next: tame-wh runs list · tame-wh testset show demo-test · tame-wh doctor")

@@ -74,9 +74,11 @@ def _register() -> None:
     from cli.corpora import corpus, testset
     from cli.demo import demo
     from cli.doctor import doctor
+    from cli.ingest import ingest
     from cli.init import init
+    from cli.runs import runs
 
-    for command in (init, doctor, corpus, testset, demo):
+    for command in (init, doctor, corpus, testset, ingest, runs, demo):
         main.add_command(command)
 
 

@@ -140,13 +140,20 @@ def test_demo_loads_example_and_is_idempotent(run_cli, db_path):
     assert first.exit_code == 0, first.output
     assert "created warehouse" in first.output and "(added)" in first.output
     second = json.loads(run_cli("demo", "--json").output)
-    assert [s["action"] for s in second["steps"]] == ["unchanged", "unchanged"]
+    assert [s["action"] for s in second["corpora"]] == ["unchanged", "unchanged"]
+    assert [r["action"] for r in second["runs"]] == ["unchanged"] * 3
     con = duckdb.connect(str(db_path), read_only=True)
     counts = con.execute("SELECT name, role, n_segments FROM corpora ORDER BY name").fetchall()
     assert counts == [("demo-test", "test", 40), ("demo-train", "train", 251)]
     assert con.execute(
         "SELECT count(DISTINCT difficulty) FROM segments WHERE difficulty IS NOT NULL"
     ).fetchone() == (5,)
+    runs = con.execute("SELECT model_slug, condition FROM runs ORDER BY created_at").fetchall()
+    assert runs == [
+        ("demo-large", "zero-shot"),
+        ("demo-small", "zero-shot"),
+        ("demo-small", "few-shot"),
+    ]
 
 
 def test_internal_errors_are_one_line_unless_debug(run_cli, db_path, monkeypatch):

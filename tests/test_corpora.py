@@ -123,7 +123,7 @@ def test_failed_replace_rolls_back_everything(con, write_lines, monkeypatch):
     def explode(*_args, **_kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr("warehouse.corpora._insert", explode)
+    monkeypatch.setattr("warehouse.corpora.add_corpus_row", explode)
     with pytest.raises(RuntimeError):
         add_corpus(con, new, replace=True)
     assert [c.corpus_id for c in list_corpora(con)] == [old.corpus_id]

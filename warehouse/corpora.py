@@ -299,7 +299,7 @@ def add_corpus(
                 f"{removed[0]} dependent audit(s) and {removed[1]} run(s)"
             )
             _remove_corpus(con, by_name.corpus_id)
-        _insert(con, data)
+        add_corpus_row(con, data)
         info = _find(con, "corpus_id", data.corpus_id)
         assert info is not None
     return AddResult(
@@ -312,8 +312,8 @@ def add_corpus(
     )
 
 
-def _insert(con: duckdb.DuckDBPyConnection, data: CorpusData) -> None:
-    """Insert the corpus row and bulk-load its segments from Arrow."""
+def add_corpus_row(con: duckdb.DuckDBPyConnection, data: CorpusData) -> None:
+    """Insert a new corpus row and bulk-load its segments from Arrow (no checks, no transaction)."""
     meta = {"files": data.files, "loaded_by": f"tame-wh {__version__}"}
     con.execute(
         "INSERT INTO corpora VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

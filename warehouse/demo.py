@@ -1,4 +1,4 @@
-"""The bundled example: a toy English-Spanish corpus and test set loaded into a warehouse."""
+"""The bundled example: a toy English-Spanish corpus, test set and three systems in a warehouse."""
 
 from __future__ import annotations
 
@@ -9,11 +9,15 @@ from typing import Any
 
 from warehouse.connection import DEFAULT_LOCK_TIMEOUT, connect
 from warehouse.corpora import AddResult, Notify, add_corpus, read_test_set, read_training_corpus
+from warehouse.ingest import IngestResult, prepare_from_document, prepare_from_files, write_runs
 from warehouse.resources import example_dir
 from warehouse.schema import SchemaStatus, ensure_schema
 
 DEMO_TRAIN = "demo-train"
 DEMO_TEST = "demo-test"
+# Systems given as plain hypothesis files with run cards; the third comes as a test report.
+DEMO_PLAIN_SYSTEMS = ("demo-large.zero-shot", "demo-small.zero-shot")
+DEMO_REPORTS = ("demo-small.few-shot.report.json",)
 
 
 @dataclass
@@ -22,7 +26,8 @@ class DemoResult:
 
     db: str
     schema: SchemaStatus
-    steps: list[AddResult] = field(default_factory=list)
+    corpora: list[AddResult] = field(default_factory=list)
+    runs: list[IngestResult] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -30,7 +35,8 @@ class DemoResult:
             "db": self.db,
             "schema_version": self.schema.after,
             "created": self.schema.created,
-            "steps": [step.to_dict() for step in self.steps],
+            "corpora": [step.to_dict() for step in self.corpora],
+            "runs": [run.to_dict() for run in self.runs],
         }
 
 
@@ -38,6 +44,7 @@ def run_demo(
     db: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, notify: Notify | None = None
 ) -> DemoResult:
     """Load the bundled example into the warehouse at `db` (created, or reused)."""
+    say = notify or (lambda _m: None)
     with resources.as_file(example_dir()) as folder:
         train = read_training_corpus(
             DEMO_TRAIN, folder / "train.en", folder / "train.es", "en", "es"
@@ -50,12 +57,28 @@ def run_demo(
             "en",
             "es",
         )
+        con = connect(db, lock_timeout=lock_timeout)
+        try:
+            result = DemoResult(str(db), ensure_schema(con, str(db)))
+            for data in (train, test):
+                result.corpora.append(add_corpus(con, data, replace=True, notify=say))
+        finally:
+            con.close()
+        prepared = [
+            prepare_from_files(
+                db,
+                testset=DEMO_TEST,
+                hyp_path=folder / f"{system}.hyp",
+                model_slug=None,
+                run_card_path=folder / f"{system}.run_card.json",
+                lock_timeout=lock_timeout,
+            )
+            for system in DEMO_PLAIN_SYSTEMS
+        ]
+        prepared += [prepare_from_document(folder / name) for name in DEMO_REPORTS]
     con = connect(db, lock_timeout=lock_timeout)
     try:
-        result = DemoResult(str(db), ensure_schema(con, str(db)))
-        for data in (train, test):
-            step = add_corpus(con, data, replace=True, notify=notify or (lambda _m: None))
-            result.steps.append(step)
+        result.runs = write_runs(con, prepared, notify=say)
     finally:
         con.close()
     return result

@@ -1,0 +1,128 @@
+"""Surface metrics from text: sacrebleu's per-segment sufficient statistics and corpus scores.
+
+BLEU (13a, exp smoothing), chrF++ (`CHRF(word_order=2)`) and TER are stored per segment as the
+statistics sacrebleu sums for its corpus score, so any subset's score is a sum plus a formula and
+equals sacrebleu's `corpus_score` on that subset exactly.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import sacrebleu
+from sacrebleu.metrics import BLEU, CHRF, TER
+
+BLEU_STATS = 10  # hyp_len, ref_len, correct[1..4], total[1..4]
+CHRF_STATS = 24  # (6 character + 2 word orders) x (hyp, ref, match)
+TER_STATS = 2  # edits, reference length
+
+
+@lru_cache(maxsize=1)
+def _metrics() -> tuple[BLEU, CHRF, TER]:
+    """One instance of each sacrebleu metric with the warehouse's fixed settings."""
+    return BLEU(tokenize="13a"), CHRF(word_order=2), TER()
+
+
+@dataclass(frozen=True)
+class SegmentStats:
+    """Per-segment statistics of one run, aligned with its hypotheses."""
+
+    bleu: list[list[int]]
+    chrf: list[list[int]]
+    ter: list[list[float]]
+    chrf_sentence: list[float]
+    exact_match: list[bool | None]
+    length_ratio: list[float | None]
+
+
+def signatures(n_refs: int) -> dict[str, str]:
+    """sacrebleu signatures of the stored statistics for a test set with `n_refs` references."""
+    out: dict[str, str] = {}
+    for name, metric in zip(("bleu", "chrf", "ter"), _metrics(), strict=True):
+        signature = metric.get_signature()
+        signature.info["nrefs"] = str(n_refs)
+        out[name] = signature.format()
+    return out
+
+
+def metric_settings(n_refs: int) -> dict[str, Any]:
+    """The settings that define the stored statistics (part of a run's fingerprint)."""
+    return {"sacrebleu": sacrebleu.__version__, "signatures": signatures(n_refs)}
+
+
+def _streams(refs: Sequence[Sequence[str]]) -> list[list[str]]:
+    """Per-segment reference lists → sacrebleu's reference streams."""
+    width = max((len(r) for r in refs), default=0)
+    return [[r[k] if k < len(r) else None for r in refs] for k in range(width)]  # type: ignore[misc]
+
+
+def compute_segment_stats(
+    hyps: Sequence[str], refs: Sequence[Sequence[str]], errored: Sequence[bool]
+) -> SegmentStats:
+    """Statistics for every segment; errored entries get NULL exact match and length ratio."""
+    bleu, chrf, ter = _metrics()
+    streams = _streams(refs)
+    hyp_list = list(hyps)
+    logger = logging.getLogger("sacrebleu")
+    previous = logger.level
+    logger.setLevel(logging.ERROR)  # the "tokenized period" hint is not about our data
+    try:
+        raw_bleu = bleu._extract_corpus_statistics(hyp_list, streams)
+        raw_chrf = chrf._extract_corpus_statistics(hyp_list, streams)
+        raw_ter = ter._extract_corpus_statistics(hyp_list, streams)
+    finally:
+        logger.setLevel(previous)
+    bleu_stats = [[int(v) for v in s] for s in raw_bleu]
+    chrf_stats = [[int(v) for v in s] for s in raw_chrf]
+    ter_stats = [[float(v) for v in s] for s in raw_ter]
+    chrf_sentence = [chrf._compute_score_from_stats(s).score for s in chrf_stats]
+    exact: list[bool | None] = []
+    ratio: list[float | None] = []
+    for hyp, seg_refs, failed in zip(hyp_list, refs, errored, strict=True):
+        if failed:
+            exact.append(None)
+            ratio.append(None)
+            continue
+        stripped = hyp.strip()
+        exact.append(any(stripped == r.strip() for r in seg_refs))
+        ratio.append(len(hyp) / len(seg_refs[0]) if seg_refs and seg_refs[0] else None)
+    return SegmentStats(bleu_stats, chrf_stats, ter_stats, chrf_sentence, exact, ratio)
+
+
+def _sum(rows: Sequence[Sequence[float]], width: int) -> list[Any]:
+    """Element-wise sum in segment order (the order sacrebleu sums in)."""
+    total: list[Any] = [0] * width
+    for row in rows:
+        for k in range(width):
+            total[k] += row[k]
+    return total
+
+
+def bleu_from_stats(summed: Sequence[int]) -> float:
+    """Corpus BLEU from summed statistics."""
+    return float(_metrics()[0]._compute_score_from_stats(list(summed)).score)
+
+
+def chrf_from_stats(summed: Sequence[int]) -> float:
+    """Corpus chrF++ from summed statistics."""
+    return float(_metrics()[1]._compute_score_from_stats(list(summed)).score)
+
+
+def ter_from_stats(summed: Sequence[float]) -> float:
+    """Corpus TER from summed statistics."""
+    return float(_metrics()[2]._compute_score_from_stats(list(summed)).score)
+
+
+def corpus_scores(
+    bleu: Sequence[Sequence[int]], chrf: Sequence[Sequence[int]], ter: Sequence[Sequence[float]]
+) -> dict[str, float]:
+    """Corpus BLEU, chrF++ and TER of a set of segments from their statistics."""
+    return {
+        "bleu": bleu_from_stats(_sum(bleu, BLEU_STATS)),
+        "chrf": chrf_from_stats(_sum(chrf, CHRF_STATS)),
+        "ter": ter_from_stats(_sum(ter, TER_STATS)),
+    }
