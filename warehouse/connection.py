@@ -53,6 +53,13 @@ def connect(
                     f"{path}: warehouse is locked by another process and stayed locked for "
                     f"{lock_timeout:g} s (raise --lock-timeout to wait longer)"
                 ) from None
+        except duckdb.ConnectionException as exc:
+            if read_only and "different configuration" in str(exc):
+                # This process already holds the file read-write; reuse that database instance.
+                return duckdb.connect(str(path), read_only=False, config=config)
+            raise SchemaError(
+                f"{path}: not a usable DuckDB warehouse ({_first_line(exc)})"
+            ) from None
         except duckdb.Error as exc:
             raise SchemaError(
                 f"{path}: not a usable DuckDB warehouse ({_first_line(exc)})"

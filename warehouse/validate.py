@@ -34,7 +34,7 @@ def describe(value: Any) -> str:
         return repr(value)
     if isinstance(value, str):
         return f"a string ({value[:30]!r})"
-    return f"a {'list' if isinstance(value, list) else 'object'}"
+    return "a list" if isinstance(value, list) else "an object"
 
 
 def optional_str(value: Any, where: JsonPath) -> str | None:
