@@ -6,7 +6,6 @@ import importlib
 
 import pytest
 
-import warehouse
 from warehouse import _native
 from warehouse.errors import NativeModuleError
 
@@ -25,4 +24,4 @@ def test_version_mismatch_is_refused_at_import(monkeypatch):
         importlib.reload(warehouse.native)
     monkeypatch.undo()
     importlib.reload(warehouse.native)
-    assert warehouse.native.NATIVE_VERSION == warehouse.__version__
+    assert warehouse.__version__ == warehouse.native.NATIVE_VERSION
