@@ -19,9 +19,11 @@
 //! gives precision and BLEU 0 (the brevity penalty is still reported); an empty candidate or
 //! reference (summed over the corpus) gives `[0, 0, 0]`; an empty reference normalises the edit
 //! distance to 0; an empty corpus has edit distance `[0, 0]`; corpora of different lengths and
-//! `max_ngram < 1` are errors. Tokens compare as exact strings (cyzil joins an n-gram's tokens
-//! with spaces, so a token containing a space can collide with an n-gram of a higher order; here
-//! it cannot).
+//! `max_ngram < 1` are errors. Tokens compare as exact strings (no case folding or other
+//! normalisation). Like cyzil, an n-gram is identified by its tokens joined with spaces, so a
+//! token that itself contains a space (`"a b"`) is the same n-gram as the bigram `("a", "b")`
+//! and counts at the order its joined text spells; pairs without such tokens take a fast path
+//! that compares token slices directly, which gives the same counts.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -105,8 +107,29 @@ fn ngram_counts<T: Hash + Eq>(tokens: &[T], max_order: usize) -> HashMap<&[T], u
     counts
 }
 
+/// Every n-gram keyed by cyzil's text (each token followed by one space), with its count.
+fn joined_ngram_counts<T: AsRef<str>>(tokens: &[T], max_order: usize) -> HashMap<String, u64> {
+    let mut counts = HashMap::new();
+    for order in 1..=max_order.min(tokens.len()) {
+        for gram in tokens.windows(order) {
+            let mut key = String::new();
+            for token in gram {
+                key.push_str(token.as_ref());
+                key.push(' ');
+            }
+            *counts.entry(key).or_insert(0) += 1;
+        }
+    }
+    counts
+}
+
 impl BleuStats {
-    fn add<T: Hash + Eq>(&mut self, reference: &[T], candidate: &[T], max_order: usize) {
+    fn add<T: AsRef<str> + Hash + Eq>(
+        &mut self,
+        reference: &[T],
+        candidate: &[T],
+        max_order: usize,
+    ) {
         self.ref_len += reference.len() as u64;
         self.cand_len += candidate.len() as u64;
         let orders = max_order.min(candidate.len());
@@ -116,6 +139,20 @@ impl BleuStats {
         }
         for (order, total) in self.totals.iter_mut().enumerate().take(orders) {
             *total += (candidate.len() - order) as u64;
+        }
+        let spaced = |tokens: &[T]| tokens.iter().any(|t| t.as_ref().contains(' '));
+        if spaced(reference) || spaced(candidate) {
+            let in_reference = joined_ngram_counts(reference, orders);
+            for (key, count) in joined_ngram_counts(candidate, orders) {
+                if let Some(&available) = in_reference.get(&key) {
+                    // The order is the number of tokens the joined text spells.
+                    let order = key.matches(' ').count();
+                    if (1..=orders).contains(&order) {
+                        self.matches[order - 1] += count.min(available);
+                    }
+                }
+            }
+            return;
         }
         let in_reference = ngram_counts(reference, orders);
         for (gram, count) in ngram_counts(candidate, orders) {
@@ -147,14 +184,18 @@ impl BleuStats {
     }
 }
 
-fn pair_score<T: Hash + Eq>(reference: &[T], candidate: &[T], max_order: usize) -> Bleu {
+fn pair_score<T: AsRef<str> + Hash + Eq>(
+    reference: &[T],
+    candidate: &[T],
+    max_order: usize,
+) -> Bleu {
     let mut stats = BleuStats::default();
     stats.add(reference, candidate, max_order);
     stats.score(max_order)
 }
 
 /// Sentence BLEU of one candidate against one reference.
-pub fn bleu_sentence<T: Hash + Eq>(
+pub fn bleu_sentence<T: AsRef<str> + Hash + Eq>(
     reference: &[T],
     candidate: &[T],
     max_ngram: i64,
@@ -163,7 +204,7 @@ pub fn bleu_sentence<T: Hash + Eq>(
 }
 
 /// Corpus BLEU: matches, n-gram totals and lengths summed over all pairs, then scored once.
-pub fn bleu_corpus<S: AsRef<[T]>, T: Hash + Eq>(
+pub fn bleu_corpus<S: AsRef<[T]>, T: AsRef<str> + Hash + Eq>(
     references: &[S],
     candidates: &[S],
     max_ngram: i64,
@@ -178,7 +219,7 @@ pub fn bleu_corpus<S: AsRef<[T]>, T: Hash + Eq>(
 }
 
 /// Sentence BLEU of every pair of the corpora.
-pub fn bleu_points<S: AsRef<[T]>, T: Hash + Eq>(
+pub fn bleu_points<S: AsRef<[T]>, T: AsRef<str> + Hash + Eq>(
     references: &[S],
     candidates: &[S],
     max_ngram: i64,
@@ -353,10 +394,14 @@ mod tests {
     }
 
     #[test]
-    fn tokens_compare_as_exact_strings() {
-        // cyzil keys n-grams by space-joined text, so the token "a b" would match the bigram.
+    fn token_with_a_space_counts_as_the_ngram_it_spells_like_cyzil() {
+        // cyzil keys n-grams by space-joined text: the token "a b" is the bigram ("a", "b").
         let score = bleu_sentence(&["x", "a", "b"], &["x", "a b"], 2).unwrap();
-        assert_eq!(score[0], 0.0);
+        assert_eq!(score, [0.707_106_77, 0.606_530_66, 0.428_881_94]);
+    }
+
+    #[test]
+    fn tokens_compare_as_exact_strings() {
         let score = bleu_sentence(&["The", "cat"], &["the", "cat"], 1).unwrap();
         assert_eq!(score[0], 0.5);
     }
