@@ -41,6 +41,10 @@ CREATE TABLE audits (
     test_corpus_id  VARCHAR NOT NULL,
     train_corpus_id VARCHAR NOT NULL,
     mode            VARCHAR NOT NULL CHECK (mode IN ('exact', 'fast')),
+    near_threshold  DOUBLE NOT NULL CHECK (near_threshold BETWEEN 0 AND 1),
+    far_threshold   DOUBLE NOT NULL CHECK (far_threshold BETWEEN 0 AND near_threshold),
+    leak_thresholds DOUBLE[] NOT NULL,            -- the "≥ t" share thresholds, ascending
+    n_segments      BIGINT NOT NULL,
     config          JSON NOT NULL,
     signature       VARCHAR NOT NULL,
     backend         VARCHAR NOT NULL,
@@ -64,6 +68,7 @@ CREATE TABLE exposures (
     pair_nn         BIGINT,
     pair_exact      BOOLEAN NOT NULL,
     tm_hyp_idx      BIGINT,                   -- training row whose target is the TM hypothesis
+    bin             VARCHAR NOT NULL CHECK (bin IN ('source_exact', 'near', 'medium', 'far')),
     PRIMARY KEY (audit_id, seg_idx)
 );
 

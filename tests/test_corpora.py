@@ -83,12 +83,15 @@ def test_replace_reports_and_removes_dependent_audits_and_runs(con, write_lines)
     add_corpus(con, old)
     oid = old.corpus_id
     con.execute(
-        "INSERT INTO audits VALUES ('au1', ?, 'trainx', 'exact', '{}', 'sig', 'native', "
-        "now(), NULL, NULL)",
+        "INSERT INTO audits (audit_id, test_corpus_id, train_corpus_id, mode, near_threshold, "
+        "far_threshold, leak_thresholds, n_segments, config, signature, backend, created_at) "
+        "VALUES ('au1', ?, 'trainx', 'exact', 0.7, 0.3, [0.7, 0.85, 0.95], 2, '{}', 'sig', "
+        "'native', now())",
         [oid],
     )
     con.execute(
-        "INSERT INTO exposures VALUES ('au1', 0, 0.5, 1, false, 0.5, 1, 0, false, 0.5, 1, false, 1)"
+        "INSERT INTO exposures VALUES ('au1', 0, 0.5, 1, false, 0.5, 1, 0, false, 0.5, 1, "
+        "false, 1, 'medium')"
     )
     con.execute(
         "INSERT INTO runs (run_id, test_corpus_id, model_slug, created_at, ingested_at, "

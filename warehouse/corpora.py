@@ -250,7 +250,8 @@ def _remove_corpus(con: duckdb.DuckDBPyConnection, corpus_id: str) -> None:
     """Delete a corpus, its segments, and every audit and run that depends on it."""
     audit_ids = "SELECT audit_id FROM audits WHERE test_corpus_id = ? OR train_corpus_id = ?"
     run_ids = "SELECT run_id FROM runs WHERE test_corpus_id = ?"
-    con.execute(f"DELETE FROM exposures WHERE audit_id IN ({audit_ids})", [corpus_id, corpus_id])
+    for table in ("exposures", "tm_segment_stats"):
+        con.execute(f"DELETE FROM {table} WHERE audit_id IN ({audit_ids})", [corpus_id] * 2)
     con.execute(
         "DELETE FROM audits WHERE test_corpus_id = ? OR train_corpus_id = ?", [corpus_id] * 2
     )
@@ -363,3 +364,13 @@ def get_corpus(con: duckdb.DuckDBPyConnection, name: str, role: str | None = Non
         hint = f"; known: {', '.join(known)}" if known else "; none registered yet"
         raise UsageError(f"unknown {label} {name!r}{hint}")
     return info
+
+
+def corpus_texts(
+    con: duckdb.DuckDBPyConnection, corpus_id: str
+) -> tuple[list[str], list[list[str]]]:
+    """Sources and reference lists of a corpus in line order (training: one reference each)."""
+    table = con.execute(
+        "SELECT src, refs FROM segments WHERE corpus_id = ? ORDER BY seg_idx", [corpus_id]
+    ).to_arrow_table()
+    return table.column("src").to_pylist(), table.column("refs").to_pylist()

@@ -18,7 +18,7 @@ import pyarrow as pa
 from warehouse import __version__
 from warehouse.ci_env import ci_metadata
 from warehouse.connection import DEFAULT_LOCK_TIMEOUT, connect, transaction
-from warehouse.corpora import CorpusData, add_corpus_row, get_corpus
+from warehouse.corpora import CorpusData, add_corpus_row, corpus_texts, get_corpus
 from warehouse.errors import InputError, UsageError
 from warehouse.runcard import TOKEN_FIELDS, EntryInput, RunDocument, read_run_document
 from warehouse.segment_meta import SegmentMeta, check_unique_keys
@@ -165,13 +165,13 @@ def _load_test_set(
     con = connect(db, read_only=True, lock_timeout=lock_timeout)
     try:
         info = get_corpus(con, name, "test")
-        rows = con.execute(
-            "SELECT seg_key, refs FROM segments WHERE corpus_id = ? ORDER BY seg_idx",
-            [info.corpus_id],
-        ).fetchall()
+        keys = [k for (k,) in con.execute(
+            "SELECT seg_key FROM segments WHERE corpus_id = ? ORDER BY seg_idx", [info.corpus_id]
+        ).fetchall()]  # fmt: skip
+        _sources, refs = corpus_texts(con, info.corpus_id)
     finally:
         con.close()
-    return info.corpus_id, [r[0] for r in rows], [list(r[1]) for r in rows]
+    return info.corpus_id, keys, refs
 
 
 def prepare_from_files(
