@@ -76,9 +76,11 @@ def _register() -> None:
     from cli.doctor import doctor
     from cli.ingest import ingest
     from cli.init import init
+    from cli.leaderboard import leaderboard_cmd
+    from cli.query import query
     from cli.runs import runs
 
-    for command in (init, doctor, corpus, testset, ingest, runs, demo):
+    for command in (init, doctor, corpus, testset, ingest, runs, leaderboard_cmd, query, demo):
         main.add_command(command)
 
 

@@ -59,3 +59,17 @@ def status(message: str) -> Iterator[None]:
             yield
     else:
         yield
+
+
+def fmt_number(value: Any, digits: int = 2) -> str:
+    """A number for people; n/a for NULL."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def fmt_share(value: float | None) -> str:
+    """A share as a percentage; n/a for NULL."""
+    return "n/a" if value is None else f"{value:.1%}"

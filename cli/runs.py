@@ -43,9 +43,19 @@ def runs_list(app: AppContext, testset: str | None, model_slug: str | None, as_j
         "created (UTC)",
     ]
     rows = [
-        [r.run_id, r.model_slug, r.condition, r.test_set, r.n_entries, r.n_errors,
-         round(r.bleu, 2), round(r.chrf, 2), round(r.ter, 2),
-         None if r.exact_match_rate is None else round(r.exact_match_rate, 3), r.created_at]
+        [
+            r.run_id,
+            r.model_slug,
+            r.condition,
+            r.test_set,
+            r.n_entries,
+            r.n_errors,
+            round(r.bleu, 2),
+            round(r.chrf, 2),
+            round(r.ter, 2),
+            None if r.exact_match_rate is None else round(r.exact_match_rate, 3),
+            r.created_at,
+        ]
         for r in items
-    ]  # fmt: skip
+    ]
     print_table(None, columns, rows)

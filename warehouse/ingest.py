@@ -165,9 +165,13 @@ def _load_test_set(
     con = connect(db, read_only=True, lock_timeout=lock_timeout)
     try:
         info = get_corpus(con, name, "test")
-        keys = [k for (k,) in con.execute(
-            "SELECT seg_key FROM segments WHERE corpus_id = ? ORDER BY seg_idx", [info.corpus_id]
-        ).fetchall()]  # fmt: skip
+        keys = [
+            k
+            for (k,) in con.execute(
+                "SELECT seg_key FROM segments WHERE corpus_id = ? ORDER BY seg_idx",
+                [info.corpus_id],
+            ).fetchall()
+        ]
         _sources, refs = corpus_texts(con, info.corpus_id)
     finally:
         con.close()
@@ -426,7 +430,7 @@ def _insert_run(con: duckdb.DuckDBPyConnection, run: PreparedRun) -> None:
         ("_tame_hyps", hypotheses, "INSERT INTO hypotheses BY NAME SELECT * FROM _tame_hyps"),
         ("_tame_stats", stats, "INSERT INTO segment_stats BY NAME SELECT * FROM _tame_stats"),
         ("_tame_metrics", metrics, "INSERT INTO metric_values BY NAME SELECT * FROM _tame_metrics"),
-    ):  # fmt: skip
+    ):
         con.register(view, table)
         try:
             con.execute(statement)

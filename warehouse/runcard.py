@@ -28,21 +28,46 @@ TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cache
 # the stored JSON but are not copied to `metric_values`, so views never mix claimed and computed.
 COMPUTED_SCORES = frozenset(
     {
-        "exact_match_rate", "exact_matches", "chrf_plus_plus", "bleu", "ter", "length_ratio",
-        "composite", "quality_tier", "cost_adjusted", "tokens_per_second", "entries_per_minute",
-        "avg_latency_seconds", "median_latency_seconds", "p95_latency_seconds",
-        "confidence_intervals", "confidence_intervals_by_tier", "by_difficulty", "by_provenance",
-        "total", "evaluated", "errors",
+        "exact_match_rate",
+        "exact_matches",
+        "chrf_plus_plus",
+        "bleu",
+        "ter",
+        "length_ratio",
+        "composite",
+        "quality_tier",
+        "cost_adjusted",
+        "tokens_per_second",
+        "entries_per_minute",
+        "avg_latency_seconds",
+        "median_latency_seconds",
+        "p95_latency_seconds",
+        "confidence_intervals",
+        "confidence_intervals_by_tier",
+        "by_difficulty",
+        "by_provenance",
+        "total",
+        "evaluated",
+        "errors",
     }
-)  # fmt: skip
+)
 
 # Entry fields with a fixed meaning; every other numeric field is a per-entry metric.
 ENTRY_FIELDS = frozenset(
     {
-        "id", "source", "expected", "predicted", "exact_match", "error", "latency_s",
-        "difficulty", "provenance", "usage", "plugin_metrics",
+        "id",
+        "source",
+        "expected",
+        "predicted",
+        "exact_match",
+        "error",
+        "latency_s",
+        "difficulty",
+        "provenance",
+        "usage",
+        "plugin_metrics",
     }
-)  # fmt: skip
+)
 
 
 @dataclass

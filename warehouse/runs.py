@@ -70,3 +70,20 @@ def list_runs(
         )
         for row in rows
     ]
+
+
+def resolve_run(con: duckdb.DuckDBPyConnection, ref: str) -> str:
+    """The run id named by a full id or a unique prefix (at least 4 characters)."""
+    if len(ref) < 4:
+        raise UsageError(f"run id prefix {ref!r} is too short (give at least 4 characters)")
+    matches = [
+        r
+        for (r,) in con.execute(
+            "SELECT run_id FROM runs WHERE starts_with(run_id, ?) ORDER BY run_id LIMIT 3", [ref]
+        ).fetchall()
+    ]
+    if not matches:
+        raise UsageError(f"unknown run {ref!r} (see `tame-wh runs list`)")
+    if len(matches) > 1 and ref not in matches:
+        raise UsageError(f"run id prefix {ref!r} is ambiguous: {', '.join(matches)}, ...")
+    return ref if ref in matches else matches[0]

@@ -1,0 +1,86 @@
+"""`tame-wh leaderboard`: runs ranked, with tier and a coverage flag."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import click
+
+from cli.context import AppContext, json_option, pass_app
+from cli.output import emit_json, fmt_number, print_table, say
+from warehouse.leaderboard import SORT_KEYS, leaderboard
+
+
+@click.command("leaderboard")
+@click.option("--testset", default=None, help="Only runs on this test set.")
+@click.option(
+    "--sort",
+    type=click.Choice(list(SORT_KEYS)),
+    default="composite",
+    show_default=True,
+    help="Ranking key (best first; NULLs last).",
+)
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Show at most N runs.")
+@json_option
+@pass_app
+def leaderboard_cmd(
+    app: AppContext, testset: str | None, sort: str, limit: int | None, as_json: bool
+) -> None:
+    """Rank runs; runs whose available composite metrics differ from the rest are marked."""
+    with app.warehouse() as con:
+        rows = leaderboard(con, testset=testset, sort=sort, limit=limit)
+    if as_json:
+        emit_json(
+            [
+                {k: v.isoformat() if isinstance(v, dt.datetime) else v for k, v in r.items()}
+                for r in rows
+            ]
+        )
+        return
+    if not rows:
+        click.echo("no runs yet")
+        return
+    print_table(
+        None,
+        [
+            "#",
+            "run",
+            "model",
+            "condition",
+            "test set",
+            "composite",
+            "tier",
+            "cov",
+            "chrF++",
+            "BLEU",
+            "TER",
+            "exact",
+            "Δ TM BLEU",
+            "GenGap BLEU",
+            "$/entry",
+            "cost-adj",
+        ],
+        [
+            [
+                i + 1,
+                r["run_id"],
+                r["model_slug"],
+                r["condition"],
+                r["test_set"],
+                fmt_number(r["composite_score"], 4),
+                r["quality_tier"],
+                "≠" if r["coverage_differs"] else "",
+                fmt_number(r["chrf_plus_plus"]),
+                fmt_number(r["corpus_bleu"]),
+                fmt_number(r["ter"]),
+                fmt_number(r["exact_match_rate"], 3),
+                fmt_number(r["delta_tm_bleu"]),
+                fmt_number(r["gengap_bleu"]),
+                fmt_number(r["cost_per_entry_usd"], 5),
+                fmt_number(r["cost_adjusted"], 3),
+            ]
+            for i, r in enumerate(rows)
+        ],
+    )
+    if any(r["coverage_differs"] for r in rows):
+        say("≠: this run's composite uses a different set of metrics; composites not comparable")
