@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import traceback
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,36 @@ from warehouse import __version__
 from warehouse.connection import DB_ENV_VAR, DEFAULT_LOCK_TIMEOUT, default_db_path
 from warehouse.errors import WarehouseError
 
+# Subcommands, imported only when used so that start-up stays fast (`name`: "module:attribute").
+COMMANDS: dict[str, str] = {
+    "init": "cli.init:init",
+    "doctor": "cli.doctor:doctor",
+    "corpus": "cli.corpora:corpus",
+    "testset": "cli.corpora:testset",
+    "ingest": "cli.ingest:ingest",
+    "runs": "cli.runs:runs",
+    "leaderboard": "cli.leaderboard:leaderboard_cmd",
+    "query": "cli.query:query",
+    "migrate": "cli.sync:migrate",
+    "sync": "cli.sync:sync",
+    "demo": "cli.demo:demo",
+}
+
 
 class _Group(click.Group):
-    """Click group that turns warehouse errors into one-line messages with their exit code."""
+    """Lazy command group that turns warehouse errors into one-line messages with exit codes."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attribute = target.split(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        assert isinstance(command, click.Command)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -67,21 +95,3 @@ def _debug(ctx: click.Context) -> bool:
 def main(ctx: click.Context, db: Path | None, lock_timeout: float, debug: bool) -> None:
     """tame-wh: training-aware MT evaluation warehouse (DuckDB)."""
     ctx.obj = AppContext(db=db or default_db_path(), lock_timeout=lock_timeout, debug=debug)
-
-
-def _register() -> None:
-    """Attach the subcommands."""
-    from cli.corpora import corpus, testset
-    from cli.demo import demo
-    from cli.doctor import doctor
-    from cli.ingest import ingest
-    from cli.init import init
-    from cli.leaderboard import leaderboard_cmd
-    from cli.query import query
-    from cli.runs import runs
-
-    for command in (init, doctor, corpus, testset, ingest, runs, leaderboard_cmd, query, demo):
-        main.add_command(command)
-
-
-_register()

@@ -61,3 +61,33 @@ def snapshot(db: Path) -> dict[str, list[tuple[Any, ...]]]:
         return {t: con.execute(f'SELECT * FROM "{t}" ORDER BY ALL').fetchall() for t in tables}
     finally:
         con.close()
+
+
+PG_DSN_ENV = "TAME_WH_TEST_PG_DSN"
+
+
+@pytest.fixture
+def pg_dsn():
+    """DSN of a fresh, empty Postgres database (dropped afterwards).
+
+    Needs `$TAME_WH_TEST_PG_DSN` (an admin connection; `.ci/run` starts a throwaway cluster and
+    sets it). Without it the test is skipped — except under CI, where that is a failure.
+    """
+    import os
+    import uuid
+
+    import psycopg
+
+    admin = os.environ.get(PG_DSN_ENV)
+    if not admin:
+        if os.environ.get("CI"):
+            pytest.fail(f"{PG_DSN_ENV} is not set: CI must run the Postgres tests")
+        pytest.skip(f"{PG_DSN_ENV} not set (no Postgres to test against)")
+    name = f"tame_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    info = psycopg.conninfo.conninfo_to_dict(admin)
+    info["dbname"] = name
+    yield psycopg.conninfo.make_conninfo(**info)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
