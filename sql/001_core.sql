@@ -17,6 +17,7 @@ CREATE TABLE corpora (
     tgt_lang   VARCHAR,
     n_segments BIGINT NOT NULL CHECK (n_segments > 0),
     n_refs     INTEGER NOT NULL CHECK (n_refs >= 1),
+    source_chars BIGINT NOT NULL,             -- characters (code points) over all sources
     sha256     VARCHAR NOT NULL,              -- full content hash (text, languages, segment metadata)
     added_at   TIMESTAMP NOT NULL,
     meta       JSON NOT NULL                   -- source file names and sizes, loader version

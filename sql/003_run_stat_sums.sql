@@ -1,32 +1,45 @@
--- tame-wh warehouse schema, version 3: per-run sums of the stored sufficient statistics.
--- A corpus score is its metric's formula applied to summed statistics (SPEC §5.1); the sums are
--- written out element by element, which DuckDB runs far faster than list lambdas.
+-- tame-wh warehouse schema: per-run sums of the stored sufficient statistics, kept as tables.
+-- A corpus score is its metric's formula applied to summed statistics (SPEC §5.1). Summing
+-- millions of per-segment vectors on every leaderboard query is too slow, so the sums are written
+-- when a run is ingested or an audit computed (sql/refresh_run_sums.sql,
+-- sql/refresh_audit_sums.sql), in the same transaction, and the views read them.
+
+-- One row per run: summed statistics, exact-match counts, mean length ratio, latency summary.
+CREATE TABLE run_sums (
+    run_id                 VARCHAR PRIMARY KEY,
+    n_segments             BIGINT NOT NULL,
+    n_errors               BIGINT NOT NULL,
+    bleu_stats             BIGINT[] NOT NULL,
+    chrf_stats             BIGINT[] NOT NULL,
+    ter_stats              DOUBLE[] NOT NULL,
+    n_exact_evaluated      BIGINT NOT NULL,
+    n_exact                BIGINT NOT NULL,
+    length_ratio           DOUBLE,
+    n_latencies            BIGINT NOT NULL,
+    avg_latency_seconds    DOUBLE,
+    median_latency_seconds DOUBLE,
+    p95_latency_seconds    DOUBLE
+);
+
+-- One row per run x audit of its test set x bin ('all' plus the four exposure bins that occur):
+-- system and TM statistics summed over the bin's segments.
+CREATE TABLE run_bin_sums (
+    run_id              VARCHAR NOT NULL,
+    audit_id            VARCHAR NOT NULL,
+    bin                 VARCHAR NOT NULL,
+    n_segments          BIGINT NOT NULL,
+    sum_source_exposure DOUBLE NOT NULL,
+    bleu_stats          BIGINT[] NOT NULL,
+    chrf_stats          BIGINT[] NOT NULL,
+    tm_bleu_stats       BIGINT[] NOT NULL,
+    tm_chrf_stats       BIGINT[] NOT NULL,
+    PRIMARY KEY (run_id, audit_id, bin)
+);
 
 CREATE VIEW run_stat_sums AS
-SELECT
-    run_id,
-    count(*) AS n_segments,
-    [
-        sum(bleu_stats[1]), sum(bleu_stats[2]), sum(bleu_stats[3]), sum(bleu_stats[4]),
-        sum(bleu_stats[5]), sum(bleu_stats[6]), sum(bleu_stats[7]), sum(bleu_stats[8]),
-        sum(bleu_stats[9]), sum(bleu_stats[10])
-    ] AS bleu_stats,
-    [
-        sum(chrf_stats[1]), sum(chrf_stats[2]), sum(chrf_stats[3]), sum(chrf_stats[4]),
-        sum(chrf_stats[5]), sum(chrf_stats[6]), sum(chrf_stats[7]), sum(chrf_stats[8]),
-        sum(chrf_stats[9]), sum(chrf_stats[10]), sum(chrf_stats[11]), sum(chrf_stats[12]),
-        sum(chrf_stats[13]), sum(chrf_stats[14]), sum(chrf_stats[15]), sum(chrf_stats[16]),
-        sum(chrf_stats[17]), sum(chrf_stats[18]), sum(chrf_stats[19]), sum(chrf_stats[20]),
-        sum(chrf_stats[21]), sum(chrf_stats[22]), sum(chrf_stats[23]), sum(chrf_stats[24])
-    ] AS chrf_stats,
-    [
-        sum(ter_stats[1]), sum(ter_stats[2])
-    ] AS ter_stats,
-    count(exact_match) AS n_exact_evaluated,
-    count(*) FILTER (WHERE exact_match) AS n_exact,
-    avg(length_ratio) AS length_ratio
-FROM segment_stats
-GROUP BY run_id;
+SELECT run_id, n_segments, bleu_stats, chrf_stats, ter_stats, n_exact_evaluated, n_exact,
+       length_ratio
+FROM run_sums;
 
 -- One row per run: identity, test set, counts and summed statistics (what `runs list` reads).
 CREATE VIEW run_summaries AS
@@ -37,8 +50,7 @@ SELECT
     c.name AS test_set,
     r.test_corpus_id,
     r.n_entries,
-    (SELECT count(*) FROM hypotheses h WHERE h.run_id = r.run_id AND h.error IS NOT NULL)
-        AS n_errors,
+    coalesce(s.n_errors, 0) AS n_errors,
     r.created_at,
     r.ingested_at,
     s.bleu_stats,
@@ -48,4 +60,4 @@ SELECT
     s.length_ratio
 FROM runs r
 JOIN corpora c ON c.corpus_id = r.test_corpus_id
-LEFT JOIN run_stat_sums s USING (run_id);
+LEFT JOIN run_sums s USING (run_id);

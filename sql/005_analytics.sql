@@ -225,10 +225,7 @@ FROM run_composite;
 -- Cost (SPEC §6.3) and speed (§6.4).
 
 CREATE VIEW run_cost AS
-WITH source_chars AS (
-    SELECT corpus_id, sum(length(src)) AS n_chars FROM segments GROUP BY corpus_id
-),
-base AS (
+WITH base AS (
     SELECT
         r.run_id,
         r.n_entries,
@@ -240,9 +237,9 @@ base AS (
              ELSE coalesce(r.prompt_tokens, 0) + coalesce(r.completion_tokens, 0)
         END AS total_tokens,
         r.total_cost_usd,
-        s.n_chars AS source_chars
+        c.source_chars
     FROM runs r
-    LEFT JOIN source_chars s ON s.corpus_id = r.test_corpus_id
+    LEFT JOIN corpora c ON c.corpus_id = r.test_corpus_id
 )
 SELECT
     b.*,
@@ -257,28 +254,17 @@ FROM base b
 LEFT JOIN run_composite c USING (run_id);
 
 CREATE VIEW run_speed AS
-WITH latency AS (
-    SELECT
-        run_id,
-        avg(latency_s) AS avg_latency_seconds,
-        quantile_cont(latency_s, 0.5) AS median_latency_seconds,
-        quantile_cont(latency_s, 0.95) AS p95_latency_seconds,
-        count(latency_s) AS n_latencies
-    FROM hypotheses
-    WHERE latency_s IS NOT NULL
-    GROUP BY run_id
-)
 SELECT
     r.run_id,
     r.elapsed_seconds,
-    l.avg_latency_seconds,
-    l.median_latency_seconds,
-    l.p95_latency_seconds,
-    coalesce(l.n_latencies, 0) AS n_latencies,
+    s.avg_latency_seconds,
+    s.median_latency_seconds,
+    s.p95_latency_seconds,
+    coalesce(s.n_latencies, 0) AS n_latencies,
     c.total_tokens / nullif(r.elapsed_seconds, 0) AS tokens_per_second,
     r.n_entries / nullif(r.elapsed_seconds / 60, 0) AS entries_per_minute
 FROM runs r
-LEFT JOIN latency l USING (run_id)
+LEFT JOIN run_sums s USING (run_id)
 LEFT JOIN run_cost c USING (run_id);
 
 -- ---------------------------------------------------------------------------------------------
@@ -314,20 +300,6 @@ WITH pairs AS (
     SELECT r.run_id, a.audit_id, a.train_corpus_id, a.n_segments AS total
     FROM runs r JOIN audits a ON a.test_corpus_id = r.test_corpus_id
 ),
-rows_ AS (
-    SELECT p.run_id, p.audit_id, e.bin, e.source_exposure, st.bleu_stats, st.chrf_stats,
-           tm.bleu_stats AS tm_bleu_stats, tm.chrf_stats AS tm_chrf_stats
-    FROM pairs p
-    JOIN exposures e ON e.audit_id = p.audit_id
-    JOIN segment_stats st ON st.run_id = p.run_id AND st.seg_idx = e.seg_idx
-    JOIN tm_segment_stats tm ON tm.audit_id = p.audit_id AND tm.seg_idx = e.seg_idx
-),
-grouped AS (
-    SELECT run_id, audit_id, bin, count(*) AS n_segments, avg(source_exposure) AS mean_exposure,
-           bleu_stats_sum(bleu_stats) AS b, chrf_stats_sum(chrf_stats) AS c,
-           bleu_stats_sum(tm_bleu_stats) AS tb, chrf_stats_sum(tm_chrf_stats) AS tc
-    FROM rows_ GROUP BY GROUPING SETS ((run_id, audit_id, bin), (run_id, audit_id))
-),
 bins(bin, bin_order) AS (
     VALUES ('all', 0), ('source_exact', 1), ('near', 2), ('medium', 3), ('far', 4)
 )
@@ -339,18 +311,17 @@ SELECT
     b.bin_order,
     coalesce(g.n_segments, 0) AS n_segments,
     coalesce(g.n_segments, 0) / p.total AS share,
-    g.mean_exposure AS mean_source_exposure,
-    bleu_score(g.b) AS bleu,
-    chrf_score(g.c) AS chrf_plus_plus,
-    bleu_score(g.tb) AS tm_bleu,
-    chrf_score(g.tc) AS tm_chrf_plus_plus,
-    bleu_score(g.b) - bleu_score(g.tb) AS delta_bleu,
-    chrf_score(g.c) - chrf_score(g.tc) AS delta_chrf_plus_plus
+    g.sum_source_exposure / g.n_segments AS mean_source_exposure,
+    bleu_score(g.bleu_stats) AS bleu,
+    chrf_score(g.chrf_stats) AS chrf_plus_plus,
+    bleu_score(g.tm_bleu_stats) AS tm_bleu,
+    chrf_score(g.tm_chrf_stats) AS tm_chrf_plus_plus,
+    bleu_score(g.bleu_stats) - bleu_score(g.tm_bleu_stats) AS delta_bleu,
+    chrf_score(g.chrf_stats) - chrf_score(g.tm_chrf_stats) AS delta_chrf_plus_plus
 FROM pairs p
 CROSS JOIN bins b
-LEFT JOIN grouped g
-    ON g.run_id = p.run_id AND g.audit_id = p.audit_id
-   AND coalesce(g.bin, 'all') = b.bin;
+LEFT JOIN run_bin_sums g
+    ON g.run_id = p.run_id AND g.audit_id = p.audit_id AND g.bin = b.bin;
 
 -- GenGap = score on `near` - score on `far` (NULL when either bin is empty), for the system and
 -- the TM, with the audit's PairLeak and exposure summary.

@@ -151,7 +151,7 @@ def test_profile_follows_the_languages_table_then_fst_presence(con, tmp_path):
 
 def test_run_without_usable_metric_has_null_composite_and_is_unscored(con):
     con.execute(
-        "INSERT INTO corpora VALUES ('c1', 'empty-test', 'test', NULL, NULL, 1, 1, 'x', "
+        "INSERT INTO corpora VALUES ('c1', 'empty-test', 'test', NULL, NULL, 1, 1, 0, 'x', "
         "now(), '{}')"
     )
     con.execute(

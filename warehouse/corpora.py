@@ -250,12 +250,12 @@ def _remove_corpus(con: duckdb.DuckDBPyConnection, corpus_id: str) -> None:
     """Delete a corpus, its segments, and every audit and run that depends on it."""
     audit_ids = "SELECT audit_id FROM audits WHERE test_corpus_id = ? OR train_corpus_id = ?"
     run_ids = "SELECT run_id FROM runs WHERE test_corpus_id = ?"
-    for table in ("exposures", "tm_segment_stats"):
+    for table in ("exposures", "tm_segment_stats", "run_bin_sums"):
         con.execute(f"DELETE FROM {table} WHERE audit_id IN ({audit_ids})", [corpus_id] * 2)
     con.execute(
         "DELETE FROM audits WHERE test_corpus_id = ? OR train_corpus_id = ?", [corpus_id] * 2
     )
-    for table in ("hypotheses", "segment_stats", "metric_values"):
+    for table in ("hypotheses", "segment_stats", "metric_values", "run_sums", "run_bin_sums"):
         con.execute(f"DELETE FROM {table} WHERE run_id IN ({run_ids})", [corpus_id])
     con.execute("DELETE FROM runs WHERE test_corpus_id = ?", [corpus_id])
     con.execute("DELETE FROM segments WHERE corpus_id = ?", [corpus_id])
@@ -317,7 +317,7 @@ def add_corpus_row(con: duckdb.DuckDBPyConnection, data: CorpusData) -> None:
     """Insert a new corpus row and bulk-load its segments from Arrow (no checks, no transaction)."""
     meta = {"files": data.files, "loaded_by": f"tame-wh {__version__}"}
     con.execute(
-        "INSERT INTO corpora VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO corpora VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             data.corpus_id,
             data.name,
@@ -326,6 +326,7 @@ def add_corpus_row(con: duckdb.DuckDBPyConnection, data: CorpusData) -> None:
             data.tgt_lang,
             data.n_segments,
             len(data.refs),
+            sum(map(len, data.src)),
             data.sha256,
             datetime.now(timezone.utc).replace(tzinfo=None),
             json.dumps(meta, ensure_ascii=False),

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from warehouse import __version__
+from warehouse.aggregates import forget_run, refresh_run
 from warehouse.ci_env import ci_metadata
 from warehouse.connection import DEFAULT_LOCK_TIMEOUT, connect, transaction
 from warehouse.corpora import CorpusData, add_corpus_row, corpus_texts, get_corpus
@@ -364,6 +365,7 @@ def _delete_run(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
     """Remove a run and everything stored for it."""
     for table in ("hypotheses", "segment_stats", "metric_values", "runs"):
         con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+    forget_run(con, run_id)
 
 
 def _insert_run(con: duckdb.DuckDBPyConnection, run: PreparedRun) -> None:
@@ -468,6 +470,7 @@ def write_runs(
                     _delete_run(con, run.run_id)
                     action = "replaced"
                 _insert_run(con, run)
+                refresh_run(con, run.run_id)
             results.append(
                 IngestResult(
                     action=action,

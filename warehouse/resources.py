@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 
@@ -37,6 +38,19 @@ def _numbered(folder: str) -> list[NumberedSql]:
 def schema_files() -> list[NumberedSql]:
     """The DuckDB schema files of `sql/`, in the order they are applied."""
     return _numbered("sql")
+
+
+@cache
+def sql_statements(name: str) -> tuple[str, ...]:
+    """The statements of a named (unnumbered) file in `sql/`, e.g. `refresh_run_sums`."""
+    import duckdb
+
+    text = (resources.files("warehouse") / "sql" / f"{name}.sql").read_text("utf-8")
+    splitter = duckdb.connect(":memory:")
+    try:
+        return tuple(statement.query for statement in splitter.extract_statements(text))
+    finally:
+        splitter.close()
 
 
 def migration_files() -> list[NumberedSql]:
