@@ -1,28 +1,43 @@
--- Recompute the stored sums of one run ($run_id): its whole-run row in run_sums and its rows in
--- run_bin_sums for every audit of its test set. Run after the run's rows are written.
+-- Recompute the stored sums of the runs in $run_ids (a VARCHAR[]): their whole-run rows in
+-- run_sums and their rows in run_bin_sums for every audit of their test sets. Run after the
+-- runs' rows are written.
 
-DELETE FROM run_sums WHERE run_id = $run_id;
+DELETE FROM run_sums WHERE list_contains($run_ids, run_id);
 
 INSERT INTO run_sums
-SELECT
-    st.run_id,
-    count(*),
-    (SELECT count(*) FROM hypotheses h WHERE h.run_id = $run_id AND h.error IS NOT NULL),
-    CAST(bleu_stats_sum(st.bleu_stats) AS BIGINT[]),
-    CAST(chrf_stats_sum(st.chrf_stats) AS BIGINT[]),
-    ter_stats_sum(st.ter_stats),
-    count(st.exact_match),
-    count(*) FILTER (WHERE st.exact_match),
-    avg(st.length_ratio),
-    (SELECT count(latency_s) FROM hypotheses h WHERE h.run_id = $run_id),
-    (SELECT avg(latency_s) FROM hypotheses h WHERE h.run_id = $run_id),
-    (SELECT quantile_cont(latency_s, 0.5) FROM hypotheses h WHERE h.run_id = $run_id),
-    (SELECT quantile_cont(latency_s, 0.95) FROM hypotheses h WHERE h.run_id = $run_id)
-FROM segment_stats st
-WHERE st.run_id = $run_id
-GROUP BY st.run_id;
+WITH stats AS (
+    SELECT
+        run_id,
+        count(*) AS n_segments,
+        CAST(bleu_stats_sum(bleu_stats) AS BIGINT[]) AS bleu_stats,
+        CAST(chrf_stats_sum(chrf_stats) AS BIGINT[]) AS chrf_stats,
+        ter_stats_sum(ter_stats) AS ter_stats,
+        count(exact_match) AS n_exact_evaluated,
+        count(*) FILTER (WHERE exact_match) AS n_exact,
+        avg(length_ratio) AS length_ratio
+    FROM segment_stats
+    WHERE list_contains($run_ids, run_id)
+    GROUP BY run_id
+),
+entries AS (
+    SELECT
+        run_id,
+        count(*) FILTER (WHERE error IS NOT NULL) AS n_errors,
+        count(latency_s) AS n_latencies,
+        avg(latency_s) AS avg_latency,
+        quantile_cont(latency_s, 0.5) AS median_latency,
+        quantile_cont(latency_s, 0.95) AS p95_latency
+    FROM hypotheses
+    WHERE list_contains($run_ids, run_id)
+    GROUP BY run_id
+)
+SELECT s.run_id, s.n_segments, coalesce(e.n_errors, 0), s.bleu_stats, s.chrf_stats, s.ter_stats,
+       s.n_exact_evaluated, s.n_exact, s.length_ratio, coalesce(e.n_latencies, 0),
+       e.avg_latency, e.median_latency, e.p95_latency
+FROM stats s
+LEFT JOIN entries e USING (run_id);
 
-DELETE FROM run_bin_sums WHERE run_id = $run_id;
+DELETE FROM run_bin_sums WHERE list_contains($run_ids, run_id);
 
 INSERT INTO run_bin_sums
 SELECT
@@ -40,5 +55,5 @@ JOIN runs r ON r.run_id = st.run_id
 JOIN audits a ON a.test_corpus_id = r.test_corpus_id
 JOIN exposures e ON e.audit_id = a.audit_id AND e.seg_idx = st.seg_idx
 JOIN tm_segment_stats tm ON tm.audit_id = e.audit_id AND tm.seg_idx = e.seg_idx
-WHERE st.run_id = $run_id
+WHERE list_contains($run_ids, st.run_id)
 GROUP BY GROUPING SETS ((st.run_id, e.audit_id, e.bin), (st.run_id, e.audit_id));

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import duckdb
 
 from warehouse.resources import sql_statements
 
 
-def refresh_run(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
-    """Recompute one run's sums (whole run and every audit of its test set)."""
+def refresh_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> None:
+    """Recompute the runs' sums (whole run and every audit of their test sets)."""
+    if not run_ids:
+        return
     for statement in sql_statements("refresh_run_sums"):
-        con.execute(statement, {"run_id": run_id})
+        con.execute(statement, {"run_ids": list(run_ids)})
 
 
 def refresh_audit(con: duckdb.DuckDBPyConnection, audit_id: str) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from warehouse import __version__
-from warehouse.aggregates import forget_run, refresh_run
+from warehouse.aggregates import forget_run, refresh_runs
 from warehouse.ci_env import ci_metadata
 from warehouse.connection import DEFAULT_LOCK_TIMEOUT, connect, transaction
 from warehouse.corpora import CorpusData, add_corpus_row, corpus_texts, get_corpus
@@ -450,6 +450,7 @@ def write_runs(
     """Write runs in one transaction; a run already present is left alone unless `replace`."""
     say = notify or (lambda _m: None)
     results: list[IngestResult] = []
+    written: list[str] = []
     with transaction(con):
         for run in runs:
             test_name, created = _resolve_test_set(con, run)
@@ -470,7 +471,7 @@ def write_runs(
                     _delete_run(con, run.run_id)
                     action = "replaced"
                 _insert_run(con, run)
-                refresh_run(con, run.run_id)
+                written.append(run.run_id)
             results.append(
                 IngestResult(
                     action=action,
@@ -486,4 +487,5 @@ def write_runs(
                     warnings=warnings,
                 )
             )
+        refresh_runs(con, written)
     return results
