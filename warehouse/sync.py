@@ -16,6 +16,7 @@ from typing import Any
 
 import duckdb
 import psycopg
+import pyarrow as pa
 
 from warehouse.connection import transaction
 from warehouse.errors import UsageError
@@ -217,15 +218,23 @@ def pending_payloads(
 def record_synced(
     con: duckdb.DuckDBPyConnection, target: str, payloads: Sequence[RunPayload]
 ) -> None:
-    """Remember what was sent (one DuckDB transaction)."""
+    """Remember what was sent (one bulk write)."""
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    table = pa.table(
+        {
+            "target": pa.array([target] * len(payloads), pa.string()),
+            "run_id": pa.array([p.run_id for p in payloads], pa.string()),
+            "fingerprint_hash": pa.array([p.fingerprint for p in payloads], pa.string()),
+            "content_hash": pa.array([p.content_hash for p in payloads], pa.string()),
+            "synced_at": pa.array([now] * len(payloads), pa.timestamp("us")),
+        }
+    )
     with transaction(con):
-        for chunk_start in range(0, len(payloads), 5000):
-            chunk = payloads[chunk_start : chunk_start + 5000]
-            con.executemany(
-                "INSERT OR REPLACE INTO sync_state VALUES (?, ?, ?, ?, ?)",
-                [[target, p.run_id, p.fingerprint, p.content_hash, now] for p in chunk],
-            )
+        con.register("_tame_synced", table)
+        try:
+            con.execute("INSERT OR REPLACE INTO sync_state SELECT * FROM _tame_synced")
+        finally:
+            con.unregister("_tame_synced")
 
 
 @dataclass
@@ -296,6 +305,8 @@ def send_direct(conn: psycopg.Connection, payloads: Sequence[RunPayload]) -> int
                 for b in p.bins:
                     copy.write_row([b[c] for c in BIN_COLUMNS])
                     n_bins += 1
+        cur.execute("ANALYZE _tame_cards")
+        cur.execute("ANALYZE _tame_bins")
         cur.execute(_upsert_sql("run_cards", "_tame_cards", CARD_COLUMNS, ["fingerprint_hash"]))
         cur.execute(
             "DELETE FROM run_bins b USING _tame_cards c WHERE b.fingerprint_hash = "
