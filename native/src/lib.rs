@@ -6,8 +6,12 @@
 /// Version of the native crate; the Python package checks it matches its own at import.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+pub mod retrieval;
+
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_retrieval;
 
 #[cfg(test)]
 mod tests {

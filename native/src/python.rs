@@ -6,5 +6,6 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", crate::VERSION)?;
+    crate::python_retrieval::register(m)?;
     Ok(())
 }
