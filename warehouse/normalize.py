@@ -6,8 +6,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-# Curly single quotes (U+2018–U+201B) and double quotes (U+201C–U+201F) become straight ones, the
-# dashes U+2010–U+2015 a hyphen-minus, and NO-BREAK SPACE a space.
+# Curly single quotes (U+2018 to U+201B) and double quotes (U+201C to U+201F) become straight
+# ones, the dashes U+2010 to U+2015 a hyphen-minus, and NO-BREAK SPACE a space.
 _PUNCTUATION = str.maketrans(
     {
         **dict.fromkeys(range(0x2018, 0x201C), "'"),
