@@ -53,6 +53,16 @@ pub fn for_each_gram<'a>(
     bounds: &mut Vec<usize>,
     mut f: impl FnMut(&'a str),
 ) {
+    for_each_gram_at(text, orders, bounds, |g, _, _| f(g));
+}
+
+/// Like `for_each_gram`, also passing each occurrence's code-point span `[start, end)`.
+pub fn for_each_gram_at<'a>(
+    text: &'a str,
+    orders: &Orders,
+    bounds: &mut Vec<usize>,
+    mut f: impl FnMut(&'a str, usize, usize),
+) {
     if text.is_empty() {
         return;
     }
@@ -65,22 +75,38 @@ pub fn for_each_gram<'a>(
     }
     let chars = bounds.len() - 1;
     if chars < orders.min() {
-        f(text);
+        f(text, 0, chars);
         return;
     }
     for &n in orders.as_slice() {
         if n > chars {
             break;
         }
-        for (&lo, &hi) in bounds.iter().zip(bounds.iter().skip(n)) {
+        for (start, (&lo, &hi)) in bounds.iter().zip(bounds.iter().skip(n)).enumerate() {
             if let Some(gram) = text.get(lo..hi) {
-                f(gram);
+                f(gram, start, start + n);
             }
         }
     }
 }
 
+/// The distinct grams of `text`, each with the code-point span of its first occurrence.
+pub fn distinct_grams_at<'a>(
+    text: &'a str,
+    orders: &Orders,
+    bounds: &mut Vec<usize>,
+    out: &mut Vec<(&'a str, u32, u32)>,
+) {
+    out.clear();
+    for_each_gram_at(text, orders, bounds, |g, start, end| {
+        out.push((g, start as u32, end as u32));
+    });
+    out.sort_unstable();
+    out.dedup_by(|later, first| later.0 == first.0);
+}
+
 /// Collects the distinct grams of `text` into `out` (sorted, deduplicated).
+#[cfg(test)]
 pub fn distinct_grams<'a>(
     text: &'a str,
     orders: &Orders,
@@ -146,6 +172,14 @@ mod tests {
         assert_eq!(grams("añb c", &[3, 5]), vec!["añb", "añb c", "b c", "ñb "]);
         // orders longer than the text are skipped, shorter ones still apply
         assert_eq!(grams("abc", &[2, 4]), vec!["ab", "bc"]);
+    }
+
+    #[test]
+    fn spans_are_first_occurrences_in_code_points() {
+        let orders = Orders::new(&[2]).unwrap();
+        let mut out = Vec::new();
+        distinct_grams_at("ñaña", &orders, &mut Vec::new(), &mut out);
+        assert_eq!(out, vec![("aña"[..3].as_ref(), 1, 3), ("ña", 0, 2)]);
     }
 
     #[test]

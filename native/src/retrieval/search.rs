@@ -11,7 +11,7 @@
 use std::cmp::Ordering;
 
 use super::error::{invalid, Result};
-use super::grams::{distinct_grams, Orders};
+use super::grams::{distinct_grams_at, Orders};
 use super::index::{SideIndex, MAX_GRAMS_PER_TEXT};
 use super::score::{Best, Ratio};
 
@@ -21,6 +21,8 @@ pub struct Query<'t> {
     pub text: &'t str,
     /// Ids of the query grams present in the training side, ascending.
     pub seen: Vec<u32>,
+    /// Code-point span `[start, end)` of the first occurrence of each gram in `seen`.
+    pub spans: Vec<(u32, u32)>,
     /// |G(query)|, unseen grams included.
     pub size: u64,
 }
@@ -33,17 +35,22 @@ impl<'t> Query<'t> {
         orders: &Orders,
         scratch: &mut Scratch,
     ) -> Result<Self> {
-        let mut grams: Vec<&'t str> = Vec::new();
-        distinct_grams(text, orders, &mut scratch.bounds, &mut grams);
+        let mut grams: Vec<(&'t str, u32, u32)> = Vec::new();
+        distinct_grams_at(text, orders, &mut scratch.bounds, &mut grams);
         if grams.len() > MAX_GRAMS_PER_TEXT {
             return Err(invalid("a query text has too many distinct n-grams"));
         }
         let vocab = side.vocab();
-        let mut seen: Vec<u32> = grams.iter().filter_map(|g| vocab.get(g)).collect();
-        seen.sort_unstable();
+        let mut known: Vec<(u32, (u32, u32))> = grams
+            .iter()
+            .filter_map(|&(g, start, end)| vocab.get(g).map(|id| (id, (start, end))))
+            .collect();
+        known.sort_unstable();
+        let (seen, spans) = known.into_iter().unzip();
         Ok(Self {
             text,
             seen,
+            spans,
             size: grams.len() as u64,
         })
     }
@@ -263,9 +270,37 @@ pub fn search_exact<V: Valuer>(
     scratch.order = order;
 }
 
-/// Approximate top-1 search: rows from the postings of the `rare` rarest query grams, the
-/// `shortlist` rows sharing most of them (lower row on ties) verified exactly. The shortlisted
-/// rows are appended to `out`.
+/// The `rare` rarest query grams, preferring grams whose first occurrences do not overlap a rarer
+/// chosen gram (overlapping grams mostly carry the same evidence, e.g. every gram of one rare
+/// number); overlapping ones fill up when too few remain. Indices into `query.seen`.
+fn spread_rare_grams(query: &Query<'_>, rare: usize) -> Vec<usize> {
+    let mut chosen: Vec<usize> = Vec::with_capacity(rare);
+    let overlaps = |a: (u32, u32), b: (u32, u32)| a.0 < b.1 && b.0 < a.1;
+    for (i, &span) in query.spans.iter().enumerate() {
+        if chosen.len() == rare {
+            return chosen;
+        }
+        if chosen
+            .iter()
+            .all(|&c| query.spans.get(c).is_none_or(|&o| !overlaps(span, o)))
+        {
+            chosen.push(i);
+        }
+    }
+    for i in 0..query.seen.len() {
+        if chosen.len() == rare {
+            break;
+        }
+        if !chosen.contains(&i) {
+            chosen.push(i);
+        }
+    }
+    chosen
+}
+
+/// Approximate top-1 search: rows from the postings of `rare` rare query grams (rarest first,
+/// spread over the query), the `shortlist` rows sharing most of them (lower row on ties) verified
+/// exactly. The shortlisted rows are appended to `out`.
 #[allow(clippy::too_many_arguments)]
 pub fn search_fast<V: Valuer>(
     side: &SideIndex,
@@ -285,8 +320,8 @@ pub fn search_fast<V: Valuer>(
     stats.postings_total += query.postings_total(side);
     let tag = scratch.next_tag();
     scratch.cands.clear();
-    for &g in seen.iter().take(rare) {
-        let postings = side.postings(g);
+    for i in spread_rare_grams(query, rare) {
+        let postings = side.postings(seen.get(i).copied().unwrap_or(u32::MAX));
         stats.postings_visited += postings.len() as u64;
         for &d in postings {
             let Some(st) = scratch.state.get_mut(d as usize) else {
