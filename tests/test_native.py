@@ -6,19 +6,17 @@ import importlib
 
 import pytest
 
+import warehouse
+import warehouse.native
 from warehouse import _native
 from warehouse.errors import NativeModuleError
 
 
 def test_native_module_version_matches_package():
-    import warehouse.native
-
     assert warehouse.native.NATIVE_VERSION == warehouse.__version__ == _native.__version__
 
 
 def test_version_mismatch_is_refused_at_import(monkeypatch):
-    import warehouse.native
-
     monkeypatch.setattr(_native, "__version__", "0.0.0-stale")
     with pytest.raises(NativeModuleError, match=r"0\.0\.0-stale does not match tame-wh"):
         importlib.reload(warehouse.native)

@@ -7,9 +7,12 @@
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 pub mod cyzil;
+pub mod retrieval;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_retrieval;
 
 #[cfg(test)]
 mod tests {

@@ -80,5 +80,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(edit_distance_sentence, m)?)?;
     m.add_function(wrap_pyfunction!(edit_distance_corpus, m)?)?;
     m.add_function(wrap_pyfunction!(edit_distance_points, m)?)?;
+    crate::python_retrieval::register(m)?;
     Ok(())
 }

@@ -1,0 +1,190 @@
+//! Character n-gram extraction over Unicode code points (SPEC §4 "Grams").
+
+use std::hash::Hasher;
+
+use rustc_hash::FxHasher;
+
+use super::error::{invalid, Result};
+
+/// Validated n-gram orders: non-empty, each ≥ 1, sorted and deduplicated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Orders {
+    orders: Vec<usize>,
+}
+
+impl Orders {
+    /// Checks and normalises the orders (duplicates describe the same gram set).
+    pub fn new(orders: &[i64]) -> Result<Self> {
+        if orders.is_empty() {
+            return Err(invalid("orders must contain at least one n-gram order"));
+        }
+        let mut out = Vec::with_capacity(orders.len());
+        for &order in orders {
+            if order < 1 {
+                return Err(invalid(format!("n-gram orders must be >= 1, got {order}")));
+            }
+            let order = usize::try_from(order)
+                .map_err(|_| invalid(format!("n-gram order {order} is too large")))?;
+            out.push(order);
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(Self { orders: out })
+    }
+
+    /// The orders, ascending.
+    pub fn as_slice(&self) -> &[usize] {
+        &self.orders
+    }
+
+    fn min(&self) -> usize {
+        self.orders.first().copied().unwrap_or(1)
+    }
+}
+
+/// Calls `f` once per gram occurrence of `text` (a gram occurring twice is reported twice).
+///
+/// Grams are code-point substrings of every order that fits, all orders together; a non-empty
+/// text shorter than the smallest order is its own single gram; the empty text has none.
+/// `bounds` is scratch space for the code-point boundaries.
+pub fn for_each_gram<'a>(
+    text: &'a str,
+    orders: &Orders,
+    bounds: &mut Vec<usize>,
+    mut f: impl FnMut(&'a str),
+) {
+    for_each_gram_at(text, orders, bounds, |g, _, _| f(g));
+}
+
+/// Like `for_each_gram`, also passing each occurrence's code-point span `[start, end)`.
+pub fn for_each_gram_at<'a>(
+    text: &'a str,
+    orders: &Orders,
+    bounds: &mut Vec<usize>,
+    mut f: impl FnMut(&'a str, usize, usize),
+) {
+    if text.is_empty() {
+        return;
+    }
+    bounds.clear();
+    if text.is_ascii() {
+        bounds.extend(0..=text.len());
+    } else {
+        bounds.extend(text.char_indices().map(|(i, _)| i));
+        bounds.push(text.len());
+    }
+    let chars = bounds.len() - 1;
+    if chars < orders.min() {
+        f(text, 0, chars);
+        return;
+    }
+    for &n in orders.as_slice() {
+        if n > chars {
+            break;
+        }
+        for (start, (&lo, &hi)) in bounds.iter().zip(bounds.iter().skip(n)).enumerate() {
+            if let Some(gram) = text.get(lo..hi) {
+                f(gram, start, start + n);
+            }
+        }
+    }
+}
+
+/// The distinct grams of `text`, each with the code-point span of its first occurrence.
+pub fn distinct_grams_at<'a>(
+    text: &'a str,
+    orders: &Orders,
+    bounds: &mut Vec<usize>,
+    out: &mut Vec<(&'a str, u32, u32)>,
+) {
+    out.clear();
+    for_each_gram_at(text, orders, bounds, |g, start, end| {
+        out.push((g, start as u32, end as u32));
+    });
+    out.sort_unstable();
+    out.dedup_by(|later, first| later.0 == first.0);
+}
+
+/// Collects the distinct grams of `text` into `out` (sorted, deduplicated).
+#[cfg(test)]
+pub fn distinct_grams<'a>(
+    text: &'a str,
+    orders: &Orders,
+    bounds: &mut Vec<usize>,
+    out: &mut Vec<&'a str>,
+) {
+    out.clear();
+    for_each_gram(text, orders, bounds, |g| out.push(g));
+    out.sort_unstable();
+    out.dedup();
+}
+
+/// The hash used for grams and texts.
+#[inline]
+pub fn hash_bytes(bytes: &[u8]) -> u64 {
+    let mut h = FxHasher::default();
+    h.write(bytes);
+    h.finish()
+}
+
+/// The hash of a (source, target) pair of texts.
+#[inline]
+pub fn hash_pair(a: &[u8], b: &[u8]) -> u64 {
+    let mut h = FxHasher::default();
+    h.write_usize(a.len());
+    h.write(a);
+    h.write(b);
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grams(text: &str, orders: &[i64]) -> Vec<String> {
+        let orders = Orders::new(orders).unwrap();
+        let mut out = Vec::new();
+        distinct_grams(text, &orders, &mut Vec::new(), &mut out);
+        out.into_iter().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn orders_are_validated_and_normalised() {
+        assert!(Orders::new(&[]).is_err());
+        assert!(Orders::new(&[3, 0]).is_err());
+        assert!(Orders::new(&[-1]).is_err());
+        assert_eq!(Orders::new(&[5, 3, 3]).unwrap().as_slice(), &[3, 5]);
+    }
+
+    #[test]
+    fn empty_text_has_no_grams() {
+        assert!(grams("", &[3, 4, 5]).is_empty());
+    }
+
+    #[test]
+    fn short_text_is_its_own_gram() {
+        assert_eq!(grams("ab", &[3, 4, 5]), vec!["ab"]);
+        assert_eq!(grams("é", &[2]), vec!["é"]);
+    }
+
+    #[test]
+    fn grams_are_code_points_with_spaces_and_all_orders() {
+        assert_eq!(grams("añb c", &[3, 5]), vec!["añb", "añb c", "b c", "ñb "]);
+        // orders longer than the text are skipped, shorter ones still apply
+        assert_eq!(grams("abc", &[2, 4]), vec!["ab", "bc"]);
+    }
+
+    #[test]
+    fn spans_are_first_occurrences_in_code_points() {
+        let orders = Orders::new(&[2]).unwrap();
+        let mut out = Vec::new();
+        distinct_grams_at("ñaña", &orders, &mut Vec::new(), &mut out);
+        assert_eq!(out, vec![("aña"[..3].as_ref(), 1, 3), ("ña", 0, 2)]);
+    }
+
+    #[test]
+    fn repeated_grams_are_one_set_element() {
+        assert_eq!(grams("aaaa", &[3]), vec!["aaa"]);
+        assert_eq!(grams("ababab", &[3]), vec!["aba", "bab"]);
+    }
+}

@@ -1,0 +1,22 @@
+//! Training-exposure retrieval: character n-gram Jaccard nearest neighbours of test sources,
+//! references and (source, reference) pairs among training pairs (SPEC §4).
+//!
+//! Pure Rust; the Python binding lives in `python_retrieval.rs`.
+
+mod audit;
+mod error;
+mod grams;
+mod index;
+mod pair;
+mod score;
+mod search;
+mod store;
+
+#[cfg(test)]
+mod tests;
+
+pub use audit::{with_threads, AuditRow, Hit, Mode, RetrievalIndex, TargetHit};
+pub use error::{Result, RetrievalError};
+pub use grams::Orders;
+pub use score::Ratio;
+pub use search::Stats;

@@ -1,0 +1,370 @@
+//! Brute-force comparison of the engine on small random inputs.
+
+use super::audit::{AuditRow, Hit, Mode, RetrievalIndex, TargetHit};
+use super::grams::{distinct_grams, Orders};
+use super::score::{Best, Ratio};
+
+/// Straightforward implementation of every definition, on strings.
+struct Brute {
+    orders: Orders,
+    src: Vec<String>,
+    tgt: Vec<String>,
+}
+
+impl Brute {
+    fn grams(&self, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        distinct_grams(text, &self.orders, &mut Vec::new(), &mut out);
+        out.into_iter().map(str::to_owned).collect()
+    }
+
+    fn sim(&self, a: &str, b: &str) -> Ratio {
+        let (ga, gb) = (self.grams(a), self.grams(b));
+        let inter = ga.iter().filter(|g| gb.contains(g)).count() as u64;
+        Ratio::jaccard(inter, ga.len() as u64, gb.len() as u64)
+    }
+
+    fn source(&self, x: &str) -> Hit {
+        if let Some(j) = self.src.iter().position(|u| u == x) {
+            return Hit {
+                score: Ratio::ONE,
+                row: Some(j as u32),
+                exact: true,
+            };
+        }
+        let mut best = Best::NONE;
+        for (j, u) in self.src.iter().enumerate() {
+            best.offer(self.sim(x, u), j as u32);
+        }
+        hit(best)
+    }
+
+    fn target(&self, refs: &[String]) -> TargetHit {
+        for (j, v) in self.tgt.iter().enumerate() {
+            if let Some(r) = refs.iter().position(|r| r == v) {
+                let hit = Hit {
+                    score: Ratio::ONE,
+                    row: Some(j as u32),
+                    exact: true,
+                };
+                return TargetHit {
+                    hit,
+                    ref_idx: Some(r as u32),
+                };
+            }
+        }
+        let (mut best, mut best_ref) = (Best::NONE, None);
+        for (j, v) in self.tgt.iter().enumerate() {
+            for (r, text) in refs.iter().enumerate() {
+                if best.offer(self.sim(text, v), j as u32) {
+                    best_ref = Some(r as u32);
+                }
+            }
+        }
+        let hit = hit(best);
+        TargetHit {
+            hit,
+            ref_idx: hit.row.and(best_ref),
+        }
+    }
+
+    fn pair(&self, x: &str, refs: &[String]) -> Hit {
+        for (j, (u, v)) in self.src.iter().zip(&self.tgt).enumerate() {
+            if u == x && refs.iter().any(|r| r == v) {
+                return Hit {
+                    score: Ratio::ONE,
+                    row: Some(j as u32),
+                    exact: true,
+                };
+            }
+        }
+        let mut best = Best::NONE;
+        for (j, (u, v)) in self.src.iter().zip(&self.tgt).enumerate() {
+            let t = refs.iter().fold(Ratio::ZERO, |t, r| t.max(self.sim(r, v)));
+            best.offer(self.sim(x, u).min(t), j as u32);
+        }
+        hit(best)
+    }
+}
+
+fn hit(best: Best) -> Hit {
+    match best.row() {
+        Some(row) => Hit {
+            score: best.score,
+            row: Some(row),
+            exact: false,
+        },
+        None => Hit {
+            score: Ratio::ZERO,
+            row: None,
+            exact: false,
+        },
+    }
+}
+
+/// Deterministic xorshift generator (no dependency needed).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn text(&mut self, pool: &[String]) -> String {
+        const ALPHABET: [&str; 9] = ["a", "b", "ab", " ", "é", "c", "ba", "ñ", "aa"];
+        match self.below(6) {
+            0 => String::new(),
+            1 if !pool.is_empty() => pool[self.below(pool.len())].clone(),
+            2 if !pool.is_empty() => {
+                // a near copy: one piece changed or appended
+                let mut s = pool[self.below(pool.len())].clone();
+                s.push_str(ALPHABET[self.below(ALPHABET.len())]);
+                s
+            }
+            _ => {
+                let len = self.below(7);
+                (0..len)
+                    .map(|_| ALPHABET[self.below(ALPHABET.len())])
+                    .collect()
+            }
+        }
+    }
+}
+
+fn same(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12
+}
+
+fn check_hit(what: &str, got: &Hit, want: &Hit) {
+    assert!(
+        same(got.score.to_f64(), want.score.to_f64())
+            && got.row == want.row
+            && got.exact == want.exact,
+        "{what}: got {got:?}, want {want:?}"
+    );
+}
+
+fn run_case(seed: u64, orders: &[i64], mode: Mode) {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let n = 1 + rng.below(25);
+    let mut src = Vec::new();
+    let mut tgt = Vec::new();
+    for _ in 0..n {
+        let s = rng.text(&src);
+        let t = rng.text(&tgt);
+        src.push(s);
+        tgt.push(t);
+    }
+    let brute = Brute {
+        orders: Orders::new(orders).unwrap(),
+        src: src.clone(),
+        tgt: tgt.clone(),
+    };
+    let index = RetrievalIndex::build(&src, &tgt, orders, Some(2)).unwrap();
+    let queries: Vec<String> = (0..12).map(|_| rng.text(&src)).collect();
+    let refs: Vec<Vec<String>> = (0..12)
+        .map(|_| (0..1 + rng.below(3)).map(|_| rng.text(&tgt)).collect())
+        .collect();
+    let (rows, _) = index.audit(&queries, &refs, mode, Some(2)).unwrap();
+    for (
+        i,
+        AuditRow {
+            source,
+            target,
+            pair,
+        },
+    ) in rows.iter().enumerate()
+    {
+        let ctx = format!(
+            "seed {seed} orders {orders:?} query {i} {:?} refs {:?}",
+            queries[i], refs[i]
+        );
+        let want_source = brute.source(&queries[i]);
+        let want_target = brute.target(&refs[i]);
+        let want_pair = brute.pair(&queries[i], &refs[i]);
+        if mode == Mode::Exact {
+            check_hit(&format!("source {ctx}"), source, &want_source);
+            check_hit(&format!("target {ctx}"), &target.hit, &want_target.hit);
+            assert_eq!(target.ref_idx, want_target.ref_idx, "target ref {ctx}");
+            check_hit(&format!("pair {ctx}"), pair, &want_pair);
+        } else {
+            for (got, want) in [
+                (source, &want_source),
+                (&target.hit, &want_target.hit),
+                (pair, &want_pair),
+            ] {
+                assert_eq!(got.exact, want.exact, "fast exact flag {ctx}");
+                assert!(
+                    got.score.to_f64() <= want.score.to_f64() + 1e-12,
+                    "fast above exact {ctx}"
+                );
+                if got.exact {
+                    assert_eq!(got.row, want.row, "fast exact row {ctx}");
+                }
+            }
+        }
+    }
+    let (hits, _) = index.search_source(&queries, mode, None).unwrap();
+    let (thits, _) = index.search_target(&refs, mode, None).unwrap();
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(hits[i], row.source);
+        assert_eq!(thits[i], row.target);
+    }
+}
+
+#[test]
+fn exact_mode_equals_brute_force() {
+    for seed in 0..300 {
+        run_case(seed, &[3, 4, 5], Mode::Exact);
+        run_case(seed, &[1], Mode::Exact);
+        run_case(seed, &[2, 4], Mode::Exact);
+    }
+}
+
+#[test]
+fn fast_mode_is_valid() {
+    for seed in 0..150 {
+        run_case(
+            seed,
+            &[3, 4, 5],
+            Mode::Fast {
+                rare: 2,
+                shortlist: 3,
+            },
+        );
+        run_case(
+            seed,
+            &[2],
+            Mode::Fast {
+                rare: 8,
+                shortlist: 64,
+            },
+        );
+    }
+}
+
+#[test]
+fn exact_flag_beats_lower_row_with_jaccard_one() {
+    // "abababa" and "ababab" have the same 3..5-gram set; the exact copy wins.
+    let src = ["abababa", "ababab"];
+    let index = RetrievalIndex::build(&src, &src, &[3, 4, 5], None).unwrap();
+    let (hits, _) = index.search_source(&["ababab"], Mode::Exact, None).unwrap();
+    assert_eq!(
+        hits[0],
+        Hit {
+            score: Ratio::ONE,
+            row: Some(1),
+            exact: true
+        }
+    );
+    let (hits, _) = index
+        .search_source(&["abababab"], Mode::Exact, None)
+        .unwrap();
+    assert_eq!(hits[0].row, Some(0));
+    assert!(!hits[0].exact);
+}
+
+#[test]
+fn bad_arguments_are_errors() {
+    assert!(RetrievalIndex::build(&["a"], &["a", "b"], &[3], None).is_err());
+    assert!(RetrievalIndex::build(&["a"], &["a"], &[], None).is_err());
+    assert!(RetrievalIndex::build(&["a"], &["a"], &[0], None).is_err());
+    let index = RetrievalIndex::build(&["a"], &["a"], &[3], None).unwrap();
+    assert!(index.audit(&["a"], &[vec![]], Mode::Exact, None).is_err());
+    assert!(index
+        .audit(&["a", "b"], &[vec!["a"]], Mode::Exact, None)
+        .is_err());
+    assert!(index
+        .audit(&["a"], &[vec!["a"]], Mode::Exact, Some(0))
+        .is_err());
+    assert!(Mode::parse("approx", 8, 64).is_err());
+    assert!(Mode::parse("fast", 0, 64).is_err());
+}
+
+#[test]
+fn empty_index_finds_nothing() {
+    let empty: [&str; 0] = [];
+    let index = RetrievalIndex::build(&empty, &empty, &[3, 4, 5], None).unwrap();
+    assert_eq!(index.rows(), 0);
+    let (rows, _) = index
+        .audit(&["abc", ""], &[vec!["x"], vec![""]], Mode::Exact, None)
+        .unwrap();
+    assert!(rows
+        .iter()
+        .all(|r| r.source.row.is_none() && r.pair.row.is_none()));
+}
+
+/// Longer, templated texts so that pruning, early verification and the bound-ordered
+/// verification all take part (most rows share many grams, a few are near copies).
+fn templated(rng: &mut Rng) -> String {
+    const WORDS: [&str; 8] = [
+        "river", "market", "bread", "città", "garden", "né", "sun", "ﬁsh",
+    ];
+    let mut s = String::from("the ");
+    for _ in 0..3 + rng.below(3) {
+        s.push_str(WORDS[rng.below(WORDS.len())]);
+        s.push(' ');
+    }
+    s.push_str(&rng.below(40).to_string());
+    s
+}
+
+#[test]
+fn exact_mode_equals_brute_force_on_templated_text() {
+    for seed in 0..12u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
+        let n = 150 + rng.below(100);
+        let src: Vec<String> = (0..n).map(|_| templated(&mut rng)).collect();
+        let tgt: Vec<String> = src.iter().map(|s| s.replace("the", "el")).collect();
+        let orders: &[i64] = if seed % 2 == 0 { &[3, 4, 5] } else { &[2, 3] };
+        let brute = Brute {
+            orders: Orders::new(orders).unwrap(),
+            src: src.clone(),
+            tgt: tgt.clone(),
+        };
+        let index = RetrievalIndex::build(&src, &tgt, orders, None).unwrap();
+        let queries: Vec<String> = (0..40)
+            .map(|i| match i % 4 {
+                0 => src[rng.below(n)].clone(),
+                1 => format!("{} x", src[rng.below(n)]),
+                _ => templated(&mut rng),
+            })
+            .collect();
+        let refs: Vec<Vec<String>> = queries
+            .iter()
+            .map(|q| {
+                let r = q.replace("the", "el");
+                if rng.below(2) == 0 {
+                    vec![r]
+                } else {
+                    vec![templated(&mut rng).replace("the", "el"), r]
+                }
+            })
+            .collect();
+        let (rows, stats) = index.audit(&queries, &refs, Mode::Exact, None).unwrap();
+        assert!(stats.postings_visited <= stats.postings_total);
+        for (i, row) in rows.iter().enumerate() {
+            let ctx = format!("seed {seed} query {i}");
+            check_hit(
+                &format!("source {ctx}"),
+                &row.source,
+                &brute.source(&queries[i]),
+            );
+            let t = brute.target(&refs[i]);
+            check_hit(&format!("target {ctx}"), &row.target.hit, &t.hit);
+            assert_eq!(row.target.ref_idx, t.ref_idx, "{ctx}");
+            check_hit(
+                &format!("pair {ctx}"),
+                &row.pair,
+                &brute.pair(&queries[i], &refs[i]),
+            );
+        }
+    }
+}

@@ -1,0 +1,66 @@
+"""Text normalisation for exposure retrieval (SPEC §4), identical to the reference tool tame-mt."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# Curly single quotes (U+2018 to U+201B) and double quotes (U+201C to U+201F) become straight
+# ones, the dashes U+2010 to U+2015 a hyphen-minus, and NO-BREAK SPACE a space.
+_PUNCTUATION = str.maketrans(
+    {
+        **dict.fromkeys(range(0x2018, 0x201C), "'"),
+        **dict.fromkeys(range(0x201C, 0x2020), '"'),
+        **dict.fromkeys(range(0x2010, 0x2016), "-"),
+        0x00A0: " ",
+    }
+)
+
+
+@dataclass(frozen=True)
+class NormalizationConfig:
+    """Optional steps after NFKC; all off by default."""
+
+    punctuation: bool = False
+    strip_diacritics: bool = False
+    casefold: bool = False
+
+    def signature_part(self) -> str:
+        """Short description of the steps, e.g. "nfkc" or "nfkc+punct+nodiac+casefold"."""
+        steps = ["nfkc"]
+        if self.punctuation:
+            steps.append("punct")
+        if self.strip_diacritics:
+            steps.append("nodiac")
+        if self.casefold:
+            steps.append("casefold")
+        return "+".join(steps)
+
+
+DEFAULT_CONFIG = NormalizationConfig()
+
+
+def _strip_marks(text: str) -> str:
+    """Decompose, drop nonspacing marks (category Mn), recompose."""
+    decomposed = unicodedata.normalize("NFD", text)
+    kept = "".join(ch for ch in decomposed if unicodedata.category(ch) != "Mn")
+    return unicodedata.normalize("NFC", kept)
+
+
+def normalize(text: str, config: NormalizationConfig = DEFAULT_CONFIG) -> str:
+    """NFKC, the configured optional steps, then whitespace runs collapsed and ends stripped."""
+    if not text.isascii():  # ASCII is already NFKC, has no marks and no mapped punctuation
+        text = unicodedata.normalize("NFKC", text)
+        if config.punctuation:
+            text = text.translate(_PUNCTUATION)
+        if config.strip_diacritics:
+            text = _strip_marks(text)
+    if config.casefold:
+        text = text.casefold()
+    return " ".join(text.split())
+
+
+def normalize_many(texts: Iterable[str], config: NormalizationConfig = DEFAULT_CONFIG) -> list[str]:
+    """`normalize` applied to each text."""
+    return [normalize(text, config) for text in texts]

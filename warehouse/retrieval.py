@@ -1,0 +1,87 @@
+"""Exposure retrieval over training pairs: a thin typed layer over the native engine (SPEC §4)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from warehouse.native import native
+from warehouse.normalize import DEFAULT_CONFIG, NormalizationConfig, normalize_many
+
+DEFAULT_ORDERS: tuple[int, ...] = (3, 4, 5)
+Mode = Literal["exact", "fast"]
+
+
+def build_index(
+    sources: Sequence[str],
+    targets: Sequence[str],
+    orders: Sequence[int] = DEFAULT_ORDERS,
+    config: NormalizationConfig = DEFAULT_CONFIG,
+    threads: int | None = None,
+) -> Any:
+    """Normalise aligned training texts and build a `RetrievalIndex` over them."""
+    return native.RetrievalIndex(
+        normalize_many(sources, config),
+        normalize_many(targets, config),
+        orders=list(orders),
+        threads=threads,
+    )
+
+
+def audit(
+    index: Any,
+    sources: Sequence[str],
+    refs: Sequence[Sequence[str]],
+    config: NormalizationConfig = DEFAULT_CONFIG,
+    mode: Mode = "exact",
+    rare_grams: int = 8,
+    shortlist: int = 64,
+    threads: int | None = None,
+) -> dict[str, Any]:
+    """Normalise test sources and their references, then audit them against `index`."""
+    return index.audit(
+        normalize_many(sources, config),
+        [normalize_many(r, config) for r in refs],
+        mode=mode,
+        rare_grams=rare_grams,
+        shortlist=shortlist,
+        threads=threads,
+    )
+
+
+def search_source(
+    index: Any,
+    queries: Sequence[str],
+    config: NormalizationConfig = DEFAULT_CONFIG,
+    mode: Mode = "exact",
+    rare_grams: int = 8,
+    shortlist: int = 64,
+    threads: int | None = None,
+) -> dict[str, Any]:
+    """Normalise queries and find their nearest training sources."""
+    return index.search_source(
+        normalize_many(queries, config),
+        mode=mode,
+        rare_grams=rare_grams,
+        shortlist=shortlist,
+        threads=threads,
+    )
+
+
+def search_target(
+    index: Any,
+    refs: Sequence[Sequence[str]],
+    config: NormalizationConfig = DEFAULT_CONFIG,
+    mode: Mode = "exact",
+    rare_grams: int = 8,
+    shortlist: int = 64,
+    threads: int | None = None,
+) -> dict[str, Any]:
+    """Normalise each query's references and find their nearest training targets."""
+    return index.search_target(
+        [normalize_many(r, config) for r in refs],
+        mode=mode,
+        rare_grams=rare_grams,
+        shortlist=shortlist,
+        threads=threads,
+    )
