@@ -5,8 +5,12 @@ from __future__ import annotations
 import click
 
 from cli.context import AppContext, json_option, pass_app
+from cli.leaderboard import print_leaderboard
 from cli.output import emit_json, say
+from cli.report import print_report
 from warehouse.demo import run_demo
+from warehouse.leaderboard import leaderboard
+from warehouse.report import build_report
 
 
 @click.command()
@@ -40,4 +44,21 @@ def demo(app: AppContext, as_json: bool) -> None:
             f"  run {run.run_id}  {label:<21} BLEU {s['bleu']:6.2f}  chrF++ {s['chrf']:6.2f}  "
             f"TER {s['ter']:6.2f}  ({state})"
         )
-    click.echo("next: tame-wh runs list · tame-wh testset show demo-test · tame-wh doctor")
+    audit = result.audit
+    if audit is not None:
+        state = "already audited" if audit.action == "unchanged" else "audited"
+        leak = audit.pair_leak.get("0.85")
+        click.echo(
+            f"  audit {audit.audit_id}  demo-test against demo-train, exact "
+            f"({state}); PairLeak@0.85 {leak:.1%}"
+        )
+    with app.warehouse() as con:
+        rows = leaderboard(con)
+        doc = build_report(con, rows[0]["run_id"])
+    click.echo("\nleaderboard")
+    print_leaderboard(rows)
+    click.echo(f"\nreport of the top run ({rows[0]['run_id']})")
+    print_report(doc)
+    click.echo(
+        '\nnext: tame-wh leaderboard · tame-wh report RUN · tame-wh query "FROM leaderboard"'
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import click
 
@@ -40,6 +41,11 @@ def leaderboard_cmd(
     if not rows:
         click.echo("no runs yet")
         return
+    print_leaderboard(rows)
+
+
+def print_leaderboard(rows: list[dict[str, Any]]) -> None:
+    """The leaderboard table for people."""
     print_table(
         None,
         [

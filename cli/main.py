@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 import traceback
 from pathlib import Path
 from typing import Any
@@ -20,8 +22,11 @@ COMMANDS: dict[str, str] = {
     "doctor": "cli.doctor:doctor",
     "corpus": "cli.corpora:corpus",
     "testset": "cli.corpora:testset",
+    "audit": "cli.audit:audit",
+    "tm-baseline": "cli.audit:tm_baseline",
     "ingest": "cli.ingest:ingest",
     "runs": "cli.runs:runs",
+    "report": "cli.report:report",
     "leaderboard": "cli.leaderboard:leaderboard_cmd",
     "query": "cli.query:query",
     "migrate": "cli.sync:migrate",
@@ -55,6 +60,10 @@ class _Group(click.Group):
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
+        except BrokenPipeError:
+            # The reader went away (e.g. `| head`); stop quietly like other Unix tools.
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - flushing at exit must not fail
+            ctx.exit(141)
         except KeyboardInterrupt:
             click.echo("interrupted; nothing was committed by the interrupted command", err=True)
             ctx.exit(130)

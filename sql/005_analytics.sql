@@ -359,6 +359,7 @@ SELECT
     pair.shares_at_or_above[2] AS pairleak_085,
     pair.shares_at_or_above[3] AS pairleak_095,
     pair.exact_share AS pair_exact_share,
+    a.mode AS audit_mode,
     a.created_at AS audited_at
 FROM by_bin b
 JOIN audits a USING (audit_id)
@@ -368,12 +369,14 @@ JOIN audit_exposure_summary pair ON pair.audit_id = b.audit_id AND pair.side = '
 
 -- ---------------------------------------------------------------------------------------------
 -- The leaderboard: one row per run with every denormalised column of SPEC §9 (what BI tools and
--- the Supabase sync read). Exposure columns come from the test set's most recent audit.
+-- the Supabase sync read). Exposure columns come from the test set's most recent exact audit
+-- (a fast audit only when there is no exact one).
 
 CREATE VIEW leaderboard AS
 WITH latest_exposure AS (
     SELECT * FROM run_exposure
-    QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY audited_at DESC, audit_id) = 1
+    QUALIFY row_number() OVER (
+        PARTITION BY run_id ORDER BY audit_mode = 'exact' DESC, audited_at DESC, audit_id) = 1
 ),
 metric AS (
     SELECT run_id,

@@ -115,8 +115,7 @@ def test_fast_mode_agrees_with_exact_on_templated_corpus(corpus, ours):
         for f, e in zip(fast[f"{side}_exposure"], ours[f"{side}_exposure"], strict=True):
             assert f <= e + 1e-12
         same = sum(
-            f == e
-            for f, e in zip(fast[f"{side}_exposure"], ours[f"{side}_exposure"], strict=True)
+            f == e for f, e in zip(fast[f"{side}_exposure"], ours[f"{side}_exposure"], strict=True)
         )
         assert same / n >= 0.9, (side, same / n)
     top1 = sum(f == e for f, e in zip(fast["source_nn"], ours["source_nn"], strict=True))

@@ -1,4 +1,4 @@
-"""The bundled example: a toy English-Spanish corpus, test set and three systems in a warehouse."""
+"""The bundled example: a toy English-Spanish corpus, test set, three systems and an audit."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from warehouse.connection import DEFAULT_LOCK_TIMEOUT, connect
 from warehouse.corpora import AddResult, Notify, add_corpus, read_test_set, read_training_corpus
+from warehouse.exposure import AuditResult, run_audit
 from warehouse.ingest import IngestResult, prepare_from_document, prepare_from_files, write_runs
 from warehouse.resources import example_dir
 from warehouse.schema import SchemaStatus, ensure_schema
@@ -28,6 +29,7 @@ class DemoResult:
     schema: SchemaStatus
     corpora: list[AddResult] = field(default_factory=list)
     runs: list[IngestResult] = field(default_factory=list)
+    audit: AuditResult | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -37,6 +39,7 @@ class DemoResult:
             "created": self.schema.created,
             "corpora": [step.to_dict() for step in self.corpora],
             "runs": [run.to_dict() for run in self.runs],
+            "audit": self.audit.to_dict() if self.audit else None,
         }
 
 
@@ -79,6 +82,7 @@ def run_demo(
     con = connect(db, lock_timeout=lock_timeout)
     try:
         result.runs = write_runs(con, prepared, notify=say)
+        result.audit = run_audit(con, DEMO_TRAIN, DEMO_TEST)
     finally:
         con.close()
     return result

@@ -1,0 +1,306 @@
+"""`tame-wh audit` and `tame-wh tm-baseline`: exposure of a test set to a training corpus."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+import duckdb
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+from cli.context import AppContext, json_option, pass_app
+from cli.output import emit_json, print_table, say, status
+from warehouse.errors import UsageError
+from warehouse.exposure import AuditConfig, AuditResult, run_audit, tm_hypotheses
+from warehouse.normalize import NormalizationConfig
+
+
+def _orders(text: str) -> tuple[int, ...]:
+    """`3,4,5` → (3, 4, 5)."""
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise UsageError(
+            f"--orders: expected comma-separated whole numbers, got {text!r}"
+        ) from None
+
+
+def _thresholds(text: str) -> tuple[float, float, float]:
+    """`0.70,0.85,0.95` → three floats."""
+    try:
+        values = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise UsageError(f"--leak: expected three comma-separated numbers, got {text!r}") from None
+    if len(values) != 3:
+        raise UsageError(f"--leak: expected three thresholds, got {len(values)}")
+    return values  # type: ignore[return-value]
+
+
+def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The options shared by `audit` and `tm-baseline` that define an audit."""
+    options = [
+        click.option("--train", "train", required=True, help="Training corpus name."),
+        click.option("--testset", required=True, help="Test set name."),
+        click.option(
+            "--mode",
+            type=click.Choice(["exact", "fast", "auto"]),
+            default="exact",
+            show_default=True,
+            help="exact = true maximum; fast = approximate.",
+        ),
+        click.option(
+            "--orders", default="3,4,5", show_default=True, help="Character n-gram orders."
+        ),
+        click.option(
+            "--normalize-punctuation",
+            is_flag=True,
+            help="Map curly quotes, dashes and NBSP to ASCII.",
+        ),
+        click.option("--strip-diacritics", is_flag=True, help="Drop combining marks."),
+        click.option("--casefold", is_flag=True, help="Compare case-insensitively."),
+        click.option(
+            "--near",
+            type=float,
+            default=None,
+            help="Near-bin threshold (default: settings bin.near, 0.70).",
+        ),
+        click.option(
+            "--far",
+            type=float,
+            default=None,
+            help="Far-bin threshold (default: settings bin.far, 0.30).",
+        ),
+        click.option(
+            "--leak", default=None, help="Three share thresholds (default: 0.70,0.85,0.95)."
+        ),
+        click.option(
+            "--tm-zero-policy",
+            type=click.Choice(["empty", "source"]),
+            default="empty",
+            show_default=True,
+            help="TM hypothesis when no training row shares a gram.",
+        ),
+        click.option(
+            "--rare-grams",
+            type=int,
+            default=8,
+            show_default=True,
+            help="fast mode: rarest query grams used for candidates.",
+        ),
+        click.option(
+            "--shortlist",
+            type=int,
+            default=64,
+            show_default=True,
+            help="fast mode: candidates reranked exactly.",
+        ),
+        click.option(
+            "--validate-sample",
+            type=int,
+            default=0,
+            help="fast mode: rerun N sampled segments exactly and store agreement.",
+        ),
+        click.option(
+            "--threads",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Worker threads (default: all cores).",
+        ),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _settings(con: duckdb.DuckDBPyConnection) -> dict[str, float]:
+    """The `settings` table as a dict."""
+    return dict(con.execute("SELECT key, value FROM settings").fetchall())
+
+
+def _build_config(con: duckdb.DuckDBPyConnection, opts: dict[str, Any]) -> AuditConfig:
+    """An AuditConfig from command-line options, defaults from the `settings` table."""
+    settings = _settings(con)
+    leak = (
+        _thresholds(opts["leak"])
+        if opts["leak"] is not None
+        else (settings["leak.low"], settings["leak.mid"], settings["leak.high"])
+    )
+    return AuditConfig(
+        orders=_orders(opts["orders"]),
+        normalization=NormalizationConfig(
+            punctuation=opts["normalize_punctuation"],
+            strip_diacritics=opts["strip_diacritics"],
+            casefold=opts["casefold"],
+        ),
+        mode=opts["mode"],
+        rare_grams=opts["rare_grams"],
+        shortlist=opts["shortlist"],
+        validate_sample=opts["validate_sample"],
+        near=opts["near"] if opts["near"] is not None else settings["bin.near"],
+        far=opts["far"] if opts["far"] is not None else settings["bin.far"],
+        leak=leak,
+        tm_zero_policy=opts["tm_zero_policy"],
+    )
+
+
+@contextmanager
+def _progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr for the search, when stderr is a terminal."""
+    console = Console(stderr=True)
+    if not enabled or not console.is_terminal:
+        yield None
+        return
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("searching", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _audit(app: AppContext, opts: dict[str, Any], force: bool, show_progress: bool) -> AuditResult:
+    """Run (or reuse) the audit the options describe."""
+    with app.warehouse() as con:
+        config = _build_config(con, opts)
+        with status("building the index"), _progress_bar(show_progress) as progress:
+            return run_audit(
+                con,
+                opts["train"],
+                opts["testset"],
+                config,
+                threads=opts["threads"],
+                force=force,
+                progress=progress,
+            )
+
+
+def _fmt(value: float | None) -> str:
+    """Three decimals, or n/a."""
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _print_audit(result: AuditResult) -> None:
+    """The human report of an audit."""
+    verb = {"computed": "audited", "recomputed": "re-audited", "unchanged": "already audited"}
+    click.echo(
+        f"{verb[result.action]} test set {result.test_set!r} ({result.n_segments} segments) "
+        f"against {result.train_corpus!r} ({result.n_train} pairs), mode {result.mode}, "
+        f"audit {result.audit_id}"
+        + (" — nothing to do (use --force to recompute)" if result.action == "unchanged" else "")
+    )
+    thresholds = list(result.sides[0]["at_or_above"])
+    print_table(
+        "exposure",
+        [
+            "side",
+            "mean",
+            "median",
+            "p05",
+            "p25",
+            "p75",
+            "p95",
+            "max",
+            "exact",
+            *[f">={t}" for t in thresholds],
+        ],
+        [
+            [
+                s["side"],
+                *(
+                    _fmt(s[k])
+                    for k in ("mean", "median", "p05", "p25", "p75", "p95", "max", "exact_share")
+                ),
+                *(_fmt(v) for v in s["at_or_above"].values()),
+            ]
+            for s in result.sides
+        ],
+    )
+    print_table(
+        "bins (by source exposure)",
+        ["bin", "segments", "share", "mean source exposure"],
+        [
+            [b["bin"], b["n_segments"], f"{b['share']:.1%}", _fmt(b["mean_source_exposure"])]
+            for b in result.bins
+        ],
+    )
+    click.echo("PairLeak: " + "  ".join(f"@{t} {v:.1%}" for t, v in result.pair_leak.items()))
+    if result.validation:
+        v = result.validation
+        click.echo(
+            f"validation on {v['sample_size']} sampled segments (seed {v['seed']}): top-1 "
+            f"agreement {_fmt(v['top1_agreement'])}, bin agreement {_fmt(v['bin_agreement'])}, "
+            f"|ΔTM-BLEU| {v['abs_delta_tm_bleu']:.2f}"
+        )
+    if result.postings and result.postings.get("total"):
+        p = result.postings
+        click.echo(
+            f"postings visited: {p['visited']:,} of {p['total']:,} "
+            f"({p['visited'] / p['total']:.1%})"
+        )
+    click.echo(f"signature: {result.signature}")
+    for warning in result.warnings:
+        say(f"warning: {warning}")
+
+
+@click.command()
+@_config_options
+@click.option("--force", is_flag=True, help="Recompute even if an identical audit is stored.")
+@json_option
+@pass_app
+def audit(app: AppContext, force: bool, as_json: bool, **opts: Any) -> None:
+    """Measure how close each test segment is to the training corpus (SPEC §4)."""
+    result = _audit(app, opts, force, show_progress=not as_json)
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        _print_audit(result)
+
+
+@click.command("tm-baseline")
+@_config_options
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Where to write the TM hypotheses, one per test segment.",
+)
+@json_option
+@pass_app
+def tm_baseline(app: AppContext, out: Path, as_json: bool, **opts: Any) -> None:
+    """Write the translation-memory hypotheses (target of each source's nearest neighbour)."""
+    result = _audit(app, opts, force=False, show_progress=not as_json)
+    with app.warehouse() as con:
+        hyps = tm_hypotheses(con, result.audit_id)
+    if any("\n" in h for h in hyps):
+        raise UsageError("a TM hypothesis contains a newline; cannot write one per line")
+    try:
+        out.write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot write ({exc.strerror or exc})") from None
+    empty = sum(1 for h in hyps if not h)
+    if as_json:
+        emit_json(
+            {
+                "audit_id": result.audit_id,
+                "out": str(out),
+                "n_segments": len(hyps),
+                "n_empty": empty,
+            }
+        )
+    else:
+        click.echo(
+            f"wrote {len(hyps)} TM hypotheses to {out} ({empty} empty: no neighbour) "
+            f"from audit {result.audit_id}"
+        )

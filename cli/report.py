@@ -1,0 +1,194 @@
+"""`tame-wh report`: everything known about one run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from cli.context import AppContext, json_option, pass_app
+from cli.output import emit_json, fmt_number, fmt_share, print_fields, print_table, say
+from warehouse.report import build_report
+
+
+def print_report(doc: dict[str, Any]) -> None:
+    """The human report."""
+    run, q = doc["run"], doc["quality"]
+    label = f"{run['model_slug']}/{run['condition']}" if run["condition"] else run["model_slug"]
+    click.echo(
+        f"run {run['run_id']}  {label}  on {run['test_set']}  "
+        f"({run['n_entries']} entries, {run['n_errors']} errors)"
+    )
+    print_table(
+        "quality",
+        ["metric", "system", "TM", "delta"],
+        [
+            [
+                "BLEU",
+                fmt_number(q["bleu"]),
+                fmt_number(q["tm_bleu"]),
+                fmt_number(q["delta_tm_bleu"]),
+            ],
+            [
+                "chrF++",
+                fmt_number(q["chrf_plus_plus"]),
+                fmt_number(q["tm_chrf_plus_plus"]),
+                fmt_number(q["delta_tm_chrf_plus_plus"]),
+            ],
+            ["TER", fmt_number(q["ter"]), "", ""],
+            ["exact match", fmt_number(q["exact_match_rate"], 3), "", ""],
+            ["length ratio", fmt_number(q["length_ratio"], 3), "", ""],
+        ],
+    )
+    if doc["metrics"]:
+        print_table(
+            "ingested metrics",
+            ["metric", "value", "from"],
+            [[m["metric"], fmt_number(m["value"], 4), m["source"]] for m in doc["metrics"]],
+        )
+    exposure = doc["exposure"]
+    if exposure:
+        click.echo(
+            f"\nexposure to {exposure['train_corpus']!r} (audit {exposure['audit_id']}, "
+            f"{exposure['mode']})"
+        )
+        thresholds = list(exposure["sides"][0]["at_or_above"])
+        print_table(
+            None,
+            ["side", "mean", "median", "p95", "max", "exact", *[f">={t}" for t in thresholds]],
+            [
+                [
+                    s["side"],
+                    fmt_number(s["mean"], 3),
+                    fmt_number(s["median"], 3),
+                    fmt_number(s["p95"], 3),
+                    fmt_number(s["max"], 3),
+                    fmt_share(s["exact_share"]),
+                    *(fmt_share(v) for v in s["at_or_above"].values()),
+                ]
+                for s in exposure["sides"]
+            ],
+        )
+        print_table(
+            "bins",
+            [
+                "bin",
+                "n",
+                "share",
+                "mean exp",
+                "BLEU",
+                "TM BLEU",
+                "Δ BLEU",
+                "chrF++",
+                "TM chrF++",
+                "Δ chrF++",
+            ],
+            [
+                [
+                    b["bin"],
+                    b["n_segments"],
+                    fmt_share(b["share"]),
+                    fmt_number(b["mean_source_exposure"], 3),
+                    fmt_number(b["bleu"]),
+                    fmt_number(b["tm_bleu"]),
+                    fmt_number(b["delta_bleu"]),
+                    fmt_number(b["chrf_plus_plus"]),
+                    fmt_number(b["tm_chrf_plus_plus"]),
+                    fmt_number(b["delta_chrf_plus_plus"]),
+                ]
+                for b in doc["bins"]
+            ],
+        )
+        g = doc["gengap"] or {}
+        click.echo(
+            f"GenGap (near - far): BLEU {fmt_number(g.get('gengap_bleu'))}, chrF++ "
+            f"{fmt_number(g.get('gengap_chrf'))}; TM: BLEU {fmt_number(g.get('tm_gengap_bleu'))}, "
+            f"chrF++ {fmt_number(g.get('tm_gengap_chrf'))}"
+        )
+        click.echo(
+            "PairLeak: "
+            + "  ".join(f"@{t} {fmt_share(v)}" for t, v in exposure["pair_leak"].items())
+        )
+    c = doc["composite"]
+    click.echo(
+        f"\ncomposite {fmt_number(c['composite'], 4)} (profile {c['profile']}) -> "
+        f"{c['quality_tier']} (provisional label)"
+    )
+    if c["inputs"]:
+        print_table(
+            None,
+            ["metric", "value (0-1)", "weight", "effective weight"],
+            [
+                [
+                    i["metric"],
+                    fmt_number(i["value"], 4),
+                    fmt_number(i["weight"]),
+                    fmt_number(i["effective_weight"], 4),
+                ]
+                for i in c["inputs"]
+            ],
+        )
+    if c["missing"]:
+        click.echo(f"not available: {', '.join(c['missing'])}")
+    cost, speed = doc["cost"], doc["speed"]
+    print_fields(
+        [
+            ("total tokens", fmt_number(cost.get("total_tokens"))),
+            ("total cost (USD)", fmt_number(cost.get("total_cost_usd"), 4)),
+            ("cost per entry (USD)", fmt_number(cost.get("cost_per_entry_usd"), 6)),
+            ("cost per 1k tokens (USD)", fmt_number(cost.get("cost_per_1k_tokens"), 6)),
+            ("cost-adjusted score", fmt_number(cost.get("cost_adjusted"), 4)),
+            ("elapsed (s)", fmt_number(speed.get("elapsed_seconds"))),
+            (
+                "latency avg / median / p95 (s)",
+                " / ".join(
+                    fmt_number(speed.get(k), 3)
+                    for k in (
+                        "avg_latency_seconds",
+                        "median_latency_seconds",
+                        "p95_latency_seconds",
+                    )
+                ),
+            ),
+            ("tokens per second", fmt_number(speed.get("tokens_per_second"), 1)),
+            ("entries per minute", fmt_number(speed.get("entries_per_minute"), 1)),
+        ]
+    )
+    if doc["breakdowns"]:
+        print_table(
+            "breakdowns",
+            ["by", "value", "n", "BLEU", "chrF++", "TER", "exact"],
+            [
+                [
+                    b["dimension"],
+                    b["value"],
+                    b["n_segments"],
+                    fmt_number(b["bleu"]),
+                    fmt_number(b["chrf_plus_plus"]),
+                    fmt_number(b["ter"]),
+                    fmt_number(b["exact_match_rate"], 3),
+                ]
+                for b in doc["breakdowns"]
+            ],
+        )
+    for name, signature in doc["signatures"].items():
+        click.echo(f"{name} signature: {signature}")
+    if exposure:
+        click.echo(f"exposure signature: {exposure['signature']}")
+    for warning in doc["warnings"]:
+        say(f"warning: {warning}")
+
+
+@click.command()
+@click.argument("run")
+@click.option("--train", default=None, help="Use the audit against this training corpus.")
+@json_option
+@pass_app
+def report(app: AppContext, run: str, train: str | None, as_json: bool) -> None:
+    """Report one run (id or unique prefix): quality, exposure, bins, composite, cost, speed."""
+    with app.warehouse() as con:
+        doc = build_report(con, run, train=train)
+    if as_json:
+        emit_json(doc)
+    else:
+        print_report(doc)
