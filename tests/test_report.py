@@ -1,0 +1,79 @@
+"""`tame-wh report`: a stable document with quality, exposure, bins, composite, cost and speed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+@pytest.fixture
+def demo(run_cli, db_path):
+    assert run_cli("demo").exit_code == 0
+    return db_path
+
+
+def _top_run(run_cli):
+    return json.loads(run_cli("leaderboard", "--json").output)[0]
+
+
+def test_report_json_carries_every_section(run_cli, demo):
+    top = _top_run(run_cli)
+    doc = json.loads(run_cli("report", top["run_id"][:6], "--json").output)
+    assert doc["format"] == 1
+    assert set(doc) == {
+        "format",
+        "run",
+        "quality",
+        "metrics",
+        "exposure",
+        "bins",
+        "gengap",
+        "composite",
+        "cost",
+        "speed",
+        "breakdowns",
+        "warnings",
+        "signatures",
+    }
+    assert doc["run"]["run_id"] == top["run_id"]
+    assert doc["quality"]["bleu"] == pytest.approx(top["corpus_bleu"])
+    assert doc["quality"]["tm_bleu"] == pytest.approx(top["tm_bleu"])
+    assert doc["quality"]["delta_tm_bleu"] == pytest.approx(top["delta_tm_bleu"])
+    assert [b["bin"] for b in doc["bins"]] == ["all", "source_exact", "near", "medium", "far"]
+    assert doc["gengap"]["gengap_bleu"] == pytest.approx(top["gengap_bleu"])
+    assert doc["composite"]["composite"] == pytest.approx(top["composite_score"])
+    weights = [i["effective_weight"] for i in doc["composite"]["inputs"]]
+    assert sum(weights) == pytest.approx(1.0)
+    assert doc["exposure"]["mode"] == "exact" and doc["exposure"]["signature"].startswith("tame")
+    assert doc["signatures"]["bleu"].startswith("nrefs:1|")
+    assert {b["dimension"] for b in doc["breakdowns"]} == {"difficulty", "provenance"}
+    assert any("TM BLEU" in w for w in doc["warnings"])
+
+
+def test_report_text_names_sections(run_cli, demo):
+    top = _top_run(run_cli)
+    result = run_cli("report", top["run_id"])
+    assert result.exit_code == 0
+    for fragment in ("quality", "bins", "GenGap", "composite", "PairLeak", "signature"):
+        assert fragment in result.output
+
+
+def test_report_without_audit_says_how_to_get_one(run_cli, write_lines):
+    src = write_lines("s", ["one", "two"])
+    ref = write_lines("r", ["uno", "dos"])
+    assert run_cli("testset", "add", "t", "--src", src, "--ref", ref).exit_code == 0
+    ingested = json.loads(
+        run_cli("ingest", "--testset", "t", "--hyp", ref, "--model-slug", "m", "--json").output
+    )[0]
+    doc = json.loads(run_cli("report", ingested["run_id"], "--json").output)
+    assert doc["exposure"] is None and doc["bins"] == []
+    assert any("tame-wh audit" in w for w in doc["warnings"])
+
+
+def test_unknown_ambiguous_and_short_run_ids_are_errors(run_cli, demo):
+    assert run_cli("report", "ffffffff").exit_code == 2
+    short = run_cli("report", "ab")
+    assert short.exit_code == 2 and "too short" in short.stderr
+    unknown_train = run_cli("report", _top_run(run_cli)["run_id"], "--train", "nope")
+    assert unknown_train.exit_code == 2 and "unknown training corpus" in unknown_train.stderr
