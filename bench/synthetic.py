@@ -79,3 +79,48 @@ def write_parallel(folder: Path, n: int, seed: int = 1) -> tuple[Path, Path]:
             src.write(s + "\n")
             tgt.write(t + "\n")
     return src_path, tgt_path
+
+
+def _near_copy(text: str, rng: random.Random) -> str:
+    """The sentence with one word replaced."""
+    words = text.split()
+    k = rng.randrange(len(words))
+    words[k] = rng.choice(_WORDS_SRC if rng.random() < 0.5 else _WORDS_TGT)
+    return " ".join(words)
+
+
+def write_exposure_corpus(
+    folder: Path, n_train: int, n_test: int, seed: int = 3
+) -> dict[str, Path]:
+    """Training pairs and a test set: 10% exact copies, 30% near copies, the rest unrelated."""
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    train = [sentence_pair(rng) for _ in range(n_train)]
+    test: list[tuple[str, str]] = []
+    for i in range(n_test):
+        kind = i % 10
+        if kind == 0:
+            test.append(train[rng.randrange(n_train)])
+        elif kind <= 3:
+            src, tgt = train[rng.randrange(n_train)]
+            test.append((_near_copy(src, rng), _near_copy(tgt, rng)))
+        else:
+            words = rng.sample(_WORDS_SRC, 6)
+            targets = rng.sample(_WORDS_TGT, 6)
+            test.append(
+                (
+                    f"Yesterday {' and '.join(words)} were seen.",
+                    f"Ayer se vieron {' y '.join(targets)}.",
+                )
+            )
+    paths = {
+        name: folder / f"{name}.txt" for name in ("train_src", "train_tgt", "test_src", "test_ref")
+    }
+    for name, rows, side in (
+        ("train_src", train, 0),
+        ("train_tgt", train, 1),
+        ("test_src", test, 0),
+        ("test_ref", test, 1),
+    ):
+        paths[name].write_text("".join(row[side] + "\n" for row in rows), encoding="utf-8")
+    return paths

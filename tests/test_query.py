@@ -105,6 +105,14 @@ def test_select_with_macros_and_views_works(demo_db):
     assert [r[0] for r in result.rows] == ["demo-large", "demo-small"]
 
 
+def test_cyzil_functions_are_available_in_queries(demo_db):
+    result = run_query(
+        demo_db,
+        "SELECT bleu_sentence(['a', 'b'], ['a', 'b'], 2), edit_distance_sentence(['a'], [])",
+    )
+    assert result.rows == [([1.0, 1.0, 1.0], 1)]
+
+
 def test_from_first_and_with_queries_are_allowed(demo_db):
     assert run_query(demo_db, "FROM runs SELECT count(*)").rows == [(3,)]
     with_query = "WITH t AS (SELECT * FROM runs) SELECT count(*) FROM t"
