@@ -48,6 +48,12 @@ def _describe(result: IngestResult) -> str:
     help="Run card JSON with tokens, cost, latency, dataset, fingerprint, scores.",
 )
 @click.option("--replace", is_flag=True, help="Overwrite a run that was ingested before.")
+@click.option(
+    "--lock-timeout",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Seconds to wait while another process writes the warehouse (default: the global one).",
+)
 @json_option
 @pass_app
 def ingest(
@@ -59,6 +65,7 @@ def ingest(
     condition: str | None,
     run_card: Path | None,
     replace: bool,
+    lock_timeout: float | None,
     as_json: bool,
 ) -> None:
     """Ingest runs: plain files (--testset --hyp) or test-report / run-card JSON files.
@@ -67,6 +74,8 @@ def ingest(
     predicted text, and its test set is created on the fly (shared by content). Everything is
     parsed and scored before the warehouse is opened; all runs are written in one transaction.
     """
+    if lock_timeout is not None:
+        app.lock_timeout = lock_timeout
     if reports and (testset or hyp or run_card):
         raise click.UsageError("give JSON reports, or --testset/--hyp/--run-card, not both")
     if not reports and not (testset and hyp):

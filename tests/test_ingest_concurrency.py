@@ -51,3 +51,29 @@ def test_eight_concurrent_ingests_all_land_exactly_once(tmp_path, write_lines, r
         "SELECT count(*) FROM (SELECT run_id FROM segment_stats "
         "GROUP BY run_id HAVING count(*) = 50)"
     ).fetchone() == (7,)
+
+
+def test_ingest_gives_up_after_its_lock_timeout(tmp_path, write_lines, run_cli, db_path):
+    src = write_lines("s", ["a b c"])
+    assert run_cli("testset", "add", "ts", "--src", src, "--ref", src).exit_code == 0
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); "
+            "time.sleep(30)",
+            str(db_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        result = run_cli(
+            "ingest", "--testset", "ts", "--hyp", src, "--model-slug", "m", "--lock-timeout", "0.5"
+        )
+        assert result.exit_code == 2
+        assert "locked by another process" in result.stderr
+    finally:
+        holder.kill()
+        holder.wait()
