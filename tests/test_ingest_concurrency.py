@@ -60,8 +60,8 @@ def test_ingest_gives_up_after_its_lock_timeout(tmp_path, write_lines, run_cli, 
         [
             sys.executable,
             "-c",
-            "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); "
-            "time.sleep(30)",
+            "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+            "print('ready', flush=True); time.sleep(30)",
             str(db_path),
         ],
         stdout=subprocess.PIPE,
