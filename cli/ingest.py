@@ -8,6 +8,7 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, say, status
+from warehouse.bootstrap import DEFAULT_ALPHA, DEFAULT_N_BOOTSTRAP, DEFAULT_SEED, BootstrapSettings
 from warehouse.ingest import (
     IngestResult,
     PreparedRun,
@@ -48,6 +49,28 @@ def _describe(result: IngestResult) -> str:
     help="Run card JSON with tokens, cost, latency, dataset, fingerprint, scores.",
 )
 @click.option("--replace", is_flag=True, help="Overwrite a run that was ingested before.")
+@click.option("--no-ci", is_flag=True, help="Skip the bootstrap confidence intervals.")
+@click.option(
+    "--n-bootstrap-ci",
+    type=click.IntRange(min=1),
+    default=DEFAULT_N_BOOTSTRAP,
+    show_default=True,
+    help="Bootstrap resamples for the confidence intervals.",
+)
+@click.option(
+    "--ci-alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=DEFAULT_ALPHA,
+    show_default=True,
+    help="Intervals cover 1 - alpha.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=DEFAULT_SEED,
+    show_default=True,
+    help="Bootstrap seed (stored with the intervals).",
+)
 @json_option
 @pass_app
 def ingest(
@@ -59,6 +82,10 @@ def ingest(
     condition: str | None,
     run_card: Path | None,
     replace: bool,
+    no_ci: bool,
+    n_bootstrap_ci: int,
+    ci_alpha: float,
+    seed: int,
     as_json: bool,
 ) -> None:
     """Ingest runs: plain files (--testset --hyp) or test-report / run-card JSON files.
@@ -66,17 +93,19 @@ def ingest(
     Each JSON file given as an argument is its own run; its entries carry source, expected and
     predicted text, and its test set is created on the fly (shared by content). Everything is
     parsed and scored before the warehouse is opened; all runs are written in one transaction.
+    Bootstrap confidence intervals (percentile method) are computed and stored unless --no-ci.
     """
     if reports and (testset or hyp or run_card):
         raise click.UsageError("give JSON reports, or --testset/--hyp/--run-card, not both")
     if not reports and not (testset and hyp):
         raise click.UsageError("give JSON reports, or both --testset and --hyp")
+    ci = None if no_ci else BootstrapSettings(n_bootstrap_ci, ci_alpha, seed)
     prepared: list[PreparedRun] = []
     with status("scoring"):
         if reports:
             for path in reports:
                 prepared.append(
-                    prepare_from_document(path, model_slug=model_slug, condition=condition)
+                    prepare_from_document(path, model_slug=model_slug, condition=condition, ci=ci)
                 )
         else:
             assert testset is not None and hyp is not None
@@ -89,6 +118,7 @@ def ingest(
                     condition=condition,
                     run_card_path=run_card,
                     lock_timeout=app.lock_timeout,
+                    ci=ci,
                 )
             )
     with app.warehouse() as con, status("writing"):
