@@ -71,6 +71,7 @@ def main(ctx: click.Context, db: Path | None, lock_timeout: float, debug: bool) 
 
 def _register() -> None:
     """Attach the subcommands."""
+    from cli.compare import compare, significance
     from cli.corpora import corpus, testset
     from cli.demo import demo
     from cli.doctor import doctor
@@ -78,9 +79,12 @@ def _register() -> None:
     from cli.init import init
     from cli.leaderboard import leaderboard_cmd
     from cli.query import query
+    from cli.regressions import regressions
     from cli.runs import runs
 
     for command in (init, doctor, corpus, testset, ingest, runs, leaderboard_cmd, query, demo):
+        main.add_command(command)
+    for command in (compare, significance, regressions):
         main.add_command(command)
 
 

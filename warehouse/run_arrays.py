@@ -85,7 +85,7 @@ def build_run_arrays(
 def load_run_arrays(con: duckdb.DuckDBPyConnection, run_id: str, label: str = "") -> RunArrays:
     """Read one stored run's per-segment statistics, segment ids and per-entry metrics."""
     head = con.execute(
-        "SELECT test_corpus_id, model_slug FROM runs WHERE run_id = ?", [run_id]
+        "SELECT test_corpus_id, model_slug, condition FROM runs WHERE run_id = ?", [run_id]
     ).fetchone()
     if head is None:
         raise UsageError(f"unknown run {run_id!r}")
@@ -103,7 +103,7 @@ def load_run_arrays(con: duckdb.DuckDBPyConnection, run_id: str, label: str = ""
     ).fetchall()
     return build_run_arrays(
         run_id=run_id,
-        label=label or f"{run_id} ({head[1]})",
+        label=label or f"{run_id} ({head[1]}{'/' + head[2] if head[2] else ''})",
         test_corpus_id=head[0],
         keys=[r[0] for r in rows],
         bleu=[r[1] for r in rows],
