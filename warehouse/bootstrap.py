@@ -11,6 +11,7 @@ logarithm and exponential are numpy's rather than the math module's).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -168,15 +169,42 @@ def run_scores(arrays: RunArrays) -> dict[str, float | None]:
 def resampled_scores(arrays: RunArrays, indices: np.ndarray) -> dict[str, np.ndarray]:
     """Every metric of `run_scores` for each resample (row of `indices`); means are NaN in a
     resample without any value (errored entries leave exact match's numerator and denominator)."""
-    counts = resample_sums(np.hstack([arrays.bleu, arrays.chrf]), indices)
-    scores = {
-        CHRF: chrf_scores(counts[:, arrays.bleu.shape[1] :]),
-        BLEU: bleu_scores(counts[:, : arrays.bleu.shape[1]]),
-    }
-    names = [EXACT_MATCH, *arrays.entry_metrics]
-    columns = [_present_columns(arrays.exact)]
-    columns += [_present_columns(v) for v in arrays.entry_metrics.values()]
-    sums = resample_sums(np.hstack(columns), indices)
-    for k, name in enumerate(names):
-        scores[name] = mean_scores(sums[:, 2 * k], sums[:, 2 * k + 1])
-    return scores
+    return resampled_scores_of([arrays], indices)[0]
+
+
+def resampled_scores_of(
+    runs: Sequence[RunArrays], indices: np.ndarray
+) -> list[dict[str, np.ndarray]]:
+    """`resampled_scores` of several runs over the same segments and resamples, summing all of
+    their statistics in one pass over the indices (int64 counts, float64 per-entry values)."""
+    counts, values, layout = [], [], []
+    for run in runs:
+        evaluated = np.isfinite(run.exact)
+        hits = np.where(evaluated, run.exact, 0).astype(np.int64)
+        counts.append(np.column_stack([run.bleu, run.chrf, hits, evaluated.astype(np.int64)]))
+        values += [_present_columns(v) for v in run.entry_metrics.values()]
+        layout.append(list(run.entry_metrics))
+    count_sums = resample_sums(np.hstack(counts), indices)
+    value_sums = resample_sums(np.hstack(values), indices) if values else None
+    out = []
+    col, value_col = 0, 0
+    for run, names in zip(runs, layout, strict=True):
+        n_bleu, n_chrf = run.bleu.shape[1], run.chrf.shape[1]
+        bleu = count_sums[:, col : col + n_bleu]
+        chrf = count_sums[:, col + n_bleu : col + n_bleu + n_chrf]
+        hits, evaluated = (
+            count_sums[:, col + n_bleu + n_chrf],
+            count_sums[:, col + n_bleu + n_chrf + 1],
+        )
+        col += n_bleu + n_chrf + 2
+        scores = {
+            CHRF: chrf_scores(chrf),
+            BLEU: bleu_scores(bleu),
+            EXACT_MATCH: mean_scores(hits.astype(np.float64), evaluated),
+        }
+        for name in names:
+            assert value_sums is not None
+            scores[name] = mean_scores(value_sums[:, value_col], value_sums[:, value_col + 1])
+            value_col += 2
+        out.append(scores)
+    return out

@@ -7,6 +7,8 @@ from dataclasses import dataclass, replace
 
 import duckdb
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from warehouse.errors import UsageError
 from warehouse.surface import BLEU_STATS, CHRF_STATS, TER_STATS
@@ -82,6 +84,14 @@ def build_run_arrays(
     )
 
 
+def _matrix(table: pa.Table, column: str, width: int, dtype: type) -> np.ndarray:
+    """A list column of fixed-width statistic vectors as an (n, width) array."""
+    lists = table.column(column).combine_chunks()
+    if lists.null_count or pc.any(pc.not_equal(pc.list_value_length(lists), width)).as_py():
+        raise UsageError(f"stored {column} are missing or not {width} values long; re-ingest")
+    return lists.flatten().to_numpy(zero_copy_only=False).astype(dtype).reshape(-1, width)
+
+
 def load_run_arrays(con: duckdb.DuckDBPyConnection, run_id: str, label: str = "") -> RunArrays:
     """Read one stored run's per-segment statistics, segment ids and per-entry metrics."""
     head = con.execute(
@@ -89,29 +99,40 @@ def load_run_arrays(con: duckdb.DuckDBPyConnection, run_id: str, label: str = ""
     ).fetchone()
     if head is None:
         raise UsageError(f"unknown run {run_id!r}")
-    rows = con.execute(
-        "SELECT s.seg_key, st.bleu_stats, st.chrf_stats, st.ter_stats, st.exact_match, "
-        "s.difficulty FROM segment_stats st "
+    table = con.execute(
+        "SELECT st.seg_idx, s.seg_key, st.bleu_stats, st.chrf_stats, st.ter_stats, "
+        "st.exact_match, s.difficulty FROM segment_stats st "
         "JOIN segments s ON s.corpus_id = ? AND s.seg_idx = st.seg_idx "
         "WHERE st.run_id = ? ORDER BY st.seg_idx",
         [head[0], run_id],
-    ).fetchall()
+    ).fetch_arrow_table()
+    seg_idx = table.column("seg_idx").to_numpy()
     values = con.execute(
         "SELECT seg_idx, metric, value FROM metric_values "
         "WHERE run_id = ? AND seg_idx IS NOT NULL ORDER BY metric, seg_idx",
         [run_id],
-    ).fetchall()
-    return build_run_arrays(
+    ).fetch_arrow_table()
+    metric_names = np.array(values.column("metric").to_pylist(), dtype=object)
+    positions = np.searchsorted(seg_idx, values.column("seg_idx").to_numpy())
+    metric_values = values.column("value").to_numpy()
+    entry_metrics: dict[str, np.ndarray] = {}
+    for name in sorted(set(metric_names.tolist())):
+        column = np.full(len(seg_idx), np.nan)
+        rows = metric_names == name
+        column[positions[rows]] = metric_values[rows]
+        entry_metrics[name] = column
+    condition = f"/{head[2]}" if head[2] else ""
+    return RunArrays(
         run_id=run_id,
-        label=label or f"{run_id} ({head[1]}{'/' + head[2] if head[2] else ''})",
+        label=label or f"{run_id} ({head[1]}{condition})",
         test_corpus_id=head[0],
-        keys=[r[0] for r in rows],
-        bleu=[r[1] for r in rows],
-        chrf=[r[2] for r in rows],
-        ter=[r[3] for r in rows],
-        exact=[r[4] for r in rows],
-        difficulty=[r[5] for r in rows],
-        entry_values=values,
+        keys=table.column("seg_key").to_pylist(),
+        bleu=_matrix(table, "bleu_stats", BLEU_STATS, np.int64),
+        chrf=_matrix(table, "chrf_stats", CHRF_STATS, np.int64),
+        ter=_matrix(table, "ter_stats", TER_STATS, np.float64),
+        exact=table.column("exact_match").cast(pa.float64()).fill_null(np.nan).to_numpy(),
+        difficulty=table.column("difficulty").cast(pa.int64()).fill_null(0).to_numpy(),
+        entry_metrics=entry_metrics,
     )
 
 

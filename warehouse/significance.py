@@ -38,6 +38,7 @@ from warehouse.bootstrap import (
     resample_indices,
     resample_sums,
     resampled_scores,
+    resampled_scores_of,
     run_scores,
 )
 from warehouse.run_arrays import Alignment, RunArrays, align
@@ -224,7 +225,7 @@ def _sign(
 ) -> Outcome:
     """SPEC §7's paired bootstrap sign test."""
     indices = resample_indices(al.n_segments, s.n_bootstrap, s.seed)
-    res_a, res_b = resampled_scores(al.a, indices), resampled_scores(al.b, indices)
+    res_a, res_b = resampled_scores_of([al.a, al.b], indices)
     results: list[SignificanceResult] = []
     for metric in metrics:
         a, b = scores[0][metric], scores[1][metric]
@@ -240,7 +241,7 @@ def _paired_bs(
 ) -> Outcome:
     """sacrebleu's paired bootstrap resampling test (`_paired_bs_test`)."""
     indices = resample_indices(al.n_segments, s.n_bootstrap, s.seed)
-    res_a, res_b = resampled_scores(al.a, indices), resampled_scores(al.b, indices)
+    res_a, res_b = resampled_scores_of([al.a, al.b], indices)
     results: list[SignificanceResult] = []
     estimates: Estimates = {}
     for metric in metrics:
@@ -281,7 +282,7 @@ def _paired_ar(
     sys_indices = rng.choice(n_seg, size=(n, n_seg), replace=True).astype(np.int64)
     baseline_indices = resample_indices(n_seg, n, s.seed)  # sacrebleu's `_bootstrap_resample`
     res_a_bl = resampled_scores(al.a, baseline_indices)
-    res_a, res_b = resampled_scores(al.a, sys_indices), resampled_scores(al.b, sys_indices)
+    res_a, res_b = resampled_scores_of([al.a, al.b], sys_indices)
     results: list[SignificanceResult] = []
     estimates: Estimates = {}
     for metric in metrics:
