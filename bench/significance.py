@@ -159,6 +159,9 @@ def main() -> None:
                 "--paired-bs",
                 "--paired-bs-n",
                 n,
+                "--format",
+                "text",
+                "--quiet",
             ],
         )
         ours_cli = run_child(

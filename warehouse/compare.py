@@ -166,6 +166,8 @@ def compare_runs(
     if method not in METHODS:
         raise UsageError(f"--method: expected one of {', '.join(METHODS)}, got {method!r}")
     rows, n_common, warnings = side_by_side(runs)
+    if not significance and len({r.test_corpus_id for r in runs}) > 1:
+        warnings.append("the runs are on different test sets; segments were matched by id")
     result = Comparison(list(runs), n_common, rows, warnings=warnings)
     if significance:
         result.settings = settings or BootstrapSettings()

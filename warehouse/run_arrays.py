@@ -105,13 +105,13 @@ def load_run_arrays(con: duckdb.DuckDBPyConnection, run_id: str, label: str = ""
         "JOIN segments s ON s.corpus_id = ? AND s.seg_idx = st.seg_idx "
         "WHERE st.run_id = ? ORDER BY st.seg_idx",
         [head[0], run_id],
-    ).fetch_arrow_table()
+    ).to_arrow_table()
     seg_idx = table.column("seg_idx").to_numpy()
     values = con.execute(
         "SELECT seg_idx, metric, value FROM metric_values "
         "WHERE run_id = ? AND seg_idx IS NOT NULL ORDER BY metric, seg_idx",
         [run_id],
-    ).fetch_arrow_table()
+    ).to_arrow_table()
     metric_names = np.array(values.column("metric").to_pylist(), dtype=object)
     positions = np.searchsorted(seg_idx, values.column("seg_idx").to_numpy())
     metric_values = values.column("value").to_numpy()
