@@ -167,3 +167,18 @@ def test_settings_reject_impossible_values():
     with pytest.raises(UsageError, match="seed"):
         BootstrapSettings(seed=-1)
     assert BootstrapSettings().confidence_level == pytest.approx(0.95)
+
+
+def test_resample_blocks_draw_the_same_resamples_in_bounded_blocks(monkeypatch):
+    import warehouse.bootstrap as bootstrap
+
+    monkeypatch.setattr(bootstrap, "_BLOCK_INDICES", 7 * 3)
+    blocks = list(bootstrap.resample_blocks(7, 10, seed=12345))
+    assert [len(b) for b in blocks] == [3, 3, 3, 1]
+    assert np.array_equal(np.vstack(blocks), resample_indices(7, 10, seed=12345))
+    refs, hyps = _system(seed=4, n=7)
+    arrays = _arrays(refs, hyps)
+    whole = resampled_scores(arrays, resample_indices(7, 10, seed=12345))
+    [blocked] = bootstrap.resampled_scores_of([arrays], blocks)
+    for name, values in whole.items():
+        assert np.array_equal(values, blocked[name], equal_nan=True)

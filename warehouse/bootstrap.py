@@ -11,7 +11,7 @@ logarithm and exponential are numpy's rather than the math module's).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +30,7 @@ _CHRF_ORDERS = 8  # 6 character + 2 word orders
 _CHRF_BETA_SQ = 4  # beta = 2
 _CHRF_EPS = 1e-16
 _LOG_FLOOR = -9999999999.0  # sacrebleu's log(0)
+_BLOCK_INDICES = 1 << 22  # resample indices held at once (32 MiB)
 
 # The surface metrics every run has, by the names the warehouse views use.
 CHRF, BLEU, EXACT_MATCH = "chrf_plus_plus", "bleu", "exact_match_rate"
@@ -60,7 +61,19 @@ class BootstrapSettings:
 def resample_indices(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
     """`n_resamples` rows of `n_items` indices drawn with replacement (int64)."""
     rng = np.random.default_rng(seed)
-    return rng.choice(n_items, size=(n_resamples, n_items), replace=True).astype(np.int64)
+    return rng.choice(n_items, size=(n_resamples, n_items), replace=True).astype(
+        np.int64, copy=False
+    )
+
+
+def resample_blocks(n_items: int, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """The rows of `resample_indices` in consecutive blocks of at most ~4M indices: the same
+    draws (numpy's generator continues its stream across calls) in bounded memory."""
+    rng = np.random.default_rng(seed)
+    per_block = max(1, _BLOCK_INDICES // max(n_items, 1))
+    for start in range(0, n_resamples, per_block):
+        rows = min(per_block, n_resamples - start)
+        yield rng.choice(n_items, size=(rows, n_items), replace=True).astype(np.int64, copy=False)
 
 
 def resample_sums(stats: np.ndarray, indices: np.ndarray) -> np.ndarray:
@@ -173,10 +186,21 @@ def resampled_scores(arrays: RunArrays, indices: np.ndarray) -> dict[str, np.nda
 
 
 def resampled_scores_of(
-    runs: Sequence[RunArrays], indices: np.ndarray
+    runs: Sequence[RunArrays], indices: np.ndarray | Iterable[np.ndarray]
 ) -> list[dict[str, np.ndarray]]:
     """`resampled_scores` of several runs over the same segments and resamples, summing all of
-    their statistics in one pass over the indices (int64 counts, float64 per-entry values)."""
+    their statistics in one pass over the indices (int64 counts, float64 per-entry values).
+    `indices` is one array of resamples or an iterable of consecutive blocks of them."""
+    blocks = [indices] if isinstance(indices, np.ndarray) else indices
+    parts = [_resampled_block(runs, block) for block in blocks]
+    return [
+        {name: np.concatenate([p[k][name] for p in parts]) for name in parts[0][k]}
+        for k in range(len(runs))
+    ]
+
+
+def _resampled_block(runs: Sequence[RunArrays], indices: np.ndarray) -> list[dict[str, np.ndarray]]:
+    """`resampled_scores_of` for one block of resamples."""
     counts, values, layout = [], [], []
     for run in runs:
         evaluated = np.isfinite(run.exact)

@@ -23,8 +23,8 @@ from warehouse.bootstrap import (
     EXACT_MATCH,
     BootstrapSettings,
     percentile_interval,
-    resample_indices,
-    resampled_scores,
+    resample_blocks,
+    resampled_scores_of,
     run_scores,
 )
 from warehouse.run_arrays import RunArrays
@@ -113,9 +113,9 @@ def compute_confidence(arrays: RunArrays, settings: BootstrapSettings) -> RunCon
             "may have poor coverage"
         )
     scores = run_scores(arrays)
-    out.resampled = resampled_scores(
-        arrays, resample_indices(n, settings.n_bootstrap, settings.seed)
-    )
+    out.resampled = resampled_scores_of(
+        [arrays], resample_blocks(n, settings.n_bootstrap, settings.seed)
+    )[0]
     wanted = [(m, m) for m in (CHRF, BLEU, EXACT_MATCH)]
     for name, aliases in ENTRY_METRICS.items():
         found = next((a for a in aliases if a in arrays.entry_metrics), None)
@@ -131,9 +131,9 @@ def compute_confidence(arrays: RunArrays, settings: BootstrapSettings) -> RunCon
         if subset.n_segments < FEW_SEGMENTS:
             small.append(f"{tier} ({subset.n_segments})")
         tier_scores = run_scores(subset)
-        resampled = resampled_scores(
-            subset, resample_indices(subset.n_segments, settings.n_bootstrap, settings.seed)
-        )
+        resampled = resampled_scores_of(
+            [subset], resample_blocks(subset.n_segments, settings.n_bootstrap, settings.seed)
+        )[0]
         for metric in TIER_METRICS:
             interval = _interval(
                 metric, tier_scores[metric], resampled[metric], subset.n_segments, settings, tier

@@ -35,6 +35,7 @@ from warehouse.bootstrap import (
     BootstrapSettings,
     mean_scores,
     percentile_interval,
+    resample_blocks,
     resample_indices,
     resample_sums,
     resampled_scores,
@@ -224,8 +225,8 @@ def _sign(
     al: Alignment, metrics: list[str], scores: tuple[Scores, Scores], s: BootstrapSettings
 ) -> Outcome:
     """SPEC §7's paired bootstrap sign test."""
-    indices = resample_indices(al.n_segments, s.n_bootstrap, s.seed)
-    res_a, res_b = resampled_scores_of([al.a, al.b], indices)
+    blocks = resample_blocks(al.n_segments, s.n_bootstrap, s.seed)
+    res_a, res_b = resampled_scores_of([al.a, al.b], blocks)
     results: list[SignificanceResult] = []
     for metric in metrics:
         a, b = scores[0][metric], scores[1][metric]
