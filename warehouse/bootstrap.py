@@ -160,6 +160,17 @@ def percentile_interval(samples: np.ndarray, alpha: float) -> tuple[float, float
     return float(lower), float(upper)
 
 
+def _distinct_column_sums(stats: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """`resample_sums`, summing each distinct column once (paired runs share many, such as
+    reference-side counts) and copying the sums to its duplicates."""
+    first: dict[bytes, int] = {}
+    position = [first.setdefault(stats[:, j].tobytes(), len(first)) for j in range(stats.shape[1])]
+    if len(first) == stats.shape[1]:
+        return resample_sums(stats, indices)
+    keep = [position.index(k) for k in range(len(first))]
+    return resample_sums(np.ascontiguousarray(stats[:, keep]), indices)[:, position]
+
+
 def _present_columns(values: np.ndarray) -> np.ndarray:
     """[value (0 where NaN), 1.0 where present] as two float64 columns."""
     present = np.isfinite(values)
@@ -208,7 +219,7 @@ def _resampled_block(runs: Sequence[RunArrays], indices: np.ndarray) -> list[dic
         counts.append(np.column_stack([run.bleu, run.chrf, hits, evaluated.astype(np.int64)]))
         values += [_present_columns(v) for v in run.entry_metrics.values()]
         layout.append(list(run.entry_metrics))
-    count_sums = resample_sums(np.hstack(counts), indices)
+    count_sums = _distinct_column_sums(np.hstack(counts), indices)
     value_sums = resample_sums(np.hstack(values), indices) if values else None
     out = []
     col, value_col = 0, 0
