@@ -115,10 +115,10 @@ def _run(
     for letter, run in zip(letters, arrays, strict=True):
         click.echo(f"{letter} = {run.label}")
     _print_side_by_side(comparison, letters)
-    pairs = [(x, y) for i, x in enumerate(letters) for y in letters[i + 1 :]]
-    for pair, (a, b) in zip(comparison.pairs, pairs, strict=True):
-        _print_pair(comparison, pair, a, b)
     if comparison.pairs:
+        pairs = [(x, y) for i, x in enumerate(letters) for y in letters[i + 1 :]]
+        for pair, (a, b) in zip(comparison.pairs, pairs, strict=True):
+            _print_pair(comparison, pair, a, b)
         click.echo(
             f"\nSig?: * p < 0.05, ** p < 0.01 · better: significant at {ALPHA}, "
             "by the metric's direction"

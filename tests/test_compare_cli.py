@@ -181,3 +181,26 @@ def test_regressions_filter_by_test_set_and_model(run_cli, tmp_path, option):
     else:
         none = run_cli("regressions", "--model-slug", "other")
         assert none.exit_code == 0 and "in 0 comparisons" in none.stdout
+
+
+def test_reports_without_a_model_slug_are_named_after_their_file(run_cli, tmp_path):
+    a = _report(tmp_path, "first", 0.9)
+    doc = json.loads(a.read_text())
+    del doc["model_slug"]
+    a.write_text(json.dumps(doc))
+    result = run_cli("compare", a, _report(tmp_path, "second", 0.8))
+    assert result.exit_code == 0, result.output
+    assert "(first)" in result.stdout
+
+
+def test_compare_without_significance_prints_the_side_by_side_table(run_cli, tmp_path):
+    paths = [_report(tmp_path, name, q) for name, q in (("x", 1.0), ("y", 0.5), ("z", 0.7))]
+    result = run_cli("compare", *paths)
+    assert result.exit_code == 0, result.output
+    assert "Δ A-B" in result.stdout and "Δ A-C" in result.stdout
+    assert "p-value" not in result.stdout
+    doc = json.loads(run_cli("compare", *paths, "--json").stdout)
+    assert "significance" not in doc
+    chrf = doc["metrics"][0]
+    assert chrf["metric"] == "chrf_plus_plus" and len(chrf["values"]) == 3
+    assert chrf["deltas"][0] == pytest.approx(chrf["values"][0] - chrf["values"][1])

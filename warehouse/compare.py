@@ -20,6 +20,7 @@ from warehouse.bootstrap import BLEU, CHRF, EXACT_MATCH, BootstrapSettings, run_
 from warehouse.errors import UsageError
 from warehouse.ingest import prepare_from_document, write_runs
 from warehouse.run_arrays import RunArrays, load_run_arrays
+from warehouse.runcard import read_run_document
 from warehouse.runs import resolve_run
 from warehouse.schema import ensure_schema
 from warehouse.significance import METHODS, PairTest, compare_pair
@@ -44,7 +45,9 @@ def load_runs(refs: Sequence[str], con: duckdb.DuckDBPyConnection | None) -> lis
                 if memory is None:
                     memory = duckdb.connect(":memory:")
                     ensure_schema(memory)
-                prepared = prepare_from_document(ref)
+                # A report without a model slug is named after its file.
+                slug = None if read_run_document(ref).model_slug else Path(ref).stem
+                prepared = prepare_from_document(ref, model_slug=slug)
                 write_runs(memory, [prepared])
                 condition = f"/{prepared.condition}" if prepared.condition else ""
                 label = f"{ref} ({prepared.model_slug}{condition})"
