@@ -8,6 +8,7 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, say, status
+from warehouse.bootstrap import DEFAULT_ALPHA, DEFAULT_N_BOOTSTRAP, DEFAULT_SEED, BootstrapSettings
 from warehouse.ingest import (
     IngestResult,
     PreparedRun,
@@ -54,6 +55,28 @@ def _describe(result: IngestResult) -> str:
     default=None,
     help="Seconds to wait while another process writes the warehouse (default: the global one).",
 )
+@click.option("--no-ci", is_flag=True, help="Skip the bootstrap confidence intervals.")
+@click.option(
+    "--n-bootstrap-ci",
+    type=click.IntRange(min=1),
+    default=DEFAULT_N_BOOTSTRAP,
+    show_default=True,
+    help="Bootstrap resamples for the confidence intervals.",
+)
+@click.option(
+    "--ci-alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=DEFAULT_ALPHA,
+    show_default=True,
+    help="Intervals cover 1 - alpha.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=DEFAULT_SEED,
+    show_default=True,
+    help="Bootstrap seed (stored with the intervals).",
+)
 @json_option
 @pass_app
 def ingest(
@@ -66,6 +89,10 @@ def ingest(
     run_card: Path | None,
     replace: bool,
     lock_timeout: float | None,
+    no_ci: bool,
+    n_bootstrap_ci: int,
+    ci_alpha: float,
+    seed: int,
     as_json: bool,
 ) -> None:
     """Ingest runs: plain files (--testset --hyp) or test-report / run-card JSON files.
@@ -73,6 +100,7 @@ def ingest(
     Each JSON file given as an argument is its own run; its entries carry source, expected and
     predicted text, and its test set is created on the fly (shared by content). Everything is
     parsed and scored before the warehouse is opened; all runs are written in one transaction.
+    Bootstrap confidence intervals (percentile method) are computed and stored unless --no-ci.
     """
     if lock_timeout is not None:
         app.lock_timeout = lock_timeout
@@ -80,12 +108,13 @@ def ingest(
         raise click.UsageError("give JSON reports, or --testset/--hyp/--run-card, not both")
     if not reports and not (testset and hyp):
         raise click.UsageError("give JSON reports, or both --testset and --hyp")
+    ci = None if no_ci else BootstrapSettings(n_bootstrap_ci, ci_alpha, seed)
     prepared: list[PreparedRun] = []
     with status("scoring"):
         if reports:
             for path in reports:
                 prepared.append(
-                    prepare_from_document(path, model_slug=model_slug, condition=condition)
+                    prepare_from_document(path, model_slug=model_slug, condition=condition, ci=ci)
                 )
         else:
             assert testset is not None and hyp is not None
@@ -98,6 +127,7 @@ def ingest(
                     condition=condition,
                     run_card_path=run_card,
                     lock_timeout=app.lock_timeout,
+                    ci=ci,
                 )
             )
     with app.warehouse() as con, status("writing"):

@@ -12,6 +12,13 @@ from cli.output import emit_json, fmt_number, print_table, say
 from warehouse.leaderboard import SORT_KEYS, leaderboard
 
 
+def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
+    """A score followed by its bootstrap interval when the run has one: `86.49 [81.47, 90.37]`."""
+    if value is None or lower is None or upper is None:
+        return fmt_number(value, digits)
+    return f"{value:.{digits}f} [{lower:.{digits}f}, {upper:.{digits}f}]"
+
+
 @click.command("leaderboard")
 @click.option("--testset", default=None, help="Only runs on this test set.")
 @click.option(
@@ -76,10 +83,12 @@ def print_leaderboard(rows: list[dict[str, Any]]) -> None:
                 fmt_number(r["composite_score"], 4),
                 r["quality_tier"],
                 "≠" if r["coverage_differs"] else "",
-                fmt_number(r["chrf_plus_plus"]),
+                _with_ci(r["chrf_plus_plus"], r["chrf_ci_lower"], r["chrf_ci_upper"], 2),
                 fmt_number(r["corpus_bleu"]),
                 fmt_number(r["ter"]),
-                fmt_number(r["exact_match_rate"], 3),
+                _with_ci(
+                    r["exact_match_rate"], r["exact_match_ci_lower"], r["exact_match_ci_upper"], 3
+                ),
                 fmt_number(r["delta_tm_bleu"]),
                 fmt_number(r["gengap_bleu"]),
                 fmt_number(r["cost_per_entry_usd"], 5),
@@ -88,5 +97,11 @@ def print_leaderboard(rows: list[dict[str, Any]]) -> None:
             for i, r in enumerate(rows)
         ],
     )
+    if any(r["chrf_ci_lower"] is not None for r in rows):
+        seeds = sorted({r["ci_seed"] for r in rows if r["ci_seed"] is not None})
+        say(
+            "[lo, hi]: bootstrap percentile intervals stored at ingest "
+            f"(seed {', '.join(map(str, seeds))})"
+        )
     if any(r["coverage_differs"] for r in rows):
         say("≠: this run's composite uses a different set of metrics; composites not comparable")

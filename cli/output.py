@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 _stderr = Console(stderr=True, highlight=False)
+ALPHA = "\N{GREEK SMALL LETTER ALPHA}"  # for significance-level headers
 
 
 def emit_json(document: Any) -> None:
@@ -25,11 +26,18 @@ def say(message: str) -> None:
     click.echo(message, err=True)
 
 
-def print_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """A table on stdout; right-aligned numbers, empty cells for None."""
+def print_table(
+    title: str | None,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    right: Sequence[int] = (),
+) -> None:
+    """A table on stdout; right-aligned numbers (and columns listed in `right`), empty cells
+    for None."""
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
     numeric = [
-        bool(rows) and all(isinstance(r[i], (int, float)) for r in rows if r[i] is not None)
+        i in right
+        or (bool(rows) and all(isinstance(r[i], (int, float)) for r in rows if r[i] is not None))
         for i in range(len(columns))
     ]
     for name, is_num in zip(columns, numeric, strict=True):

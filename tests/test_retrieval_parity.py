@@ -52,7 +52,9 @@ def test_corpus_covers_every_kind_of_segment(ours):
     n = len(ours["source_exposure"])
     assert sum(ours["source_exact"]) > n // 10
     assert sum(ours["pair_exact"]) > n // 10
-    bins = [bin_of(x, e) for x, e in zip(ours["source_exact"], ours["source_exposure"])]
+    bins = [
+        bin_of(x, e) for x, e in zip(ours["source_exact"], ours["source_exposure"], strict=True)
+    ]
     assert {"source_exact", "near", "medium", "far"} <= set(bins)
 
 

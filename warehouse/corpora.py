@@ -255,7 +255,14 @@ def _remove_corpus(con: duckdb.DuckDBPyConnection, corpus_id: str) -> None:
     con.execute(
         "DELETE FROM audits WHERE test_corpus_id = ? OR train_corpus_id = ?", [corpus_id] * 2
     )
-    for table in ("hypotheses", "segment_stats", "metric_values", "run_sums", "run_bin_sums"):
+    for table in (
+        "hypotheses",
+        "segment_stats",
+        "metric_values",
+        "run_intervals",
+        "run_sums",
+        "run_bin_sums",
+    ):
         con.execute(f"DELETE FROM {table} WHERE run_id IN ({run_ids})", [corpus_id])
     con.execute("DELETE FROM runs WHERE test_corpus_id = ?", [corpus_id])
     con.execute("DELETE FROM segments WHERE corpus_id = ?", [corpus_id])

@@ -7,6 +7,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from warehouse.bootstrap import BootstrapSettings
 from warehouse.connection import DEFAULT_LOCK_TIMEOUT, connect
 from warehouse.corpora import AddResult, Notify, add_corpus, read_test_set, read_training_corpus
 from warehouse.exposure import AuditResult, run_audit
@@ -75,10 +76,13 @@ def run_demo(
                 model_slug=None,
                 run_card_path=folder / f"{system}.run_card.json",
                 lock_timeout=lock_timeout,
+                ci=BootstrapSettings(),
             )
             for system in DEMO_PLAIN_SYSTEMS
         ]
-        prepared += [prepare_from_document(folder / name) for name in DEMO_REPORTS]
+        prepared += [
+            prepare_from_document(folder / name, ci=BootstrapSettings()) for name in DEMO_REPORTS
+        ]
     con = connect(db, lock_timeout=lock_timeout)
     try:
         result.runs = write_runs(con, prepared, notify=say)

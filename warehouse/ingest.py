@@ -17,10 +17,18 @@ import pyarrow as pa
 
 from warehouse import __version__
 from warehouse.aggregates import forget_run, refresh_runs
+from warehouse.bootstrap import BootstrapSettings
 from warehouse.ci_env import ci_metadata
+from warehouse.confidence import (
+    RunConfidence,
+    composite_interval,
+    compute_confidence,
+    write_intervals,
+)
 from warehouse.connection import DEFAULT_LOCK_TIMEOUT, connect, transaction
 from warehouse.corpora import CorpusData, add_corpus_row, corpus_texts, get_corpus
 from warehouse.errors import InputError, UsageError
+from warehouse.run_arrays import RunArrays, build_run_arrays
 from warehouse.runcard import TOKEN_FIELDS, EntryInput, RunDocument, read_run_document
 from warehouse.segment_meta import SegmentMeta, check_unique_keys
 from warehouse.surface import SegmentStats, compute_segment_stats, corpus_scores, metric_settings
@@ -54,6 +62,8 @@ class PreparedRun:
     ci: dict[str, Any] | None
     run_id: str = ""
     warnings: list[str] = field(default_factory=list)
+    difficulty: list[int | None] = field(default_factory=list)
+    confidence: RunConfidence | None = None
 
     def __post_init__(self) -> None:
         if not self.run_id:
@@ -82,6 +92,28 @@ class PreparedRun:
         out["exact_match_rate"] = sum(evaluated) / len(evaluated) if evaluated else None
         return out
 
+    def arrays(self) -> RunArrays:
+        """The run's per-segment statistics and per-entry metrics as arrays."""
+        n = len(self.hyps)
+        return build_run_arrays(
+            run_id=self.run_id,
+            label=self.label,
+            test_corpus_id=self.test_corpus_id,
+            keys=[str(i) for i in range(n)],
+            bleu=self.stats.bleu,
+            chrf=self.stats.chrf,
+            ter=self.stats.ter,
+            exact=self.stats.exact_match,
+            difficulty=self.difficulty or [None] * n,
+            entry_values=self.seg_metrics,
+        )
+
+    def add_confidence(self, settings: BootstrapSettings | None) -> PreparedRun:
+        """Compute the run's bootstrap intervals (none when `settings` is None); returns self."""
+        if settings is not None:
+            self.confidence = compute_confidence(self.arrays(), settings)
+        return self
+
     def run_card(self) -> dict[str, Any]:
         """The JSON stored in `runs.run_card`: the input document as given, or a minimal card."""
         if self.document is not None:
@@ -104,6 +136,7 @@ class IngestResult:
     n_errors: int
     scores: dict[str, float | None]
     warnings: list[str]
+    intervals: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -159,24 +192,21 @@ def _tokenized_period_warning(hyps: Sequence[str]) -> list[str]:
 
 def _load_test_set(
     db: str | Path, name: str, lock_timeout: float
-) -> tuple[str, list[str], list[list[str]]]:
-    """Corpus id, segment keys and references of a registered test set (read-only)."""
+) -> tuple[str, list[str], list[list[str]], list[int | None]]:
+    """Corpus id, segment keys, references and difficulties of a registered test set."""
     if not Path(db).exists():
         raise UsageError(f"unknown test set {name!r}; the warehouse {db} does not exist yet")
     con = connect(db, read_only=True, lock_timeout=lock_timeout)
     try:
         info = get_corpus(con, name, "test")
-        keys = [
-            k
-            for (k,) in con.execute(
-                "SELECT seg_key FROM segments WHERE corpus_id = ? ORDER BY seg_idx",
-                [info.corpus_id],
-            ).fetchall()
-        ]
+        rows = con.execute(
+            "SELECT seg_key, difficulty FROM segments WHERE corpus_id = ? ORDER BY seg_idx",
+            [info.corpus_id],
+        ).fetchall()
         _sources, refs = corpus_texts(con, info.corpus_id)
     finally:
         con.close()
-    return info.corpus_id, keys, refs
+    return info.corpus_id, [r[0] for r in rows], refs, [r[1] for r in rows]
 
 
 def prepare_from_files(
@@ -188,8 +218,10 @@ def prepare_from_files(
     condition: str | None = None,
     run_card_path: str | Path | None = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    ci: BootstrapSettings | None = None,
 ) -> PreparedRun:
-    """Score a hypothesis file against a registered test set (plus an optional run card)."""
+    """Score a hypothesis file against a registered test set (plus an optional run card), with
+    bootstrap intervals when `ci` is given."""
     hyps = read_lines(hyp_path)
     document = read_run_document(run_card_path) if run_card_path is not None else None
     card_file = str(run_card_path)
@@ -198,7 +230,7 @@ def prepare_from_files(
         condition = _pick(condition, document.condition, "condition", card_file)
     if not model_slug:
         raise UsageError("--model-slug is required (or a run card with model_slug)")
-    corpus_id, keys, refs = _load_test_set(db, testset, lock_timeout)
+    corpus_id, keys, refs, difficulty = _load_test_set(db, testset, lock_timeout)
     if len(hyps) != len(keys):
         raise InputError(
             f"has {len(hyps)} lines but test set {testset!r} has {len(keys)} segments",
@@ -230,7 +262,8 @@ def prepare_from_files(
         settings=metric_settings(n_refs),
         ci=ci_metadata(),
         warnings=_tokenized_period_warning(hyps),
-    )
+        difficulty=difficulty,
+    ).add_confidence(ci)
 
 
 def _align_entries(
@@ -261,9 +294,14 @@ def _align_entries(
 
 
 def prepare_from_document(
-    path: str | Path, *, model_slug: str | None = None, condition: str | None = None
+    path: str | Path,
+    *,
+    model_slug: str | None = None,
+    condition: str | None = None,
+    ci: BootstrapSettings | None = None,
 ) -> PreparedRun:
-    """Score a test report / run card whose entries carry source, expected and predicted text."""
+    """Score a test report / run card whose entries carry source, expected and predicted text,
+    with bootstrap intervals when `ci` is given."""
     file = str(path)
     document = read_run_document(path)
     model_slug = _pick(model_slug, document.model_slug, "model_slug", file)
@@ -339,7 +377,8 @@ def prepare_from_document(
         settings=metric_settings(n_refs),
         ci=ci_metadata(),
         warnings=_tokenized_period_warning(hyps),
-    )
+        difficulty=[e.difficulty for e in entries],
+    ).add_confidence(ci)
 
 
 def _resolve_test_set(con: duckdb.DuckDBPyConnection, run: PreparedRun) -> tuple[str, bool]:
@@ -363,7 +402,7 @@ def _resolve_test_set(con: duckdb.DuckDBPyConnection, run: PreparedRun) -> tuple
 
 def _delete_run(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
     """Remove a run and everything stored for it."""
-    for table in ("hypotheses", "segment_stats", "metric_values", "runs"):
+    for table in ("hypotheses", "segment_stats", "metric_values", "run_intervals", "runs"):
         con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
     forget_run(con, run_id)
 
@@ -440,6 +479,18 @@ def _insert_run(con: duckdb.DuckDBPyConnection, run: PreparedRun) -> None:
             con.unregister(view)
 
 
+def _store_intervals(
+    con: duckdb.DuckDBPyConnection, run_id: str, confidence: RunConfidence
+) -> list[dict[str, Any]]:
+    """Write a freshly inserted run's intervals, the composite's computed from its stored rows."""
+    intervals = list(confidence.intervals)
+    composite = composite_interval(con, run_id, confidence)
+    if composite is not None:
+        intervals.append(composite)
+    write_intervals(con, run_id, intervals)
+    return [i.to_dict() for i in intervals]
+
+
 def write_runs(
     con: duckdb.DuckDBPyConnection,
     runs: Sequence[PreparedRun],
@@ -450,7 +501,6 @@ def write_runs(
     """Write runs in one transaction; a run already present is left alone unless `replace`."""
     say = notify or (lambda _m: None)
     results: list[IngestResult] = []
-    written: list[str] = []
     with transaction(con):
         for run in runs:
             test_name, created = _resolve_test_set(con, run)
@@ -458,6 +508,7 @@ def write_runs(
                 "SELECT run_card FROM runs WHERE run_id = ?", [run.run_id]
             ).fetchone()
             warnings = list(run.warnings)
+            intervals: list[dict[str, Any]] = []
             if existing is not None and not replace:
                 action = "unchanged"
                 if json.loads(existing[0]) != run.run_card():
@@ -471,7 +522,10 @@ def write_runs(
                     _delete_run(con, run.run_id)
                     action = "replaced"
                 _insert_run(con, run)
-                written.append(run.run_id)
+                refresh_runs(con, [run.run_id])  # the composite interval reads the stored sums
+                if run.confidence is not None:
+                    intervals = _store_intervals(con, run.run_id, run.confidence)
+                    warnings += run.confidence.warnings
             results.append(
                 IngestResult(
                     action=action,
@@ -485,7 +539,7 @@ def write_runs(
                     n_errors=sum(e is not None for e in run.errors),
                     scores=run.scores(),
                     warnings=warnings,
+                    intervals=intervals,
                 )
             )
-        refresh_runs(con, written)
     return results

@@ -39,6 +39,12 @@ class SegmentStats:
     length_ratio: list[float | None]
 
 
+def sacrebleu_metric(name: str) -> BLEU | CHRF | TER:
+    """The sacrebleu metric object behind the stored statistics: `bleu`, `chrf` or `ter`."""
+    bleu, chrf, ter = _metrics()
+    return {"bleu": bleu, "chrf": chrf, "ter": ter}[name]
+
+
 def signatures(n_refs: int) -> dict[str, str]:
     """sacrebleu signatures of the stored statistics for a test set with `n_refs` references."""
     out: dict[str, str] = {}

@@ -6,6 +6,7 @@
 /// Version of the native crate; the Python package checks it matches its own at import.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+pub mod bootstrap;
 pub mod cyzil;
 pub mod retrieval;
 

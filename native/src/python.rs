@@ -2,7 +2,9 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
+use crate::bootstrap::{self, BootstrapError};
 use crate::cyzil::{self, Bleu, CyzilError, EditDistance};
 
 impl From<CyzilError> for PyErr {
@@ -11,7 +13,67 @@ impl From<CyzilError> for PyErr {
     }
 }
 
+impl From<BootstrapError> for PyErr {
+    fn from(err: BootstrapError) -> Self {
+        PyValueError::new_err(err.to_string())
+    }
+}
+
 type Tokens = Vec<String>;
+
+/// Native-endian 8-byte values of a bytes buffer (borrowed when aligned, else copied).
+fn words<T: Copy>(bytes: &[u8], from: fn([u8; 8]) -> T) -> PyResult<std::borrow::Cow<'_, [T]>> {
+    if bytes.len() % 8 != 0 {
+        return Err(PyValueError::new_err(
+            "buffer length is not a multiple of 8 bytes",
+        ));
+    }
+    // SAFETY: i64 and f64 accept every bit pattern; `align_to` only yields aligned elements.
+    let (head, body, tail) = unsafe { bytes.align_to::<T>() };
+    if head.is_empty() && tail.is_empty() {
+        return Ok(std::borrow::Cow::Borrowed(body));
+    }
+    Ok(std::borrow::Cow::Owned(
+        bytes
+            .chunks_exact(8)
+            .map(|c| from(c.try_into().expect("8-byte chunk")))
+            .collect(),
+    ))
+}
+
+fn to_bytes<T: Copy>(values: &[T], into: fn(T) -> [u8; 8]) -> Vec<u8> {
+    values.iter().flat_map(|&v| into(v)).collect()
+}
+
+/// Per-resample sums of int64 statistic rows (raw native-endian buffers in and out).
+#[pyfunction]
+fn resample_sums_i64<'py>(
+    py: Python<'py>,
+    stats: &[u8],
+    n_cols: usize,
+    indices: &[u8],
+    n_resamples: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let stats = words(stats, i64::from_ne_bytes)?;
+    let indices = words(indices, i64::from_ne_bytes)?;
+    let sums = py.detach(|| bootstrap::resample_sums(&stats, n_cols, &indices, n_resamples))?;
+    Ok(PyBytes::new(py, &to_bytes(&sums, i64::to_ne_bytes)))
+}
+
+/// Per-resample sums of float64 statistic rows, added in index order.
+#[pyfunction]
+fn resample_sums_f64<'py>(
+    py: Python<'py>,
+    stats: &[u8],
+    n_cols: usize,
+    indices: &[u8],
+    n_resamples: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let stats = words(stats, f64::from_ne_bytes)?;
+    let indices = words(indices, i64::from_ne_bytes)?;
+    let sums = py.detach(|| bootstrap::resample_sums(&stats, n_cols, &indices, n_resamples))?;
+    Ok(PyBytes::new(py, &to_bytes(&sums, f64::to_ne_bytes)))
+}
 
 /// cyzil sentence BLEU: [precision, brevity penalty, bleu].
 #[pyfunction]
@@ -81,5 +143,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(edit_distance_corpus, m)?)?;
     m.add_function(wrap_pyfunction!(edit_distance_points, m)?)?;
     crate::python_retrieval::register(m)?;
+    m.add_function(wrap_pyfunction!(resample_sums_i64, m)?)?;
+    m.add_function(wrap_pyfunction!(resample_sums_f64, m)?)?;
     Ok(())
 }

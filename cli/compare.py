@@ -1,0 +1,204 @@
+"""`tame-wh compare` and `tame-wh significance`: runs side by side, paired tests of each pair."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import nullcontext
+from typing import Any
+
+import click
+
+from cli.context import AppContext, json_option, pass_app
+from cli.output import ALPHA, emit_json, print_table, say
+from warehouse.bootstrap import DEFAULT_ALPHA, DEFAULT_N_BOOTSTRAP, DEFAULT_SEED, BootstrapSettings
+from warehouse.compare import Comparison, compare_runs, is_report_file, load_runs, run_letters
+from warehouse.significance import METHODS, PairTest
+
+_NAMES = {
+    "chrf_plus_plus": "chrF++",
+    "bleu": "BLEU",
+    "ter": "TER",
+    "exact_match_rate": "exact match",
+}
+_CORPUS_SCALE = frozenset({"chrf_plus_plus", "bleu", "ter"})  # 0-100: two decimals
+_METHOD_TITLES = {
+    "sign": "paired bootstrap sign test",
+    "paired-bs": "sacrebleu paired bootstrap (paired-bs)",
+    "paired-ar": "sacrebleu approximate randomisation (paired-ar)",
+}
+
+
+def _num(metric: str, value: float | None) -> str:
+    """A score for people: two decimals on the 0-100 scale, four otherwise."""
+    if value is None:
+        return "n/a"
+    return f"{value:.2f}" if metric in _CORPUS_SCALE else f"{value:.4f}"
+
+
+def _stars(p_value: float, delta: float) -> str:
+    """`**` below 0.01, `*` below 0.05; never for a zero difference."""
+    if delta == 0:
+        return ""
+    return "**" if p_value < 0.01 else "*" if p_value < 0.05 else ""
+
+
+def _print_side_by_side(comparison: Comparison, letters: list[str]) -> None:
+    """The metric table: one column per run, then the first run's lead over each other run."""
+    first = letters[0]
+    columns = ["metric", *letters, *(f"Δ {first}-{x}" for x in letters[1:])]
+    rows = [
+        [
+            _NAMES.get(row.metric, row.metric),
+            *(_num(row.metric, v) for v in row.values),
+            *(_num(row.metric, d) for d in row.deltas),
+        ]
+        for row in comparison.rows
+    ]
+    print_table(
+        f"on {comparison.n_segments} common segments", columns, rows, range(1, len(columns))
+    )
+
+
+def _print_pair(comparison: Comparison, pair: PairTest, a: str, b: str) -> None:
+    """SPEC §7's table for one pair, with the test's settings in the header."""
+    s = comparison.settings
+    assert s is not None and comparison.method is not None
+    level = f"{s.confidence_level:.0%}"
+    click.echo(
+        f"\n{a} vs {b}: {_METHOD_TITLES[comparison.method]} · n = {s.n_bootstrap} · "
+        f"{ALPHA} = {s.alpha:g} · seed = {s.seed} · {pair.n_segments} segments"
+    )
+    rows = [
+        [
+            _NAMES.get(r.metric_name, r.metric_name),
+            _num(r.metric_name, r.system_a_score),
+            _num(r.metric_name, r.system_b_score),
+            _num(r.metric_name, r.delta),
+            f"[{_num(r.metric_name, r.ci_lower)}, {_num(r.metric_name, r.ci_upper)}]",
+            f"{r.p_value:.4f}",
+            _stars(r.p_value, r.delta),
+            {"A": a, "B": b}.get(r.winner or "", ""),
+        ]
+        for r in pair.results
+    ]
+    columns = ["metric", a, b, "Δ", f"{level} CI of Δ", "p-value", "Sig?", "better"]
+    print_table(None, columns, rows, range(1, 6))
+
+
+def _run(
+    app: AppContext,
+    runs: tuple[str, ...],
+    significance: bool,
+    n_bootstrap: int,
+    alpha: float,
+    seed: int,
+    method: str,
+    as_json: bool,
+) -> None:
+    """Load the runs, compare them, print."""
+    if len(runs) < 2:
+        raise click.UsageError("give at least two runs (run ids, prefixes or report files)")
+    settings = BootstrapSettings(n_bootstrap, alpha, seed)
+    needs_warehouse = not all(is_report_file(r) for r in runs)
+    with app.warehouse() if needs_warehouse else nullcontext() as con:
+        arrays = load_runs(runs, con)
+    comparison = compare_runs(arrays, significance=significance, method=method, settings=settings)
+    warnings = comparison.warnings + [
+        f"{p.run_a} vs {p.run_b}: {w}" for p in comparison.pairs for w in p.warnings
+    ]
+    for warning in warnings:
+        say(f"warning: {warning}")
+    if as_json:
+        emit_json(comparison.to_dict())
+        return
+    letters = run_letters(len(arrays))
+    for letter, run in zip(letters, arrays, strict=True):
+        click.echo(f"{letter} = {run.label}")
+    _print_side_by_side(comparison, letters)
+    if comparison.pairs:
+        pairs = [(x, y) for i, x in enumerate(letters) for y in letters[i + 1 :]]
+        for pair, (a, b) in zip(comparison.pairs, pairs, strict=True):
+            _print_pair(comparison, pair, a, b)
+        click.echo(
+            f"\nSig?: * p < 0.05, ** p < 0.01 · better: significant at {ALPHA}, "
+            "by the metric's direction"
+        )
+
+
+def _test_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--n-bootstrap, --alpha, --seed, --method, --json."""
+    for option in reversed(
+        [
+            click.option(
+                "--n-bootstrap",
+                type=click.IntRange(min=1),
+                default=DEFAULT_N_BOOTSTRAP,
+                show_default=True,
+                help="Resamples (paired-ar: randomisation trials and confidence resamples).",
+            ),
+            click.option(
+                "--alpha",
+                type=click.FloatRange(0, 1, min_open=True, max_open=True),
+                default=DEFAULT_ALPHA,
+                show_default=True,
+                help="Significance level; intervals cover 1 - alpha.",
+            ),
+            click.option(
+                "--seed",
+                type=click.IntRange(min=0),
+                default=DEFAULT_SEED,
+                show_default=True,
+                help="Seed of numpy's default_rng for the resamples.",
+            ),
+            click.option(
+                "--method",
+                type=click.Choice(METHODS),
+                default="sign",
+                show_default=True,
+                help="sign: SPEC §7 bootstrap sign test; paired-bs / paired-ar: sacrebleu's tests.",
+            ),
+            json_option,
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+@click.command("compare")
+@click.argument("runs", nargs=-1, required=True)
+@click.option("--significance", is_flag=True, help="Test every pair of runs.")
+@_test_options
+@pass_app
+def compare(
+    app: AppContext,
+    runs: tuple[str, ...],
+    significance: bool,
+    n_bootstrap: int,
+    alpha: float,
+    seed: int,
+    method: str,
+    as_json: bool,
+) -> None:
+    """Compare runs side by side (run ids, unique prefixes or test-report JSON files).
+
+    Runs are aligned by segment id. With --significance every pair is tested on the metrics
+    both runs have: corpus chrF++, corpus BLEU, exact match and each per-entry metric.
+    """
+    _run(app, runs, significance, n_bootstrap, alpha, seed, method, as_json)
+
+
+@click.command("significance")
+@click.argument("runs", nargs=-1, required=True)
+@_test_options
+@pass_app
+def significance(
+    app: AppContext,
+    runs: tuple[str, ...],
+    n_bootstrap: int,
+    alpha: float,
+    seed: int,
+    method: str,
+    as_json: bool,
+) -> None:
+    """Paired significance tests between runs: `compare --significance`."""
+    _run(app, runs, True, n_bootstrap, alpha, seed, method, as_json)

@@ -1,0 +1,115 @@
+"""`tame-wh regressions`: significant drops from each run's predecessor (a CI check)."""
+
+from __future__ import annotations
+
+import click
+
+from cli.context import AppContext, json_option, pass_app
+from cli.output import ALPHA, emit_json, print_table, say
+from warehouse.bootstrap import DEFAULT_ALPHA, DEFAULT_N_BOOTSTRAP, DEFAULT_SEED, BootstrapSettings
+from warehouse.regressions import find_regressions
+
+
+def _num(value: float) -> str:
+    """Two decimals for 0-100 scores, four for rates and other metrics."""
+    return f"{value:.2f}" if abs(value) > 1.5 else f"{value:.4f}"
+
+
+@click.command("regressions")
+@click.option("--testset", default=None, help="Only runs on this test set.")
+@click.option("--model-slug", default=None, help="Only runs of this model.")
+@click.option(
+    "--latest", is_flag=True, help="Only check each model's newest run against the one before."
+)
+@click.option(
+    "--fail-on-regression", is_flag=True, help="Exit with status 1 when a regression is found."
+)
+@click.option(
+    "--n-bootstrap",
+    type=click.IntRange(min=1),
+    default=DEFAULT_N_BOOTSTRAP,
+    show_default=True,
+    help="Bootstrap resamples.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=DEFAULT_ALPHA,
+    show_default=True,
+    help="Significance level.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=DEFAULT_SEED,
+    show_default=True,
+    help="Bootstrap seed.",
+)
+@json_option
+@pass_app
+def regressions(
+    app: AppContext,
+    testset: str | None,
+    model_slug: str | None,
+    latest: bool,
+    fail_on_regression: bool,
+    n_bootstrap: int,
+    alpha: float,
+    seed: int,
+    as_json: bool,
+) -> None:
+    """List significant drops of each run against the previous run of the same model.
+
+    Runs of one model, condition and test set are ordered by creation time; each is tested
+    against its predecessor with the paired bootstrap sign test on chrF++, BLEU, exact match and
+    every shared per-entry metric. Use --latest --fail-on-regression after ingest in CI.
+    """
+    settings = BootstrapSettings(n_bootstrap, alpha, seed)
+    with app.warehouse() as con:
+        report = find_regressions(
+            con, testset=testset, model_slug=model_slug, latest=latest, settings=settings
+        )
+    for warning in report.warnings:
+        say(f"warning: {warning}")
+    if as_json:
+        emit_json(report.to_dict())
+    elif not report.regressions:
+        click.echo(
+            f"no significant regressions in {len(report.checked)} comparisons "
+            f"(n = {n_bootstrap}, {ALPHA} = {alpha:g}, seed = {seed})"
+        )
+    else:
+        print_table(
+            f"significant drops (paired bootstrap sign test · n = {n_bootstrap} · "
+            f"{ALPHA} = {alpha:g} · seed = {seed})",
+            [
+                "model",
+                "condition",
+                "test set",
+                "run",
+                "previous",
+                "metric",
+                "before",
+                "now",
+                "Δ",
+                "p-value",
+            ],
+            [
+                [
+                    r.step.model_slug,
+                    r.step.condition,
+                    r.step.test_set,
+                    r.step.run_id,
+                    r.step.previous_run_id,
+                    r.result.metric_name,
+                    _num(r.result.system_b_score),
+                    _num(r.result.system_a_score),
+                    _num(r.result.delta),
+                    f"{r.result.p_value:.4f}",
+                ]
+                for r in report.regressions
+            ],
+            range(6, 10),
+        )
+    if fail_on_regression and report.regressions:
+        click.get_current_context().exit(1)
