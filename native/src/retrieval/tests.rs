@@ -368,3 +368,39 @@ fn exact_mode_equals_brute_force_on_templated_text() {
         }
     }
 }
+
+#[test]
+fn queries_with_too_many_grams_to_count_are_still_exact() {
+    use std::collections::HashSet;
+    let mut rng = Rng(99);
+    let long: String = (0..40_000)
+        .map(|_| char::from_u32(0x4E00 + rng.below(300) as u32).unwrap())
+        .collect();
+    let mut variant = long.clone();
+    variant.truncate(variant.char_indices().nth(30_000).unwrap().0);
+    let rows = vec![variant.clone(), long.clone(), "short".to_owned()];
+    let index = RetrievalIndex::build(&rows, &rows, &[3], None).unwrap();
+    let query = format!("{long}x");
+    let (hits, _) = index
+        .search_source(&[query.as_str()], Mode::Exact, None)
+        .unwrap();
+    let orders = Orders::new(&[3]).unwrap();
+    let set = |t: &str| -> HashSet<String> {
+        let mut out = Vec::new();
+        distinct_grams(t, &orders, &mut Vec::new(), &mut out);
+        out.into_iter().map(str::to_owned).collect()
+    };
+    let gq = set(&query);
+    assert!(gq.len() > 32_767);
+    let mut best = Best::NONE;
+    for (j, row) in rows.iter().enumerate() {
+        let gr = set(row);
+        let inter = gq.intersection(&gr).count() as u64;
+        best.offer(
+            Ratio::jaccard(inter, gq.len() as u64, gr.len() as u64),
+            j as u32,
+        );
+    }
+    assert_eq!(hits[0].row, best.row());
+    assert_eq!(hits[0].score, best.score);
+}
