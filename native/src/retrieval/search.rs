@@ -111,6 +111,47 @@ const SEED_SHORTLIST: usize = 8;
 /// Rough cost of verifying one candidate, in postings entries scanned.
 const VERIFY_COST_IN_POSTINGS: usize = 128;
 
+/// A set of gram ids as a bitmap over the vocabulary: counting a row's grams in the set is a
+/// run of independent lookups instead of a dependent merge.
+#[derive(Debug, Default)]
+struct Marks {
+    words: Vec<u64>,
+}
+
+impl Marks {
+    fn set(&mut self, ids: impl IntoIterator<Item = u32>) {
+        for g in ids {
+            let w = (g >> 6) as usize;
+            if w >= self.words.len() {
+                self.words.resize(w + 1, 0);
+            }
+            if let Some(x) = self.words.get_mut(w) {
+                *x |= 1 << (g & 63);
+            }
+        }
+    }
+
+    fn clear(&mut self, ids: impl IntoIterator<Item = u32>) {
+        for g in ids {
+            if let Some(x) = self.words.get_mut((g >> 6) as usize) {
+                *x &= !(1 << (g & 63));
+            }
+        }
+    }
+
+    /// How many of `row`'s gram ids are in the set.
+    #[inline]
+    fn count(&self, row: &[u32]) -> u64 {
+        row.iter()
+            .map(|&g| {
+                self.words
+                    .get((g >> 6) as usize)
+                    .map_or(0, |w| (w >> (g & 63)) & 1)
+            })
+            .sum()
+    }
+}
+
 /// Per-row search state: `epoch << 16 | CLOSED? | count` (counts stay below 2^15; longer
 /// queries take the exhaustive path).
 type State = u32;
@@ -133,6 +174,7 @@ pub struct Scratch {
     order_idx: Vec<usize>,
     taken: Vec<bool>,
     rest: Vec<u32>,
+    marks: Marks,
     pub(crate) bounds: Vec<usize>,
 }
 
@@ -229,6 +271,7 @@ pub fn search_exact<V: Valuer>(
     // Candidate generation, while a row not met yet could still win.
     let tag = scratch.next_tag();
     scratch.cands.clear();
+    scratch.marks.set(seen.iter().copied());
     let mut end = m;
     for (k, &gi) in order_idx.iter().enumerate() {
         let remaining = (m - k) as u64;
@@ -271,7 +314,7 @@ pub fn search_exact<V: Valuer>(
         // Early verification raises the threshold: after the spread grams, the rows sharing
         // most of them; afterwards, each step's strongest candidate.
         if k + 1 == seeds {
-            verify_leaders(side, query, best, scratch, stats, valuer, tag);
+            verify_leaders(side, best, scratch, stats, valuer, tag);
         } else if k + 1 > seeds {
             if let Some((count, d)) = top {
                 let row_len = side.doc_len(d);
@@ -281,7 +324,7 @@ pub fn search_exact<V: Valuer>(
                 }
                 if best.admits(upper_bound(possible, q, row_len), d) {
                     stats.candidates_verified += 1;
-                    let inter = intersect(side.doc(d), seen);
+                    let inter = scratch.marks.count(side.doc(d));
                     best.offer(valuer.value(d, inter, row_len), d);
                 }
             }
@@ -394,6 +437,13 @@ pub fn search_exact<V: Valuer>(
             .filter_map(|&i| seen.get(i).copied()),
     );
     rest.sort_unstable();
+    scratch.marks.clear(
+        order_idx
+            .get(..end)
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|&i| seen.get(i).copied()),
+    );
     scratch.order_idx = order_idx;
     let unprocessed = rest.len() as u64;
     let mut heap = std::mem::take(&mut scratch.heap).into_vec();
@@ -419,12 +469,13 @@ pub fn search_exact<V: Valuer>(
         let inter = if rest.is_empty() {
             count
         } else {
-            count + intersect(doc, &rest)
+            count + scratch.marks.count(doc)
         };
         stats.candidates_verified += 1;
         best.offer(valuer.value(d, inter, doc.len() as u64), d);
     }
     scratch.heap = heap;
+    scratch.marks.clear(rest.iter().copied());
     scratch.rest = rest;
 }
 
@@ -439,6 +490,7 @@ fn search_exhaustive<V: Valuer>(
     valuer: &mut V,
 ) {
     let tag = scratch.next_tag();
+    scratch.marks.set(query.seen.iter().copied());
     for &g in &query.seen {
         let postings = side.postings(g);
         stats.postings_visited += postings.len() as u64;
@@ -451,12 +503,13 @@ fn search_exhaustive<V: Valuer>(
                 let doc = side.doc(d);
                 stats.candidates_verified += 1;
                 best.offer(
-                    valuer.value(d, intersect(doc, &query.seen), doc.len() as u64),
+                    valuer.value(d, scratch.marks.count(doc), doc.len() as u64),
                     d,
                 );
             }
         }
     }
+    scratch.marks.clear(query.seen.iter().copied());
 }
 
 /// A candidate with its upper bound; ordered by bound, then lower row first.
@@ -491,7 +544,6 @@ impl Ord for Bounded {
 /// and closes them.
 fn verify_leaders<V: Valuer>(
     side: &SideIndex,
-    query: &Query<'_>,
     best: &mut Best,
     scratch: &mut Scratch,
     stats: &mut Stats,
@@ -521,7 +573,7 @@ fn verify_leaders<V: Valuer>(
         let doc = side.doc(d);
         stats.candidates_verified += 1;
         best.offer(
-            valuer.value(d, intersect(doc, &query.seen), doc.len() as u64),
+            valuer.value(d, scratch.marks.count(doc), doc.len() as u64),
             d,
         );
     }
@@ -673,12 +725,17 @@ pub fn search_fast<V: Valuer>(
     }
     stats.postings_total += query.postings_total(side);
     shortlist_pass(side, query, scratch, stats, rare, shortlist);
+    scratch.marks.set(seen.iter().copied());
     for &(_, d, _) in &scratch.order {
         let doc = side.doc(d);
         stats.candidates_verified += 1;
-        best.offer(valuer.value(d, intersect(doc, seen), doc.len() as u64), d);
+        best.offer(
+            valuer.value(d, scratch.marks.count(doc), doc.len() as u64),
+            d,
+        );
         out.push(d);
     }
+    scratch.marks.clear(seen.iter().copied());
 }
 
 #[cfg(test)]
