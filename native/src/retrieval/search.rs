@@ -389,11 +389,7 @@ pub fn search_exact<V: Valuer>(
             live.sort_unstable_by_key(|c| c.row);
             sorted = true;
         }
-        let cost = if sorted {
-            n * (2 + (p / n.max(1)).ilog2() as usize)
-        } else {
-            n + p
-        };
+        let cost = step_cost(n, p, sorted);
         // Worth another step while the last one pruned enough verifications to pay for it.
         let gain = if end == first_extension { n } else { pruned };
         if n == 0 || cost > gain * per_candidate {
@@ -580,6 +576,17 @@ fn verify_leaders<V: Valuer>(
     scratch.order = order;
 }
 
+/// Work of one extension step over `n` live candidates and `p` postings: galloping when the
+/// candidates are sorted, else scanning the postings and revisiting every candidate.
+fn step_cost(n: usize, p: usize, sorted: bool) -> usize {
+    if sorted {
+        let ratio = (p / n.max(1)).max(1);
+        n * (2 + ratio.ilog2() as usize)
+    } else {
+        n + p
+    }
+}
+
 /// A candidate during count extension.
 #[derive(Debug, Clone, Copy)]
 struct Live {
@@ -764,6 +771,14 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn step_cost_is_total() {
+        assert_eq!(step_cost(0, 0, true), 0);
+        assert_eq!(step_cost(10, 3, true), 20);
+        assert_eq!(step_cost(10, 80, true), 50);
+        assert_eq!(step_cost(10, 3, false), 13);
     }
 
     #[test]
