@@ -201,7 +201,8 @@ impl Scratch {
 /// must never exceed the row's Jaccard similarity with the query (the pruning bounds rely on it).
 pub trait Valuer {
     /// Value of row `row` whose gram set has `row_len` grams, `inter` of them in the query.
-    fn value(&mut self, row: u32, inter: u64, row_len: u64) -> Ratio;
+    /// When the value cannot beat `best`, any value that does not beat it may be returned.
+    fn value(&mut self, row: u32, inter: u64, row_len: u64, best: &Best) -> Ratio;
 }
 
 /// The plain similarity of the query itself.
@@ -212,7 +213,7 @@ pub struct Similarity {
 
 impl Valuer for Similarity {
     #[inline]
-    fn value(&mut self, _row: u32, inter: u64, row_len: u64) -> Ratio {
+    fn value(&mut self, _row: u32, inter: u64, row_len: u64, _best: &Best) -> Ratio {
         Ratio::jaccard(inter, self.size, row_len)
     }
 }
@@ -288,29 +289,7 @@ pub fn search_exact<V: Valuer>(
         }
         let postings = side.postings(seen.get(gi).copied().unwrap_or(u32::MAX));
         stats.postings_visited += postings.len() as u64;
-        let mut top: Option<(u64, u32)> = None;
-        for &d in postings {
-            let Some(st) = scratch.state.get_mut(d as usize) else {
-                continue;
-            };
-            if *st & !LOW == tag {
-                if *st & CLOSED == 0 {
-                    *st += 1;
-                    let c = u64::from(*st & COUNT_MASK);
-                    if top.is_none_or(|(tc, td)| c > tc || (c == tc && d < td)) {
-                        top = Some((c, d));
-                    }
-                }
-            } else if best.admits(upper_bound(remaining, q, side.doc_len(d)), d) {
-                *st = tag | 1;
-                scratch.cands.push(d);
-                if top.is_none_or(|(tc, td)| 1 > tc || (1 == tc && d < td)) {
-                    top = Some((1, d));
-                }
-            } else {
-                *st = tag | CLOSED;
-            }
-        }
+        let top = count_step(postings, tag, &mut scratch.state, &mut scratch.cands);
         // Early verification raises the threshold: after the spread grams, the rows sharing
         // most of them; afterwards, each step's strongest candidate.
         if k + 1 == seeds {
@@ -325,7 +304,7 @@ pub fn search_exact<V: Valuer>(
                 if best.admits(upper_bound(possible, q, row_len), d) {
                     stats.candidates_verified += 1;
                     let inter = scratch.marks.count(side.doc(d));
-                    best.offer(valuer.value(d, inter, row_len), d);
+                    best.offer(valuer.value(d, inter, row_len, best), d);
                 }
             }
         }
@@ -396,7 +375,8 @@ pub fn search_exact<V: Valuer>(
             break;
         }
         if sorted {
-            stats.postings_visited += count_in(postings, &mut live) as u64;
+            let e = count_in(postings, &mut live) as u64;
+            stats.postings_visited += e;
         } else {
             stats.postings_visited += p as u64;
             for &d in postings {
@@ -468,11 +448,45 @@ pub fn search_exact<V: Valuer>(
             count + scratch.marks.count(doc)
         };
         stats.candidates_verified += 1;
-        best.offer(valuer.value(d, inter, doc.len() as u64), d);
+        best.offer(valuer.value(d, inter, doc.len() as u64, best), d);
     }
     scratch.heap = heap;
     scratch.marks.clear(rest.iter().copied());
     scratch.rest = rest;
+}
+
+/// One generation step: counts `postings` into the per-row state (rows met for the first time
+/// open with count 1 and join `cands`; closed rows stay as they are) without data-dependent
+/// branches. Returns the open row with the highest count (lowest row on ties).
+#[inline]
+fn count_step(
+    postings: &[u32],
+    tag: State,
+    state: &mut [State],
+    cands: &mut Vec<u32>,
+) -> Option<(u64, u32)> {
+    let mut len = cands.len();
+    cands.resize(len + postings.len(), 0);
+    let mut top: u64 = 0;
+    for &d in postings {
+        let Some(st) = state.get_mut(d as usize) else {
+            continue;
+        };
+        let s = *st;
+        let same = s & !LOW == tag;
+        let open = same && s & CLOSED == 0;
+        let next = if same { s + State::from(open) } else { tag | 1 };
+        *st = next;
+        if let Some(slot) = cands.get_mut(len) {
+            *slot = d;
+        }
+        len += usize::from(!same);
+        // highest count first, then lowest row: pack (count, !row) and take the maximum
+        let key = (u64::from(next & COUNT_MASK) << 32) | u64::from(!d);
+        top = top.max(key * u64::from(open || !same));
+    }
+    cands.truncate(len);
+    (top != 0).then_some((top >> 32, !(top as u32)))
 }
 
 /// Exact search without counting, for queries with too many grams to count: every row sharing
@@ -499,7 +513,7 @@ fn search_exhaustive<V: Valuer>(
                 let doc = side.doc(d);
                 stats.candidates_verified += 1;
                 best.offer(
-                    valuer.value(d, scratch.marks.count(doc), doc.len() as u64),
+                    valuer.value(d, scratch.marks.count(doc), doc.len() as u64, best),
                     d,
                 );
             }
@@ -569,7 +583,7 @@ fn verify_leaders<V: Valuer>(
         let doc = side.doc(d);
         stats.candidates_verified += 1;
         best.offer(
-            valuer.value(d, scratch.marks.count(doc), doc.len() as u64),
+            valuer.value(d, scratch.marks.count(doc), doc.len() as u64, best),
             d,
         );
     }
@@ -737,7 +751,7 @@ pub fn search_fast<V: Valuer>(
         let doc = side.doc(d);
         stats.candidates_verified += 1;
         best.offer(
-            valuer.value(d, scratch.marks.count(doc), doc.len() as u64),
+            valuer.value(d, scratch.marks.count(doc), doc.len() as u64, best),
             d,
         );
         out.push(d);
