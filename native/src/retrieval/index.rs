@@ -24,6 +24,8 @@ pub struct SideIndex {
     /// Row `d`'s gram ids are `doc_grams[doc_offsets[d]..doc_offsets[d + 1]]`, ascending.
     doc_offsets: Vec<u64>,
     doc_grams: Vec<u32>,
+    /// Row sizes, saturated at `u16::MAX` (a compact, cache-friendly copy of the offsets).
+    doc_lens: Vec<u16>,
     /// Gram `g`'s rows are `postings[post_offsets[g]..post_offsets[g + 1]]`, ascending.
     post_offsets: Vec<u64>,
     postings: Vec<u32>,
@@ -144,9 +146,14 @@ impl SideIndex {
             .filter(|(_, t)| t.as_ref().is_empty())
             .map(|(i, _)| i as u32)
             .collect();
+        let doc_lens = doc_offsets
+            .windows(2)
+            .map(|w| u16::try_from(w[1] - w[0]).unwrap_or(u16::MAX))
+            .collect();
         Ok(Self {
             doc_offsets,
             doc_grams,
+            doc_lens,
             post_offsets,
             postings,
             vocab,
@@ -304,6 +311,11 @@ impl SideIndex {
     #[inline]
     pub fn doc_len(&self, d: u32) -> u64 {
         let d = d as usize;
+        match self.doc_lens.get(d) {
+            Some(&len) if len < u16::MAX => return u64::from(len),
+            None => return 0,
+            Some(_) => {}
+        }
         match (self.doc_offsets.get(d), self.doc_offsets.get(d + 1)) {
             (Some(&lo), Some(&hi)) => hi - lo,
             _ => 0,
@@ -350,6 +362,7 @@ impl SideIndex {
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
         (self.doc_offsets.capacity() + self.post_offsets.capacity()) * 8
+            + self.doc_lens.capacity() * 2
             + (self.doc_grams.capacity() + self.postings.capacity() + self.empty_rows.capacity())
                 * 4
             + self.vocab.heap_bytes()

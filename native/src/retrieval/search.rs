@@ -330,6 +330,7 @@ pub fn search_exact<V: Valuer>(
                 best.admits(ub, c.row)
             });
         } else {
+            let need = min_shared(best, q);
             cands.retain(|&d| {
                 let Some(st) = scratch.state.get_mut(d as usize) else {
                     return false;
@@ -337,12 +338,8 @@ pub fn search_exact<V: Valuer>(
                 if *st & CLOSED != 0 {
                     return false;
                 }
-                let ub = upper_bound(
-                    u64::from(*st & COUNT_MASK) + unprocessed,
-                    q,
-                    side.doc_len(d),
-                );
-                if best.admits(ub, d) {
+                let shared = u64::from(*st & COUNT_MASK) + unprocessed;
+                if shared >= need && best.admits(upper_bound(shared, q, side.doc_len(d)), d) {
                     true
                 } else {
                     *st |= CLOSED;
@@ -560,21 +557,23 @@ fn verify_leaders<V: Valuer>(
     valuer: &mut V,
     tag: State,
 ) {
-    let shortlist = SEED_SHORTLIST;
+    // The SEED_SHORTLIST highest (count, lower row) open candidates, in one pass.
     let mut order = std::mem::take(&mut scratch.order);
     order.clear();
+    let before =
+        |a: &(Ratio, u32, u64), b: &(Ratio, u32, u64)| a.2 > b.2 || (a.2 == b.2 && a.1 < b.1);
     for &d in &scratch.cands {
         let st = scratch.state.get(d as usize).copied().unwrap_or(CLOSED);
-        if st & !LOW == tag && st & CLOSED == 0 {
-            order.push((Ratio::ZERO, d, u64::from(st & COUNT_MASK)));
+        if st & !LOW != tag || st & CLOSED != 0 {
+            continue;
         }
-    }
-    let by_count = |a: &(Ratio, u32, u64), b: &(Ratio, u32, u64)| b.2.cmp(&a.2).then(a.1.cmp(&b.1));
-    if shortlist == 0 {
-        order.clear();
-    } else if order.len() > shortlist {
-        order.select_nth_unstable_by(shortlist - 1, by_count);
-        order.truncate(shortlist);
+        let item = (Ratio::ZERO, d, u64::from(st & COUNT_MASK));
+        if order.len() == SEED_SHORTLIST && order.last().is_none_or(|last| !before(&item, last)) {
+            continue;
+        }
+        let at = order.partition_point(|o| before(o, &item));
+        order.insert(at, item);
+        order.truncate(SEED_SHORTLIST);
     }
     for &(_, d, _) in &order {
         if let Some(st) = scratch.state.get_mut(d as usize) {
@@ -588,6 +587,16 @@ fn verify_leaders<V: Valuer>(
         );
     }
     scratch.order = order;
+}
+
+/// Fewest shared grams with which any row could still win: a row sharing `i` grams scores at most
+/// i / |Q| (when it has no other grams), so i >= best · |Q| (rounded up; equality may tie).
+fn min_shared(best: &Best, q: u64) -> u64 {
+    if best.score.num == 0 {
+        return 1;
+    }
+    let need = (u128::from(best.score.num) * u128::from(q)).div_ceil(u128::from(best.score.den));
+    u64::try_from(need).unwrap_or(u64::MAX).max(1)
 }
 
 /// Work of one extension step over `n` live candidates and `p` postings: galloping when the
@@ -785,6 +794,18 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn min_shared_is_the_smallest_winning_intersection() {
+        let best = |num, den| Best {
+            score: Ratio { num, den },
+            row: 5,
+        };
+        assert_eq!(min_shared(&Best::NONE, 10), 1);
+        assert_eq!(min_shared(&best(1, 2), 10), 5);
+        assert_eq!(min_shared(&best(1, 3), 10), 4);
+        assert_eq!(min_shared(&best(7, 9), 9), 7);
     }
 
     #[test]
