@@ -462,8 +462,11 @@ fn count_step(
     state: &mut [State],
     cands: &mut Vec<u32>,
 ) -> Option<(u64, u32)> {
-    let mut len = cands.len();
-    cands.resize(len + postings.len(), 0);
+    let start = cands.len();
+    cands.resize(start + postings.len(), 0);
+    // a plain slice keeps the buffer's address and length in registers
+    let buf = cands.get_mut(start..).unwrap_or_default();
+    let mut len = 0usize;
     let mut top: u64 = 0;
     for &d in postings {
         let Some(st) = state.get_mut(d as usize) else {
@@ -474,7 +477,7 @@ fn count_step(
         let open = same && s & CLOSED == 0;
         let next = if same { s + State::from(open) } else { tag | 1 };
         *st = next;
-        if let Some(slot) = cands.get_mut(len) {
+        if let Some(slot) = buf.get_mut(len) {
             *slot = d;
         }
         len += usize::from(!same);
@@ -482,7 +485,7 @@ fn count_step(
         let key = (u64::from(next & COUNT_MASK) << 32) | u64::from(!d);
         top = top.max(key * u64::from(open || !same));
     }
-    cands.truncate(len);
+    cands.truncate(start + len);
     (top != 0).then_some((top >> 32, !(top as u32)))
 }
 
