@@ -51,7 +51,8 @@ def _strip_marks(text: str) -> str:
 def normalize(text: str, config: NormalizationConfig = DEFAULT_CONFIG) -> str:
     """NFKC, the configured optional steps, then whitespace runs collapsed and ends stripped."""
     if not text.isascii():  # ASCII is already NFKC, has no marks and no mapped punctuation
-        text = unicodedata.normalize("NFKC", text)
+        if not unicodedata.is_normalized("NFKC", text):  # the exact check is much cheaper
+            text = unicodedata.normalize("NFKC", text)
         if config.punctuation:
             text = text.translate(_PUNCTUATION)
         if config.strip_diacritics:

@@ -157,8 +157,15 @@ impl<'a> Worker<'a> {
         exact.map_or_else(|| Hit::from_best(best), Hit::exact)
     }
 
-    /// Target exposure over all references (ties: lower row, then lower reference).
-    fn target(&mut self, refs: &[Query<'_>], shortlist: &mut Vec<u32>) -> TargetHit {
+    /// Target exposure over all references (ties: lower row, then lower reference). `hint` is
+    /// a row likely to score well (the source's nearest row), offered first to start the exact
+    /// search from a high threshold.
+    fn target(
+        &mut self,
+        refs: &[Query<'_>],
+        hint: Option<u32>,
+        shortlist: &mut Vec<u32>,
+    ) -> TargetHit {
         let tgt = &self.index.tgt;
         let mut exact: Option<(u32, u32)> = None;
         for (r, rq) in refs.iter().enumerate() {
@@ -178,6 +185,13 @@ impl<'a> Worker<'a> {
         }
         let mut best = Best::NONE;
         let mut ref_idx = None;
+        if let (Mode::Exact, Some(row)) = (self.mode, hint) {
+            for (r, rq) in refs.iter().enumerate() {
+                if best.offer(rq.jaccard(tgt, row), row) {
+                    ref_idx = Some(r as u32);
+                }
+            }
+        }
         for (r, rq) in refs.iter().enumerate() {
             let before = best;
             let mut sim = Similarity { size: rq.size };
@@ -423,7 +437,7 @@ impl RetrievalIndex {
                 .collect::<Result<Vec<_>>>()?;
             let mut shortlist = Vec::new();
             let source = w.source(&xq, &mut shortlist);
-            let target = w.target(&rqs, &mut shortlist);
+            let target = w.target(&rqs, source.row, &mut shortlist);
             let pair = w.pair(&xq, &rqs, &source, &target, &mut shortlist);
             Ok(AuditRow {
                 source,
@@ -460,7 +474,7 @@ impl RetrievalIndex {
                 .iter()
                 .map(|r| w.prepare(r.as_ref(), &index.tgt))
                 .collect::<Result<Vec<_>>>()?;
-            Ok(w.target(&rqs, &mut Vec::new()))
+            Ok(w.target(&rqs, None, &mut Vec::new()))
         })
     }
 }

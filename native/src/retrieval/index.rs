@@ -9,8 +9,8 @@ use super::error::{internal, invalid, Result};
 use super::grams::{for_each_gram, Orders};
 use super::store::{PairTable, TextStore, Vocab};
 
-/// Rows handled together by one parallel task while building.
-const BUILD_CHUNK: usize = 2048;
+/// Fewest rows per block of the first build pass.
+const MIN_BLOCK: usize = 4096;
 
 /// Largest number of rows (`u32::MAX` marks "no row").
 pub const MAX_ROWS: usize = (u32::MAX - 1) as usize;
@@ -24,6 +24,8 @@ pub struct SideIndex {
     /// Row `d`'s gram ids are `doc_grams[doc_offsets[d]..doc_offsets[d + 1]]`, ascending.
     doc_offsets: Vec<u64>,
     doc_grams: Vec<u32>,
+    /// Row sizes, saturated at `u16::MAX` (a compact, cache-friendly copy of the offsets).
+    doc_lens: Vec<u16>,
     /// Gram `g`'s rows are `postings[post_offsets[g]..post_offsets[g + 1]]`, ascending.
     post_offsets: Vec<u64>,
     postings: Vec<u32>,
@@ -32,35 +34,85 @@ pub struct SideIndex {
     empty_rows: Vec<u32>,
 }
 
-/// Per-thread accumulator of the first build pass.
-struct CountPass<'a> {
-    df: HashMap<&'a str, (u32, u32), FxBuildHasher>,
-    lens: Vec<(usize, Vec<u32>)>,
-}
+/// A gram as a hash-map key: short grams compare byte by byte inline rather than through a
+/// library call.
+#[derive(Clone, Copy)]
+struct Gram<'a>(&'a str);
 
-impl CountPass<'_> {
-    fn new() -> Self {
-        Self {
-            df: HashMap::with_hasher(FxBuildHasher),
-            lens: Vec::new(),
-        }
-    }
-
-    fn merge(mut self, mut other: Self) -> Self {
-        if self.df.len() < other.df.len() {
-            std::mem::swap(&mut self, &mut other);
-        }
-        for (gram, (df, _)) in other.df {
-            self.df.entry(gram).or_insert((0, 0)).0 += df;
-        }
-        self.lens.append(&mut other.lens);
-        self
+impl PartialEq for Gram<'_> {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (self.0.as_bytes(), other.0.as_bytes());
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
     }
 }
 
-fn chunk_range(chunk: usize, rows: usize) -> (usize, usize) {
-    let lo = chunk * BUILD_CHUNK;
-    (lo, (lo + BUILD_CHUNK).min(rows))
+impl Eq for Gram<'_> {}
+
+impl std::hash::Hash for Gram<'_> {
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write(self.0.as_bytes());
+    }
+}
+
+/// First build pass over one block of rows: block-local gram ids, their document frequencies
+/// and each row's distinct local ids.
+struct BlockPass<'a> {
+    local: HashMap<Gram<'a>, u32, FxBuildHasher>,
+    df: Vec<u32>,
+    last: Vec<u32>,
+    ids: Vec<u32>,
+    lens: Vec<u32>,
+}
+
+impl<'a> BlockPass<'a> {
+    fn run<S: AsRef<str>>(texts: &'a [S], lo: usize, orders: &Orders) -> Self {
+        // Upper bound of the gram occurrences, reserved (not touched) to avoid regrowing.
+        let occurrences: usize = texts
+            .iter()
+            .map(|t| t.as_ref().len() * orders.as_slice().len())
+            .sum();
+        let mut pass = BlockPass {
+            local: HashMap::with_hasher(FxBuildHasher),
+            df: Vec::new(),
+            last: Vec::new(),
+            ids: Vec::with_capacity(occurrences),
+            lens: Vec::with_capacity(texts.len()),
+        };
+        let mut bounds = Vec::new();
+        for (offset, text) in texts.iter().enumerate() {
+            let tag = (lo + offset) as u32 + 1;
+            let before = pass.ids.len();
+            let BlockPass {
+                local,
+                df,
+                last,
+                ids,
+                ..
+            } = &mut pass;
+            for_each_gram(text.as_ref(), orders, &mut bounds, |g| {
+                let next = df.len() as u32;
+                let id = *local.entry(Gram(g)).or_insert(next);
+                if id == next {
+                    df.push(0);
+                    last.push(0);
+                }
+                if let (Some(seen), Some(count)) =
+                    (last.get_mut(id as usize), df.get_mut(id as usize))
+                {
+                    if *seen != tag {
+                        *seen = tag;
+                        *count += 1;
+                        ids.push(id);
+                    }
+                }
+            });
+            pass.lens.push((pass.ids.len() - before) as u32);
+        }
+        pass.last = Vec::new();
+        pass
+    }
 }
 
 fn prefix_sums(counts: impl Iterator<Item = u64>, len: usize) -> Vec<u64> {
@@ -94,9 +146,14 @@ impl SideIndex {
             .filter(|(_, t)| t.as_ref().is_empty())
             .map(|(i, _)| i as u32)
             .collect();
+        let doc_lens = doc_offsets
+            .windows(2)
+            .map(|w| u16::try_from(w[1] - w[0]).unwrap_or(u16::MAX))
+            .collect();
         Ok(Self {
             doc_offsets,
             doc_grams,
+            doc_lens,
             post_offsets,
             postings,
             vocab,
@@ -111,104 +168,112 @@ impl SideIndex {
         orders: &Orders,
     ) -> Result<(Vec<u64>, Vec<u32>, Vec<u64>, Vec<u32>, Vocab)> {
         let rows = texts.len();
-        let chunks = rows.div_ceil(BUILD_CHUNK);
+        // Pass 1, one block of rows per task: grams are hashed once, into block-local ids.
+        let blocks = (rayon::current_num_threads() * 2).clamp(1, rows.div_ceil(MIN_BLOCK).max(1));
+        let block_rows = rows.div_ceil(blocks).max(1);
+        let passes: Vec<BlockPass<'_>> = texts
+            .par_chunks(block_rows)
+            .enumerate()
+            .map(|(b, chunk)| BlockPass::run(chunk, b * block_rows, orders))
+            .collect();
 
-        // Pass 1: document frequency of every gram and the number of distinct grams per row.
-        let mut pass = (0..chunks)
-            .into_par_iter()
-            .fold(CountPass::new, |mut acc, chunk| {
-                let (lo, hi) = chunk_range(chunk, rows);
-                let mut lens = Vec::with_capacity(hi - lo);
-                let mut bounds = Vec::new();
-                for (row, text) in texts.iter().enumerate().take(hi).skip(lo) {
-                    let tag = row as u32 + 1;
-                    let mut distinct = 0u32;
-                    let df = &mut acc.df;
-                    for_each_gram(text.as_ref(), orders, &mut bounds, |g| {
-                        let e = df.entry(g).or_insert((0, 0));
-                        if e.1 != tag {
-                            e.1 = tag;
-                            e.0 += 1;
-                            distinct += 1;
-                        }
-                    });
-                    lens.push(distinct);
+        // Global ids: merge the blocks' grams, then number them by ascending document
+        // frequency (ties by the gram, so ids are deterministic): rarest first.
+        let mut global: HashMap<Gram<'_>, u32, FxBuildHasher> = HashMap::with_hasher(FxBuildHasher);
+        let mut grams: Vec<(&str, u32)> = Vec::new();
+        let mut to_global: Vec<Vec<u32>> = Vec::with_capacity(passes.len());
+        for pass in &passes {
+            let mut map = vec![0u32; pass.df.len()];
+            for (&Gram(g), &lid) in &pass.local {
+                let next = grams.len() as u32;
+                let id = *global.entry(Gram(g)).or_insert(next);
+                if id == next {
+                    grams.push((g, 0));
                 }
-                acc.lens.push((chunk, lens));
-                acc
-            })
-            .reduce(CountPass::new, CountPass::merge);
-        pass.lens.sort_unstable_by_key(|(chunk, _)| *chunk);
-        let lens: Vec<u32> = pass.lens.into_iter().flat_map(|(_, l)| l).collect();
-        if lens.len() != rows {
-            return Err(internal("row count mismatch after counting grams"));
+                if let (Some(entry), Some(&df)) =
+                    (grams.get_mut(id as usize), pass.df.get(lid as usize))
+                {
+                    entry.1 += df;
+                }
+                if let Some(slot) = map.get_mut(lid as usize) {
+                    *slot = id;
+                }
+            }
+            to_global.push(map);
         }
-        if lens.iter().any(|&l| l as usize > MAX_GRAMS_PER_TEXT) {
-            return Err(invalid("a training text has too many distinct n-grams"));
-        }
-
-        // Gram ids by ascending document frequency (ties by the gram itself): rarest first.
-        let mut entries: Vec<(u32, &str)> =
-            pass.df.into_iter().map(|(g, (df, _))| (df, g)).collect();
-        entries.par_sort_unstable();
-        if entries.len() > u32::MAX as usize {
+        drop(global);
+        if grams.len() >= u32::MAX as usize {
             return Err(invalid("too many distinct n-grams in the training data"));
         }
-        let gram_bytes = entries.iter().map(|(_, g)| g.len()).sum();
-        let mut vocab = Vocab::with_capacity(entries.len(), gram_bytes);
-        for (_, g) in &entries {
-            vocab.push_new(g);
+        let mut order: Vec<u32> = (0..grams.len() as u32).collect();
+        order.par_sort_unstable_by_key(|&i| grams.get(i as usize).map(|&(g, df)| (df, g)));
+        let mut rank = vec![0u32; grams.len()];
+        let gram_bytes = grams.iter().map(|(g, _)| g.len()).sum();
+        let mut vocab = Vocab::with_capacity(grams.len(), gram_bytes);
+        let mut dfs = Vec::with_capacity(grams.len());
+        for (new_id, &old) in order.iter().enumerate() {
+            if let (Some(r), Some(&(g, df))) = (rank.get_mut(old as usize), grams.get(old as usize))
+            {
+                *r = new_id as u32;
+                vocab.push_new(g);
+                dfs.push(u64::from(df));
+            }
         }
-        let post_offsets = prefix_sums(entries.iter().map(|(df, _)| u64::from(*df)), entries.len());
-        drop(entries);
+        drop(order);
+        drop(grams);
+        for map in &mut to_global {
+            for id in map.iter_mut() {
+                *id = rank.get(*id as usize).copied().unwrap_or(u32::MAX);
+            }
+        }
+        drop(rank);
+        let post_offsets = prefix_sums(dfs.into_iter(), vocab.len());
 
-        // Pass 2: each row's sorted gram ids, written straight into the flat array.
-        let doc_offsets = prefix_sums(lens.iter().map(|&l| u64::from(l)), rows);
+        // Pass 2: each row's ids mapped to global ids and sorted, straight into the flat array.
+        let lens = passes.iter().flat_map(|p| p.lens.iter().copied());
+        let doc_offsets = prefix_sums(lens.map(u64::from), rows);
+        if doc_offsets
+            .windows(2)
+            .any(|w| (w[1] - w[0]) as usize > MAX_GRAMS_PER_TEXT)
+        {
+            return Err(invalid("a training text has too many distinct n-grams"));
+        }
         let total = usize::try_from(doc_offsets.last().copied().unwrap_or(0))
             .map_err(|_| invalid("the training data is too large for this platform"))?;
         let mut doc_grams = vec![0u32; total];
-        let mut parts: Vec<(usize, &mut [u32])> = Vec::with_capacity(chunks);
+        let mut parts: Vec<(&mut [u32], BlockPass<'_>, Vec<u32>)> =
+            Vec::with_capacity(passes.len());
         let mut rest = doc_grams.as_mut_slice();
-        for chunk in 0..chunks {
-            let (lo, hi) = chunk_range(chunk, rows);
-            let len = (doc_offsets[hi] - doc_offsets[lo]) as usize;
+        for (pass, map) in passes.into_iter().zip(to_global) {
             let (part, tail) = rest
-                .split_at_mut_checked(len)
+                .split_at_mut_checked(pass.ids.len())
                 .ok_or_else(|| internal("row offsets exceed the gram array"))?;
-            parts.push((chunk, part));
+            parts.push((part, pass, map));
             rest = tail;
         }
         parts
             .into_par_iter()
-            .try_for_each(|(chunk, part)| -> Result<()> {
-                let (lo, hi) = chunk_range(chunk, rows);
-                let mut bounds = Vec::new();
-                let mut ids: Vec<u32> = Vec::new();
+            .try_for_each(|(part, pass, map)| -> Result<()> {
                 let mut at = 0usize;
-                for (row, text) in texts.iter().enumerate().take(hi).skip(lo) {
-                    ids.clear();
-                    let mut missing = false;
-                    for_each_gram(text.as_ref(), orders, &mut bounds, |g| match vocab.get(g) {
-                        Some(id) => ids.push(id),
-                        None => missing = true,
-                    });
-                    ids.sort_unstable();
-                    ids.dedup();
-                    if missing || ids.len() != lens[row] as usize {
-                        return Err(internal("gram lists changed between build passes"));
+                for &len in &pass.lens {
+                    let len = len as usize;
+                    let (Some(out), Some(local)) =
+                        (part.get_mut(at..at + len), pass.ids.get(at..at + len))
+                    else {
+                        return Err(internal("gram list overflows its slot"));
+                    };
+                    for (o, &lid) in out.iter_mut().zip(local) {
+                        *o = map.get(lid as usize).copied().unwrap_or(u32::MAX);
                     }
-                    let out = part
-                        .get_mut(at..at + ids.len())
-                        .ok_or_else(|| internal("gram list overflows its slot"))?;
-                    out.copy_from_slice(&ids);
-                    at += ids.len();
+                    out.sort_unstable();
+                    at += len;
                 }
                 Ok(())
             })?;
 
         // Postings: rows ascending within each gram.
         let vocab_len = vocab.len();
-        let mut cursor: Vec<u64> = post_offsets[..vocab_len].to_vec();
+        let mut cursor: Vec<u64> = post_offsets.get(..vocab_len).unwrap_or(&[]).to_vec();
         let mut postings = vec![0u32; total];
         for row in 0..rows {
             let (lo, hi) = (doc_offsets[row] as usize, doc_offsets[row + 1] as usize);
@@ -246,6 +311,11 @@ impl SideIndex {
     #[inline]
     pub fn doc_len(&self, d: u32) -> u64 {
         let d = d as usize;
+        match self.doc_lens.get(d) {
+            Some(&len) if len < u16::MAX => return u64::from(len),
+            None => return 0,
+            Some(_) => {}
+        }
         match (self.doc_offsets.get(d), self.doc_offsets.get(d + 1)) {
             (Some(&lo), Some(&hi)) => hi - lo,
             _ => 0,
@@ -292,6 +362,7 @@ impl SideIndex {
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
         (self.doc_offsets.capacity() + self.post_offsets.capacity()) * 8
+            + self.doc_lens.capacity() * 2
             + (self.doc_grams.capacity() + self.postings.capacity() + self.empty_rows.capacity())
                 * 4
             + self.vocab.heap_bytes()

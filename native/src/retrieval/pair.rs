@@ -1,7 +1,7 @@
 //! Pair exposure: max over rows of min(source similarity, best reference similarity).
 
 use super::index::TrainingIndex;
-use super::score::Ratio;
+use super::score::{Best, Ratio};
 use super::search::{Query, Valuer};
 
 /// Pair value of row `row`: min(s(x, u_row), max_r s(r, v_row)).
@@ -11,14 +11,20 @@ pub fn pair_value(index: &TrainingIndex, x: &Query<'_>, refs: &[Query<'_>], row:
     if s.num == 0 {
         return Ratio::ZERO;
     }
-    s.min(best_reference(index, refs, row))
+    capped_by_references(index, refs, row, s)
 }
 
-/// max_r s(r, v_row).
+/// min(s, max_r s(r, v_row)), stopping early once a reference reaches `s`.
 #[inline]
-pub fn best_reference(index: &TrainingIndex, refs: &[Query<'_>], row: u32) -> Ratio {
-    refs.iter()
-        .fold(Ratio::ZERO, |t, r| t.max(r.jaccard(&index.tgt, row)))
+fn capped_by_references(index: &TrainingIndex, refs: &[Query<'_>], row: u32, s: Ratio) -> Ratio {
+    let mut t = Ratio::ZERO;
+    for r in refs {
+        t = t.max(r.jaccard(&index.tgt, row));
+        if t.cmp_exact(s).is_ge() {
+            return s;
+        }
+    }
+    t
 }
 
 /// Pair value for a search over the source side (the value never exceeds the source similarity).
@@ -30,12 +36,12 @@ pub struct BySource<'a, 'q> {
 
 impl Valuer for BySource<'_, '_> {
     #[inline]
-    fn value(&mut self, row: u32, inter: u64, row_len: u64) -> Ratio {
+    fn value(&mut self, row: u32, inter: u64, row_len: u64, best: &Best) -> Ratio {
         let s = Ratio::jaccard(inter, self.source_size, row_len);
-        if s.num == 0 {
+        if !best.admits(s, row) {
             return Ratio::ZERO;
         }
-        s.min(best_reference(self.index, self.refs, row))
+        capped_by_references(self.index, self.refs, row, s)
     }
 }
 
@@ -50,7 +56,11 @@ pub struct ByTarget<'a, 'q> {
 
 impl Valuer for ByTarget<'_, '_> {
     #[inline]
-    fn value(&mut self, row: u32, _inter: u64, _row_len: u64) -> Ratio {
-        pair_value(self.index, self.source, self.refs, row)
+    fn value(&mut self, row: u32, _inter: u64, _row_len: u64, best: &Best) -> Ratio {
+        let s = self.source.jaccard(&self.index.src, row);
+        if !best.admits(s, row) {
+            return Ratio::ZERO;
+        }
+        capped_by_references(self.index, self.refs, row, s)
     }
 }

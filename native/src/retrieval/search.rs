@@ -9,6 +9,7 @@
 //! of their upper bound (partial count + unprocessed grams) until no bound can win.
 
 use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 
 use super::error::{invalid, Result};
 use super::grams::{distinct_grams_at, Orders};
@@ -100,18 +101,80 @@ impl Stats {
     }
 }
 
-const COUNT_MASK: u64 = (1 << 31) - 1;
-const CLOSED: u64 = 1 << 31;
-const LOW: u64 = 0xFFFF_FFFF;
+/// The exact search first processes this many rare grams spread over the query, chosen among
+/// the grams a search at similarity `SEED_GUESS_PERCENT`% would process anyway, then verifies
+/// the `SEED_SHORTLIST` rows sharing most of them.
+const SEED_RARE_GRAMS: usize = 6;
+const SEED_GUESS_PERCENT: usize = 80;
+const SEED_SHORTLIST: usize = 8;
+
+/// Rough cost of verifying one candidate, in postings entries scanned.
+const VERIFY_COST_IN_POSTINGS: usize = 128;
+
+/// A set of gram ids as a bitmap over the vocabulary: counting a row's grams in the set is a
+/// run of independent lookups instead of a dependent merge.
+#[derive(Debug, Default)]
+struct Marks {
+    words: Vec<u64>,
+}
+
+impl Marks {
+    fn set(&mut self, ids: impl IntoIterator<Item = u32>) {
+        for g in ids {
+            let w = (g >> 6) as usize;
+            if w >= self.words.len() {
+                self.words.resize(w + 1, 0);
+            }
+            if let Some(x) = self.words.get_mut(w) {
+                *x |= 1 << (g & 63);
+            }
+        }
+    }
+
+    fn clear(&mut self, ids: impl IntoIterator<Item = u32>) {
+        for g in ids {
+            if let Some(x) = self.words.get_mut((g >> 6) as usize) {
+                *x &= !(1 << (g & 63));
+            }
+        }
+    }
+
+    /// How many of `row`'s gram ids are in the set.
+    #[inline]
+    fn count(&self, row: &[u32]) -> u64 {
+        row.iter()
+            .map(|&g| {
+                self.words
+                    .get((g >> 6) as usize)
+                    .map_or(0, |w| (w >> (g & 63)) & 1)
+            })
+            .sum()
+    }
+}
+
+/// Per-row search state: `epoch << 16 | CLOSED? | count` (counts stay below 2^15; longer
+/// queries take the exhaustive path).
+type State = u32;
+const COUNT_MASK: State = (1 << 15) - 1;
+const CLOSED: State = 1 << 15;
+const LOW: State = 0xFFFF;
+/// Largest number of known query grams the counting search handles.
+const MAX_COUNTED_GRAMS: usize = COUNT_MASK as usize;
 
 /// Per-thread scratch space, reused across queries (per-row state is epoch-stamped).
 #[derive(Debug, Default)]
 pub struct Scratch {
-    /// Per row: `epoch << 32 | CLOSED? | count`.
-    state: Vec<u64>,
-    epoch: u32,
+    /// Per row: `epoch << 16 | CLOSED? | count`.
+    state: Vec<State>,
+    epoch: u16,
     cands: Vec<u32>,
     order: Vec<(Ratio, u32, u64)>,
+    live: Vec<Live>,
+    heap: BinaryHeap<Bounded>,
+    order_idx: Vec<usize>,
+    taken: Vec<bool>,
+    rest: Vec<u32>,
+    marks: Marks,
     pub(crate) bounds: Vec<usize>,
 }
 
@@ -124,13 +187,13 @@ impl Scratch {
         }
     }
 
-    fn next_tag(&mut self) -> u64 {
+    fn next_tag(&mut self) -> State {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             self.state.fill(0);
             self.epoch = 1;
         }
-        u64::from(self.epoch) << 32
+        State::from(self.epoch) << 16
     }
 }
 
@@ -138,7 +201,8 @@ impl Scratch {
 /// must never exceed the row's Jaccard similarity with the query (the pruning bounds rely on it).
 pub trait Valuer {
     /// Value of row `row` whose gram set has `row_len` grams, `inter` of them in the query.
-    fn value(&mut self, row: u32, inter: u64, row_len: u64) -> Ratio;
+    /// When the value cannot beat `best`, any value that does not beat it may be returned.
+    fn value(&mut self, row: u32, inter: u64, row_len: u64, best: &Best) -> Ratio;
 }
 
 /// The plain similarity of the query itself.
@@ -149,7 +213,7 @@ pub struct Similarity {
 
 impl Valuer for Similarity {
     #[inline]
-    fn value(&mut self, _row: u32, inter: u64, row_len: u64) -> Ratio {
+    fn value(&mut self, _row: u32, inter: u64, row_len: u64, _best: &Best) -> Ratio {
         Ratio::jaccard(inter, self.size, row_len)
     }
 }
@@ -175,12 +239,43 @@ pub fn search_exact<V: Valuer>(
         return;
     }
     stats.postings_total += query.postings_total(side);
+    if m > MAX_COUNTED_GRAMS {
+        search_exhaustive(side, query, best, scratch, stats, valuer);
+        return;
+    }
     let q = query.size;
+
+    // Processing order. Any set P of processed grams is a valid prefix: a row containing none of
+    // them shares at most m − |P| grams with the query. A few rare grams spread over the query go
+    // first (they locate strong rows early, where the very rarest grams, e.g. of one number, all
+    // point at the same weak rows); the rest follow rarest first.
+    let seed_rare = SEED_RARE_GRAMS;
+    let guess = SEED_GUESS_PERCENT as u64;
+    let within = (m as u64 + 1)
+        .saturating_sub((guess * q).div_ceil(100))
+        .max(1) as usize;
+    let mut order_idx = std::mem::take(&mut scratch.order_idx);
+    order_idx.clear();
+    spread_rare_grams(query, seed_rare, within, &mut order_idx);
+    let seeds = order_idx.len();
+    let mut taken = std::mem::take(&mut scratch.taken);
+    taken.clear();
+    taken.resize(m, false);
+    for &i in &order_idx {
+        if let Some(t) = taken.get_mut(i) {
+            *t = true;
+        }
+    }
+    order_idx.extend((0..m).filter(|&i| !taken.get(i).copied().unwrap_or(true)));
+    scratch.taken = taken;
+
+    // Candidate generation, while a row not met yet could still win.
     let tag = scratch.next_tag();
     scratch.cands.clear();
+    scratch.marks.set(seen.iter().copied());
     let mut end = m;
-    for (i, &g) in seen.iter().enumerate() {
-        let remaining = (m - i) as u64;
+    for (k, &gi) in order_idx.iter().enumerate() {
+        let remaining = (m - k) as u64;
         // A row first met now shares at most `remaining` grams: J <= remaining / |Q|.
         if !best.admits(
             Ratio {
@@ -189,67 +284,154 @@ pub fn search_exact<V: Valuer>(
             },
             0,
         ) {
-            end = i;
+            end = k;
             break;
         }
-        let postings = side.postings(g);
+        let postings = side.postings(seen.get(gi).copied().unwrap_or(u32::MAX));
         stats.postings_visited += postings.len() as u64;
-        let mut top: Option<(u64, u32)> = None;
-        for &d in postings {
-            let Some(st) = scratch.state.get_mut(d as usize) else {
-                continue;
-            };
-            if *st & !LOW == tag {
-                if *st & CLOSED == 0 {
-                    *st += 1;
-                    let c = *st & COUNT_MASK;
-                    if top.is_none_or(|(tc, td)| c > tc || (c == tc && d < td)) {
-                        top = Some((c, d));
-                    }
+        let top = count_step(postings, tag, &mut scratch.state, &mut scratch.cands);
+        // Early verification raises the threshold: after the spread grams, the rows sharing
+        // most of them; afterwards, each step's strongest candidate.
+        if k + 1 == seeds {
+            verify_leaders(side, best, scratch, stats, valuer, tag);
+        } else if k + 1 > seeds {
+            if let Some((count, d)) = top {
+                let row_len = side.doc_len(d);
+                let possible = count + (m - k - 1) as u64;
+                if let Some(st) = scratch.state.get_mut(d as usize) {
+                    *st |= CLOSED;
                 }
-            } else if best.admits(upper_bound(remaining, q, side.doc_len(d)), d) {
-                *st = tag | 1;
-                scratch.cands.push(d);
-                if top.is_none_or(|(tc, td)| 1 > tc || (1 == tc && d < td)) {
-                    top = Some((1, d));
+                if best.admits(upper_bound(possible, q, row_len), d) {
+                    stats.candidates_verified += 1;
+                    let inter = scratch.marks.count(side.doc(d));
+                    best.offer(valuer.value(d, inter, row_len, best), d);
                 }
-            } else {
-                *st = tag | CLOSED;
-            }
-        }
-        // Early verification of this step's strongest candidate raises the threshold.
-        if let Some((count, d)) = top {
-            let row_len = side.doc_len(d);
-            let possible = count + (m - i - 1) as u64;
-            if let Some(st) = scratch.state.get_mut(d as usize) {
-                *st |= CLOSED;
-            }
-            if best.admits(upper_bound(possible, q, row_len), d) {
-                stats.candidates_verified += 1;
-                let inter = intersect(side.doc(d), seen);
-                best.offer(valuer.value(d, inter, row_len), d);
             }
         }
     }
 
-    // Remaining candidates: partial counts cover seen[..end]; bound by count + unprocessed grams.
-    let rest = seen.get(end..).unwrap_or(&[]);
-    let unprocessed = rest.len() as u64;
-    let mut order = std::mem::take(&mut scratch.order);
-    order.clear();
-    for &d in &scratch.cands {
-        let st = scratch.state.get(d as usize).copied().unwrap_or(CLOSED);
-        if st & CLOSED != 0 {
-            continue;
+    // Count extension: no new candidates, but counting further grams tightens every bound
+    // (count + unprocessed); a candidate whose bound cannot win is dropped for good (its bound
+    // never grows). Continue while a step is cheap compared with verifying every live candidate:
+    // scanning the postings against the per-row counts while there are many candidates, then
+    // galloping the few remaining ones (sorted by row) through each gram's postings.
+    let per_candidate = VERIFY_COST_IN_POSTINGS;
+    let mut cands = std::mem::take(&mut scratch.cands);
+    let mut live = std::mem::take(&mut scratch.live);
+    let first_extension = end;
+    live.clear();
+    let mut sorted = false;
+    let mut before = usize::MAX;
+    loop {
+        let unprocessed = (m - end) as u64;
+        if sorted {
+            live.retain(|c| {
+                let ub = upper_bound(u64::from(c.count) + unprocessed, q, u64::from(c.len));
+                best.admits(ub, c.row)
+            });
+        } else {
+            let need = min_shared(best, q);
+            cands.retain(|&d| {
+                let Some(st) = scratch.state.get_mut(d as usize) else {
+                    return false;
+                };
+                if *st & CLOSED != 0 {
+                    return false;
+                }
+                let shared = u64::from(*st & COUNT_MASK) + unprocessed;
+                if shared >= need && best.admits(upper_bound(shared, q, side.doc_len(d)), d) {
+                    true
+                } else {
+                    *st |= CLOSED;
+                    false
+                }
+            });
         }
-        let count = st & COUNT_MASK;
-        let ub = upper_bound(count + unprocessed, q, side.doc_len(d));
-        if best.admits(ub, d) {
-            order.push((ub, d, count));
+        let n = if sorted { live.len() } else { cands.len() };
+        let pruned = before.saturating_sub(n).min(n);
+        before = n;
+        let Some(&gi) = order_idx.get(end) else { break };
+        let postings = side.postings(seen.get(gi).copied().unwrap_or(u32::MAX));
+        let p = postings.len();
+        if !sorted && n * 8 < p {
+            for &d in &cands {
+                let st = scratch.state.get(d as usize).copied().unwrap_or(0);
+                live.push(Live {
+                    row: d,
+                    count: st & COUNT_MASK,
+                    len: side.doc_len(d) as u32,
+                });
+            }
+            live.sort_unstable_by_key(|c| c.row);
+            sorted = true;
+        }
+        let cost = step_cost(n, p, sorted);
+        // Worth another step while the last one pruned enough verifications to pay for it.
+        let gain = if end == first_extension { n } else { pruned };
+        if n == 0 || cost > gain * per_candidate {
+            break;
+        }
+        if sorted {
+            let e = count_in(postings, &mut live) as u64;
+            stats.postings_visited += e;
+        } else {
+            stats.postings_visited += p as u64;
+            for &d in postings {
+                if let Some(st) = scratch.state.get_mut(d as usize) {
+                    if *st & !LOW == tag && *st & CLOSED == 0 {
+                        *st += 1;
+                    }
+                }
+            }
+        }
+        end += 1;
+    }
+    if !sorted {
+        for &d in &cands {
+            let st = scratch.state.get(d as usize).copied().unwrap_or(0);
+            live.push(Live {
+                row: d,
+                count: st & COUNT_MASK,
+                len: side.doc_len(d) as u32,
+            });
         }
     }
-    order.sort_unstable_by(|a, b| b.0.cmp_exact(a.0).then(a.1.cmp(&b.1)));
-    for &(ub, d, count) in &order {
+    scratch.cands = cands;
+
+    // Verification in order of the upper bound (a heap: most candidates are never popped),
+    // until no bound can win.
+    let mut rest = std::mem::take(&mut scratch.rest);
+    rest.clear();
+    rest.extend(
+        order_idx
+            .get(end..)
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|&i| seen.get(i).copied()),
+    );
+    rest.sort_unstable();
+    scratch.marks.clear(
+        order_idx
+            .get(..end)
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|&i| seen.get(i).copied()),
+    );
+    scratch.order_idx = order_idx;
+    let unprocessed = rest.len() as u64;
+    let mut heap = std::mem::take(&mut scratch.heap).into_vec();
+    heap.clear();
+    heap.extend(live.iter().map(|c| {
+        let count = u64::from(c.count);
+        Bounded {
+            ub: upper_bound(count + unprocessed, q, u64::from(c.len)),
+            row: c.row,
+            count,
+        }
+    }));
+    scratch.live = live;
+    let mut heap = BinaryHeap::from(heap);
+    while let Some(Bounded { ub, row: d, count }) = heap.pop() {
         if !best.admits(ub, d) {
             if ub.cmp_exact(best.score) == Ordering::Less {
                 break;
@@ -257,45 +439,302 @@ pub fn search_exact<V: Valuer>(
             continue;
         }
         let doc = side.doc(d);
-        let inter = match rest.first() {
-            Some(&first) => {
-                let from = doc.partition_point(|&x| x < first);
-                count + intersect(doc.get(from..).unwrap_or(&[]), rest)
-            }
-            None => count,
+        let inter = if rest.is_empty() {
+            count
+        } else {
+            count + scratch.marks.count(doc)
         };
         stats.candidates_verified += 1;
-        best.offer(valuer.value(d, inter, doc.len() as u64), d);
+        best.offer(valuer.value(d, inter, doc.len() as u64, best), d);
+    }
+    scratch.heap = heap;
+    scratch.marks.clear(rest.iter().copied());
+    scratch.rest = rest;
+}
+
+/// One generation step: counts `postings` into the per-row state (rows met for the first time
+/// open with count 1 and join `cands`; closed rows stay as they are) without data-dependent
+/// branches. Returns the open row with the highest count (lowest row on ties).
+#[inline]
+fn count_step(
+    postings: &[u32],
+    tag: State,
+    state: &mut [State],
+    cands: &mut Vec<u32>,
+) -> Option<(u64, u32)> {
+    let start = cands.len();
+    cands.resize(start + postings.len(), 0);
+    // a plain slice keeps the buffer's address and length in registers
+    let buf = cands.get_mut(start..).unwrap_or_default();
+    let mut len = 0usize;
+    let mut top: u64 = 0;
+    for &d in postings {
+        let Some(st) = state.get_mut(d as usize) else {
+            continue;
+        };
+        let s = *st;
+        let same = s & !LOW == tag;
+        let open = same && s & CLOSED == 0;
+        let next = if same { s + State::from(open) } else { tag | 1 };
+        *st = next;
+        if let Some(slot) = buf.get_mut(len) {
+            *slot = d;
+        }
+        len += usize::from(!same);
+        // highest count first, then lowest row: pack (count, !row) and take the maximum
+        let key = (u64::from(next & COUNT_MASK) << 32) | u64::from(!d);
+        top = top.max(key * u64::from(open || !same));
+    }
+    cands.truncate(start + len);
+    (top != 0).then_some((top >> 32, !(top as u32)))
+}
+
+/// Exact search without counting, for queries with too many grams to count: every row sharing
+/// a gram is verified once.
+fn search_exhaustive<V: Valuer>(
+    side: &SideIndex,
+    query: &Query<'_>,
+    best: &mut Best,
+    scratch: &mut Scratch,
+    stats: &mut Stats,
+    valuer: &mut V,
+) {
+    let tag = scratch.next_tag();
+    scratch.marks.set(query.seen.iter().copied());
+    for &g in &query.seen {
+        let postings = side.postings(g);
+        stats.postings_visited += postings.len() as u64;
+        for &d in postings {
+            let Some(st) = scratch.state.get_mut(d as usize) else {
+                continue;
+            };
+            if *st & !LOW != tag {
+                *st = tag | CLOSED;
+                let doc = side.doc(d);
+                stats.candidates_verified += 1;
+                best.offer(
+                    valuer.value(d, scratch.marks.count(doc), doc.len() as u64, best),
+                    d,
+                );
+            }
+        }
+    }
+    scratch.marks.clear(query.seen.iter().copied());
+}
+
+/// A candidate with its upper bound; ordered by bound, then lower row first.
+#[derive(Debug, Clone, Copy)]
+struct Bounded {
+    ub: Ratio,
+    row: u32,
+    count: u64,
+}
+
+impl PartialEq for Bounded {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Bounded {}
+
+impl PartialOrd for Bounded {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Bounded {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.ub.cmp_exact(other.ub).then(other.row.cmp(&self.row))
+    }
+}
+
+/// Verifies the `SEED_SHORTLIST` open candidates with the highest counts (lower row on ties)
+/// and closes them.
+fn verify_leaders<V: Valuer>(
+    side: &SideIndex,
+    best: &mut Best,
+    scratch: &mut Scratch,
+    stats: &mut Stats,
+    valuer: &mut V,
+    tag: State,
+) {
+    // The SEED_SHORTLIST highest (count, lower row) open candidates, in one pass.
+    let mut order = std::mem::take(&mut scratch.order);
+    order.clear();
+    let before =
+        |a: &(Ratio, u32, u64), b: &(Ratio, u32, u64)| a.2 > b.2 || (a.2 == b.2 && a.1 < b.1);
+    for &d in &scratch.cands {
+        let st = scratch.state.get(d as usize).copied().unwrap_or(CLOSED);
+        if st & !LOW != tag || st & CLOSED != 0 {
+            continue;
+        }
+        let item = (Ratio::ZERO, d, u64::from(st & COUNT_MASK));
+        if order.len() == SEED_SHORTLIST && order.last().is_none_or(|last| !before(&item, last)) {
+            continue;
+        }
+        let at = order.partition_point(|o| before(o, &item));
+        order.insert(at, item);
+        order.truncate(SEED_SHORTLIST);
+    }
+    for &(_, d, _) in &order {
+        if let Some(st) = scratch.state.get_mut(d as usize) {
+            *st |= CLOSED;
+        }
+        let doc = side.doc(d);
+        stats.candidates_verified += 1;
+        best.offer(
+            valuer.value(d, scratch.marks.count(doc), doc.len() as u64, best),
+            d,
+        );
     }
     scratch.order = order;
 }
 
-/// The `rare` rarest query grams, preferring grams whose first occurrences do not overlap a rarer
-/// chosen gram (overlapping grams mostly carry the same evidence, e.g. every gram of one rare
-/// number); overlapping ones fill up when too few remain. Indices into `query.seen`.
-fn spread_rare_grams(query: &Query<'_>, rare: usize) -> Vec<usize> {
-    let mut chosen: Vec<usize> = Vec::with_capacity(rare);
-    let overlaps = |a: (u32, u32), b: (u32, u32)| a.0 < b.1 && b.0 < a.1;
-    for (i, &span) in query.spans.iter().enumerate() {
-        if chosen.len() == rare {
-            return chosen;
+/// Fewest shared grams with which any row could still win: a row sharing `i` grams scores at most
+/// i / |Q| (when it has no other grams), so i >= best · |Q| (rounded up; equality may tie).
+fn min_shared(best: &Best, q: u64) -> u64 {
+    if best.score.num == 0 {
+        return 1;
+    }
+    let need = (u128::from(best.score.num) * u128::from(q)).div_ceil(u128::from(best.score.den));
+    u64::try_from(need).unwrap_or(u64::MAX).max(1)
+}
+
+/// Work of one extension step over `n` live candidates and `p` postings: galloping when the
+/// candidates are sorted, else scanning the postings and revisiting every candidate.
+fn step_cost(n: usize, p: usize, sorted: bool) -> usize {
+    if sorted {
+        let ratio = (p / n.max(1)).max(1);
+        n * (2 + ratio.ilog2() as usize)
+    } else {
+        n + p
+    }
+}
+
+/// A candidate during count extension.
+#[derive(Debug, Clone, Copy)]
+struct Live {
+    row: u32,
+    count: u32,
+    len: u32,
+}
+
+/// Adds one to the count of every candidate (ascending rows) found in `postings`; returns the
+/// number of postings entries examined. Gallops when the candidates are few.
+fn count_in(postings: &[u32], live: &mut [Live]) -> usize {
+    let mut examined = 0;
+    let mut at = 0usize;
+    let gallop = live.len() * 8 < postings.len();
+    for c in live.iter_mut() {
+        if gallop {
+            let mut step = 1;
+            while postings.get(at + step).is_some_and(|&x| x < c.row) {
+                at += step;
+                step *= 2;
+                examined += 1;
+            }
+            let window = postings
+                .get(at..(at + step + 1).min(postings.len()))
+                .unwrap_or(&[]);
+            at += window.partition_point(|&x| x < c.row);
+            examined += 1 + step.ilog2() as usize;
+        } else {
+            while postings.get(at).is_some_and(|&x| x < c.row) {
+                at += 1;
+                examined += 1;
+            }
         }
-        if chosen
+        match postings.get(at) {
+            Some(&x) if x == c.row => {
+                c.count += 1;
+                at += 1;
+            }
+            Some(_) => {}
+            None => break,
+        }
+    }
+    examined
+}
+
+/// Appends to `chosen` up to `rare` of the `within` rarest query grams (indices into
+/// `query.seen`), rarest first, skipping grams whose first occurrence overlaps a chosen one
+/// (overlapping grams mostly carry the same evidence, e.g. every gram of one rare number);
+/// overlapping ones fill up when too few remain.
+fn spread_rare_grams(query: &Query<'_>, rare: usize, within: usize, chosen: &mut Vec<usize>) {
+    let start = chosen.len();
+    let overlaps = |a: (u32, u32), b: (u32, u32)| a.0 < b.1 && b.0 < a.1;
+    let candidates = query.spans.len().min(within);
+    for (i, &span) in query.spans.iter().enumerate().take(candidates) {
+        if chosen.len() - start == rare {
+            return;
+        }
+        let free = chosen
+            .get(start..)
+            .unwrap_or(&[])
             .iter()
-            .all(|&c| query.spans.get(c).is_none_or(|&o| !overlaps(span, o)))
-        {
+            .all(|&c| query.spans.get(c).is_none_or(|&o| !overlaps(span, o)));
+        if free {
             chosen.push(i);
         }
     }
-    for i in 0..query.seen.len() {
-        if chosen.len() == rare {
+    for i in 0..candidates {
+        if chosen.len() - start == rare {
             break;
         }
-        if !chosen.contains(&i) {
+        if !chosen.get(start..).unwrap_or(&[]).contains(&i) {
             chosen.push(i);
         }
     }
-    chosen
+}
+
+/// Counts how many of the chosen rare grams each row contains and leaves the `shortlist` rows
+/// with the highest counts (lower row on ties) in `scratch.order`, ascending by row.
+fn shortlist_pass(
+    side: &SideIndex,
+    query: &Query<'_>,
+    scratch: &mut Scratch,
+    stats: &mut Stats,
+    rare: usize,
+    shortlist: usize,
+) {
+    let tag = scratch.next_tag();
+    scratch.cands.clear();
+    let mut chosen = std::mem::take(&mut scratch.order_idx);
+    chosen.clear();
+    spread_rare_grams(query, rare.min(MAX_COUNTED_GRAMS), usize::MAX, &mut chosen);
+    for &i in &chosen {
+        let postings = side.postings(query.seen.get(i).copied().unwrap_or(u32::MAX));
+        stats.postings_visited += postings.len() as u64;
+        for &d in postings {
+            let Some(st) = scratch.state.get_mut(d as usize) else {
+                continue;
+            };
+            if *st & !LOW == tag {
+                *st += 1;
+            } else {
+                *st = tag | 1;
+                scratch.cands.push(d);
+            }
+        }
+    }
+    scratch.order_idx = chosen;
+    let mut order = std::mem::take(&mut scratch.order);
+    order.clear();
+    order.extend(scratch.cands.iter().map(|&d| {
+        let count = u64::from(scratch.state.get(d as usize).copied().unwrap_or(0) & COUNT_MASK);
+        (Ratio::ZERO, d, count)
+    }));
+    let by_count = |a: &(Ratio, u32, u64), b: &(Ratio, u32, u64)| b.2.cmp(&a.2).then(a.1.cmp(&b.1));
+    if shortlist == 0 {
+        order.clear();
+    } else if order.len() > shortlist {
+        order.select_nth_unstable_by(shortlist - 1, by_count);
+        order.truncate(shortlist);
+    }
+    order.sort_unstable_by_key(|e| e.1);
+    scratch.order = order;
 }
 
 /// Approximate top-1 search: rows from the postings of `rare` rare query grams (rarest first,
@@ -318,47 +757,67 @@ pub fn search_fast<V: Valuer>(
         return;
     }
     stats.postings_total += query.postings_total(side);
-    let tag = scratch.next_tag();
-    scratch.cands.clear();
-    for i in spread_rare_grams(query, rare) {
-        let postings = side.postings(seen.get(i).copied().unwrap_or(u32::MAX));
-        stats.postings_visited += postings.len() as u64;
-        for &d in postings {
-            let Some(st) = scratch.state.get_mut(d as usize) else {
-                continue;
-            };
-            if *st & !LOW == tag {
-                *st += 1;
-            } else {
-                *st = tag | 1;
-                scratch.cands.push(d);
-            }
-        }
-    }
-    let mut order = std::mem::take(&mut scratch.order);
-    order.clear();
-    order.extend(scratch.cands.iter().map(|&d| {
-        let count = scratch.state.get(d as usize).copied().unwrap_or(0) & COUNT_MASK;
-        (Ratio::ZERO, d, count)
-    }));
-    let by_count = |a: &(Ratio, u32, u64), b: &(Ratio, u32, u64)| b.2.cmp(&a.2).then(a.1.cmp(&b.1));
-    if order.len() > shortlist {
-        order.select_nth_unstable_by(shortlist - 1, by_count);
-        order.truncate(shortlist);
-    }
-    order.sort_unstable_by_key(|e| e.1);
-    for &(_, d, _) in &order {
+    shortlist_pass(side, query, scratch, stats, rare, shortlist);
+    scratch.marks.set(seen.iter().copied());
+    for &(_, d, _) in &scratch.order {
         let doc = side.doc(d);
         stats.candidates_verified += 1;
-        best.offer(valuer.value(d, intersect(doc, seen), doc.len() as u64), d);
+        best.offer(
+            valuer.value(d, scratch.marks.count(doc), doc.len() as u64, best),
+            d,
+        );
         out.push(d);
     }
-    scratch.order = order;
+    scratch.marks.clear(seen.iter().copied());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn count_in_merges_and_gallops() {
+        let postings: Vec<u32> = (0..1000).map(|i| i * 3).collect();
+        for rows in [vec![0u32, 3, 4, 2997, 5000], (0..500).collect::<Vec<u32>>()] {
+            let mut live: Vec<Live> = rows
+                .iter()
+                .map(|&row| Live {
+                    row,
+                    count: 0,
+                    len: 0,
+                })
+                .collect();
+            count_in(&postings, &mut live);
+            for c in &live {
+                assert_eq!(
+                    c.count,
+                    u32::from(c.row % 3 == 0 && c.row < 3000),
+                    "{}",
+                    c.row
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn min_shared_is_the_smallest_winning_intersection() {
+        let best = |num, den| Best {
+            score: Ratio { num, den },
+            row: 5,
+        };
+        assert_eq!(min_shared(&Best::NONE, 10), 1);
+        assert_eq!(min_shared(&best(1, 2), 10), 5);
+        assert_eq!(min_shared(&best(1, 3), 10), 4);
+        assert_eq!(min_shared(&best(7, 9), 9), 7);
+    }
+
+    #[test]
+    fn step_cost_is_total() {
+        assert_eq!(step_cost(0, 0, true), 0);
+        assert_eq!(step_cost(10, 3, true), 20);
+        assert_eq!(step_cost(10, 80, true), 50);
+        assert_eq!(step_cost(10, 3, false), 13);
+    }
 
     #[test]
     fn intersect_counts_common_ids() {

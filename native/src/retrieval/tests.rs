@@ -1,5 +1,7 @@
 //! Brute-force comparison of the engine on small random inputs.
 
+use std::collections::HashSet;
+
 use super::audit::{AuditRow, Hit, Mode, RetrievalIndex, TargetHit};
 use super::grams::{distinct_grams, Orders};
 use super::score::{Best, Ratio};
@@ -9,19 +11,32 @@ struct Brute {
     orders: Orders,
     src: Vec<String>,
     tgt: Vec<String>,
+    src_grams: Vec<HashSet<String>>,
+    tgt_grams: Vec<HashSet<String>>,
 }
 
 impl Brute {
-    fn grams(&self, text: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        distinct_grams(text, &self.orders, &mut Vec::new(), &mut out);
-        out.into_iter().map(str::to_owned).collect()
+    fn new(orders: &[i64], src: &[String], tgt: &[String]) -> Self {
+        let orders = Orders::new(orders).unwrap();
+        let grams = |t: &String| gram_set(&orders, t);
+        let src_grams = src.iter().map(grams).collect();
+        let tgt_grams = tgt.iter().map(grams).collect();
+        Brute {
+            orders,
+            src: src.to_vec(),
+            tgt: tgt.to_vec(),
+            src_grams,
+            tgt_grams,
+        }
     }
 
-    fn sim(&self, a: &str, b: &str) -> Ratio {
-        let (ga, gb) = (self.grams(a), self.grams(b));
-        let inter = ga.iter().filter(|g| gb.contains(g)).count() as u64;
-        Ratio::jaccard(inter, ga.len() as u64, gb.len() as u64)
+    fn grams(&self, text: &str) -> HashSet<String> {
+        gram_set(&self.orders, text)
+    }
+
+    fn sim(a: &HashSet<String>, b: &HashSet<String>) -> Ratio {
+        let inter = a.intersection(b).count() as u64;
+        Ratio::jaccard(inter, a.len() as u64, b.len() as u64)
     }
 
     fn source(&self, x: &str) -> Hit {
@@ -32,9 +47,10 @@ impl Brute {
                 exact: true,
             };
         }
+        let gx = self.grams(x);
         let mut best = Best::NONE;
-        for (j, u) in self.src.iter().enumerate() {
-            best.offer(self.sim(x, u), j as u32);
+        for (j, gu) in self.src_grams.iter().enumerate() {
+            best.offer(Self::sim(&gx, gu), j as u32);
         }
         hit(best)
     }
@@ -53,10 +69,11 @@ impl Brute {
                 };
             }
         }
+        let grs: Vec<HashSet<String>> = refs.iter().map(|r| self.grams(r)).collect();
         let (mut best, mut best_ref) = (Best::NONE, None);
-        for (j, v) in self.tgt.iter().enumerate() {
-            for (r, text) in refs.iter().enumerate() {
-                if best.offer(self.sim(text, v), j as u32) {
+        for (j, gv) in self.tgt_grams.iter().enumerate() {
+            for (r, gr) in grs.iter().enumerate() {
+                if best.offer(Self::sim(gr, gv), j as u32) {
                     best_ref = Some(r as u32);
                 }
             }
@@ -78,13 +95,23 @@ impl Brute {
                 };
             }
         }
+        let gx = self.grams(x);
+        let grs: Vec<HashSet<String>> = refs.iter().map(|r| self.grams(r)).collect();
         let mut best = Best::NONE;
-        for (j, (u, v)) in self.src.iter().zip(&self.tgt).enumerate() {
-            let t = refs.iter().fold(Ratio::ZERO, |t, r| t.max(self.sim(r, v)));
-            best.offer(self.sim(x, u).min(t), j as u32);
+        for (j, (gu, gv)) in self.src_grams.iter().zip(&self.tgt_grams).enumerate() {
+            let t = grs
+                .iter()
+                .fold(Ratio::ZERO, |t, gr| t.max(Self::sim(gr, gv)));
+            best.offer(Self::sim(&gx, gu).min(t), j as u32);
         }
         hit(best)
     }
+}
+
+fn gram_set(orders: &Orders, text: &str) -> HashSet<String> {
+    let mut out = Vec::new();
+    distinct_grams(text, orders, &mut Vec::new(), &mut out);
+    out.into_iter().map(str::to_owned).collect()
 }
 
 fn hit(best: Best) -> Hit {
@@ -162,11 +189,7 @@ fn run_case(seed: u64, orders: &[i64], mode: Mode) {
         src.push(s);
         tgt.push(t);
     }
-    let brute = Brute {
-        orders: Orders::new(orders).unwrap(),
-        src: src.clone(),
-        tgt: tgt.clone(),
-    };
+    let brute = Brute::new(orders, &src, &tgt);
     let index = RetrievalIndex::build(&src, &tgt, orders, Some(2)).unwrap();
     let queries: Vec<String> = (0..12).map(|_| rng.text(&src)).collect();
     let refs: Vec<Vec<String>> = (0..12)
@@ -324,11 +347,7 @@ fn exact_mode_equals_brute_force_on_templated_text() {
         let src: Vec<String> = (0..n).map(|_| templated(&mut rng)).collect();
         let tgt: Vec<String> = src.iter().map(|s| s.replace("the", "el")).collect();
         let orders: &[i64] = if seed % 2 == 0 { &[3, 4, 5] } else { &[2, 3] };
-        let brute = Brute {
-            orders: Orders::new(orders).unwrap(),
-            src: src.clone(),
-            tgt: tgt.clone(),
-        };
+        let brute = Brute::new(orders, &src, &tgt);
         let index = RetrievalIndex::build(&src, &tgt, orders, None).unwrap();
         let queries: Vec<String> = (0..40)
             .map(|i| match i % 4 {
@@ -366,5 +385,126 @@ fn exact_mode_equals_brute_force_on_templated_text() {
                 &brute.pair(&queries[i], &refs[i]),
             );
         }
+    }
+}
+
+#[test]
+fn queries_with_too_many_grams_to_count_are_still_exact() {
+    use std::collections::HashSet;
+    let mut rng = Rng(99);
+    let long: String = (0..70_000)
+        .map(|_| char::from_u32(0x4E00 + rng.below(300) as u32).unwrap())
+        .collect();
+    let mut variant = long.clone();
+    variant.truncate(variant.char_indices().nth(50_000).unwrap().0);
+    let rows = vec![variant.clone(), long.clone(), "short".to_owned()];
+    let index = RetrievalIndex::build(&rows, &rows, &[3], None).unwrap();
+    let query = format!("{long}x");
+    let (hits, _) = index
+        .search_source(&[query.as_str()], Mode::Exact, None)
+        .unwrap();
+    let orders = Orders::new(&[3]).unwrap();
+    let set = |t: &str| -> HashSet<String> {
+        let mut out = Vec::new();
+        distinct_grams(t, &orders, &mut Vec::new(), &mut out);
+        out.into_iter().map(str::to_owned).collect()
+    };
+    let gq = set(&query);
+    assert!(gq.len() > 32_767);
+    // rows longer than u16::MAX grams use the exact offsets, not the compact sizes
+    assert!(set(&long).len() > usize::from(u16::MAX));
+    let mut best = Best::NONE;
+    for (j, row) in rows.iter().enumerate() {
+        let gr = set(row);
+        let inter = gq.intersection(&gr).count() as u64;
+        best.offer(
+            Ratio::jaccard(inter, gq.len() as u64, gr.len() as u64),
+            j as u32,
+        );
+    }
+    assert_eq!(hits[0].row, best.row());
+    assert_eq!(hits[0].score, best.score);
+}
+
+/// Sentences like the benchmark's: three of twelve words, a verb and a number, so many rows
+/// share most grams and every phase of the search (seeding, extension by scanning and by
+/// galloping, bound-ordered verification) takes part.
+fn sentence(rng: &mut Rng) -> (String, String) {
+    const EN: [&str; 12] = [
+        "river", "market", "teacher", "window", "bread", "morning", "letter", "ticket", "garden",
+        "station", "doctor", "city",
+    ];
+    const ES: [&str; 12] = [
+        "río",
+        "mercado",
+        "maestra",
+        "ventana",
+        "pan",
+        "mañana",
+        "carta",
+        "boleto",
+        "jardín",
+        "estación",
+        "médico",
+        "ciudad",
+    ];
+    const VERBS: [(&str, &str); 3] = [("sees", "ve"), ("buys", "compra"), ("needs", "necesita")];
+    let (a, b, c) = (rng.below(12), rng.below(12), rng.below(12));
+    let (ve, vs) = VERBS[rng.below(3)];
+    let n = rng.below(300);
+    (
+        format!(
+            "The {} {ve} the {} near the {} no. {n}.",
+            EN[a], EN[b], EN[c]
+        ),
+        format!(
+            "El {} {vs} el {} cerca del {} n.º {n}.",
+            ES[a], ES[b], ES[c]
+        ),
+    )
+}
+
+#[test]
+fn exact_mode_equals_brute_force_on_benchmark_like_sentences() {
+    let mut rng = Rng(0x5DEE_CE66_D1CE_4E5B);
+    let rows: Vec<(String, String)> = (0..2500).map(|_| sentence(&mut rng)).collect();
+    let (src, tgt): (Vec<String>, Vec<String>) = rows.into_iter().unzip();
+    let brute = Brute::new(&[3, 4, 5], &src, &tgt);
+    let index = RetrievalIndex::build(&src, &tgt, &[3, 4, 5], None).unwrap();
+    let mut queries = Vec::new();
+    let mut refs = Vec::new();
+    for i in 0..60 {
+        let (s, t) = match i % 3 {
+            0 => (
+                src[rng.below(src.len())].clone(),
+                tgt[rng.below(tgt.len())].clone(),
+            ),
+            1 => {
+                let j = rng.below(src.len());
+                (src[j].replacen('e', "a", 1), tgt[j].replacen('e', "a", 1))
+            }
+            _ => sentence(&mut rng),
+        };
+        let other = sentence(&mut rng).1;
+        queries.push(s);
+        refs.push(if i % 2 == 0 { vec![t] } else { vec![other, t] });
+    }
+    let (rows, stats) = index.audit(&queries, &refs, Mode::Exact, None).unwrap();
+    assert!(stats.postings_visited < stats.postings_total / 2);
+    for (i, row) in rows.iter().enumerate() {
+        let ctx = format!("query {i} {:?} {:?}", queries[i], refs[i]);
+        check_hit(
+            &format!("source {ctx}"),
+            &row.source,
+            &brute.source(&queries[i]),
+        );
+        let t = brute.target(&refs[i]);
+        check_hit(&format!("target {ctx}"), &row.target.hit, &t.hit);
+        assert_eq!(row.target.ref_idx, t.ref_idx, "{ctx}");
+        check_hit(
+            &format!("pair {ctx}"),
+            &row.pair,
+            &brute.pair(&queries[i], &refs[i]),
+        );
     }
 }
