@@ -188,12 +188,26 @@ def _delete_audit(con: duckdb.DuckDBPyConnection, audit_id: str) -> None:
     forget_audit(con, audit_id)
 
 
+def _training_targets(
+    con: duckdb.DuckDBPyConnection, corpus_id: str, rows: list[int | None]
+) -> dict[int, str]:
+    """The training targets of the given rows (fetched, not kept in memory for the whole audit)."""
+    wanted = sorted({j for j in rows if j is not None})
+    if not wanted:
+        return {}
+    found = con.execute(
+        "SELECT seg_idx, refs[1] FROM segments WHERE corpus_id = ? AND list_contains(?, seg_idx)",
+        [corpus_id, wanted],
+    ).fetchall()
+    return {int(j): str(t) for j, t in found}
+
+
 def _tm_hypotheses(
-    nn: list[int | None], train_tgt: list[str], test_src: list[str], policy: str
+    nn: list[int | None], targets: dict[int, str], test_src: list[str], policy: str
 ) -> list[str]:
     """TM hypothesis per test segment: the target of its source neighbour, else by policy."""
     return [
-        train_tgt[j] if j is not None else (src if policy == "source" else "")
+        targets[j] if j is not None else (src if policy == "source" else "")
         for j, src in zip(nn, test_src, strict=True)
     ]
 
@@ -236,7 +250,7 @@ def _validate_fast(
     index: Any,
     test_src: list[str],
     test_refs: list[list[str]],
-    train_tgt: list[str],
+    targets: Callable[[list[int | None]], dict[int, str]],
     fast: dict[str, list[Any]],
     config: AuditConfig,
     threads: int | None,
@@ -263,7 +277,7 @@ def _validate_fast(
     refs = [test_refs[i] for i in sample]
 
     def tm_bleu(nn: list[int | None]) -> float:
-        hyps = _tm_hypotheses(nn, train_tgt, src, config.tm_zero_policy)
+        hyps = _tm_hypotheses(nn, targets(nn), src, config.tm_zero_policy)
         stats = compute_segment_stats(hyps, refs, [False] * len(hyps))
         return bleu_from_stats([sum(col) for col in zip(*stats.bleu, strict=True)])
 
@@ -302,11 +316,13 @@ def run_audit(
     timings: dict[str, float] = {}
     started = time.perf_counter()
     train_src, train_refs = corpus_texts(con, train.corpus_id)
-    train_tgt = [refs[0] for refs in train_refs]
     test_src, test_refs = corpus_texts(con, test.corpus_id)
     timings["read_seconds"] = time.perf_counter() - started
     mark = time.perf_counter()
-    index = build_index(train_src, train_tgt, config.orders, config.normalization, threads)
+    index = build_index(
+        train_src, [refs[0] for refs in train_refs], config.orders, config.normalization, threads
+    )
+    del train_src, train_refs  # the index holds what the search needs
     timings["index_seconds"] = time.perf_counter() - mark
     collected = register_exposure_functions(
         con, index, config, threads=threads, progress=progress, total=len(test_src)
@@ -359,7 +375,8 @@ def run_audit(
         ).fetchall()
         nn = [r[0] for r in rows]
         mark = time.perf_counter()
-        tm_hyps = _tm_hypotheses(nn, train_tgt, test_src, config.tm_zero_policy)
+        targets = _training_targets(con, train.corpus_id, nn)
+        tm_hyps = _tm_hypotheses(nn, targets, test_src, config.tm_zero_policy)
         _store_tm_stats(con, audit_id, tm_hyps, test_refs)
         refresh_audit(con, audit_id)
         timings["tm_seconds"] = time.perf_counter() - mark
@@ -371,7 +388,13 @@ def run_audit(
                 "source_exact": [r[2] for r in rows],
             }
             validation = _validate_fast(
-                index, test_src, test_refs, train_tgt, fast, config, threads
+                index,
+                test_src,
+                test_refs,
+                lambda rows: _training_targets(con, train.corpus_id, rows),
+                fast,
+                config,
+                threads,
             )
         timings["total_seconds"] = time.perf_counter() - started
         con.execute(
