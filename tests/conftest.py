@@ -63,6 +63,12 @@ def snapshot(db: Path) -> dict[str, list[tuple[Any, ...]]]:
         con.close()
 
 
+# A small vocabulary for generated sentences: small enough that systems share n-grams.
+VOCABULARY = [
+    "river", "market", "teacher", "window", "bread", "morning", "letter", "ticket", "garden",
+    "station", "city",
+]  # fmt: skip
+
 PG_DSN_ENV = "TAME_WH_TEST_PG_DSN"
 
 

@@ -8,21 +8,9 @@ import random
 import pytest
 
 from cli.output import ALPHA
+from tests.conftest import VOCABULARY as _WORDS
 from tests.conftest import snapshot
 
-_WORDS = [
-    "river",
-    "market",
-    "teacher",
-    "window",
-    "bread",
-    "morning",
-    "letter",
-    "ticket",
-    "garden",
-    "station",
-    "city",
-]
 SPEC_FIELDS = {
     "metric_name",
     "system_a_score",

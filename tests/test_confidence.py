@@ -8,24 +8,12 @@ import random
 import numpy as np
 import pytest
 
+from tests.conftest import VOCABULARY as _WORDS
 from warehouse.bootstrap import BootstrapSettings, resample_indices
 from warehouse.confidence import load_intervals
 from warehouse.ingest import prepare_from_document, write_runs
 from warehouse.schema import open_warehouse
 
-_WORDS = [
-    "river",
-    "market",
-    "teacher",
-    "window",
-    "bread",
-    "morning",
-    "letter",
-    "ticket",
-    "garden",
-    "station",
-    "city",
-]
 SETTINGS = BootstrapSettings(n_bootstrap=200, alpha=0.1, seed=7)
 
 

@@ -9,25 +9,12 @@ import pytest
 from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest
 
+from tests.conftest import VOCABULARY as _WORDS
 from warehouse.bootstrap import BootstrapSettings, resample_indices
 from warehouse.errors import UsageError
 from warehouse.run_arrays import build_run_arrays
 from warehouse.significance import SignificanceResult, compare_pair, higher_is_better
 from warehouse.surface import compute_segment_stats
-
-_WORDS = [
-    "river",
-    "market",
-    "teacher",
-    "window",
-    "bread",
-    "morning",
-    "letter",
-    "ticket",
-    "garden",
-    "station",
-    "city",
-]
 
 
 def _references(n: int, seed: int = 7) -> list[str]:
