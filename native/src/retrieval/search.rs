@@ -12,7 +12,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::error::{invalid, Result};
-use super::grams::{distinct_grams_at, Orders};
+use super::grams::{for_each_gram_at, Orders};
 use super::index::{SideIndex, MAX_GRAMS_PER_TEXT};
 use super::score::{Best, Ratio};
 
@@ -36,23 +36,34 @@ impl<'t> Query<'t> {
         orders: &Orders,
         scratch: &mut Scratch,
     ) -> Result<Self> {
-        let mut grams: Vec<(&'t str, u32, u32)> = Vec::new();
-        distinct_grams_at(text, orders, &mut scratch.bounds, &mut grams);
-        if grams.len() > MAX_GRAMS_PER_TEXT {
+        // Known grams are deduplicated by id (cheap integer sort, first occurrence kept);
+        // only the unknown ones, usually few, are deduplicated by their text.
+        let vocab = side.vocab();
+        let mut known: Vec<(u32, (u32, u32))> = Vec::new();
+        let mut unknown: Vec<&'t str> = Vec::new();
+        for_each_gram_at(
+            text,
+            orders,
+            &mut scratch.bounds,
+            |g, start, end| match vocab.get(g) {
+                Some(id) => known.push((id, (start as u32, end as u32))),
+                None => unknown.push(g),
+            },
+        );
+        known.sort_unstable();
+        known.dedup_by_key(|k| k.0);
+        unknown.sort_unstable();
+        unknown.dedup();
+        let size = known.len() + unknown.len();
+        if size > MAX_GRAMS_PER_TEXT {
             return Err(invalid("a query text has too many distinct n-grams"));
         }
-        let vocab = side.vocab();
-        let mut known: Vec<(u32, (u32, u32))> = grams
-            .iter()
-            .filter_map(|&(g, start, end)| vocab.get(g).map(|id| (id, (start, end))))
-            .collect();
-        known.sort_unstable();
         let (seen, spans) = known.into_iter().unzip();
         Ok(Self {
             text,
             seen,
             spans,
-            size: grams.len() as u64,
+            size: size as u64,
         })
     }
 
