@@ -52,7 +52,8 @@ def test_corpus_covers_every_kind_of_segment(ours):
     n = len(ours["source_exposure"])
     assert sum(ours["source_exact"]) > n // 10
     assert sum(ours["pair_exact"]) > n // 10
-    bins = [bin_of(x, e) for x, e in zip(ours["source_exact"], ours["source_exposure"])]
+    pairs = zip(ours["source_exact"], ours["source_exposure"], strict=True)
+    bins = [bin_of(x, e) for x, e in pairs]
     assert {"source_exact", "near", "medium", "far"} <= set(bins)
 
 
@@ -115,8 +116,7 @@ def test_fast_mode_agrees_with_exact_on_templated_corpus(corpus, ours):
         for f, e in zip(fast[f"{side}_exposure"], ours[f"{side}_exposure"], strict=True):
             assert f <= e + 1e-12
         same = sum(
-            f == e
-            for f, e in zip(fast[f"{side}_exposure"], ours[f"{side}_exposure"], strict=True)
+            f == e for f, e in zip(fast[f"{side}_exposure"], ours[f"{side}_exposure"], strict=True)
         )
         assert same / n >= 0.9, (side, same / n)
     top1 = sum(f == e for f, e in zip(fast["source_nn"], ours["source_nn"], strict=True))
