@@ -386,9 +386,7 @@ pub fn search_exact<V: Valuer>(
             stats.postings_visited += p as u64;
             for &d in postings {
                 if let Some(st) = scratch.state.get_mut(d as usize) {
-                    if *st & !LOW == tag && *st & CLOSED == 0 {
-                        *st += 1;
-                    }
+                    *st += State::from(*st & !LOW == tag && *st & CLOSED == 0);
                 }
             }
         }
