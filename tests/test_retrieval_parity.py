@@ -52,9 +52,8 @@ def test_corpus_covers_every_kind_of_segment(ours):
     n = len(ours["source_exposure"])
     assert sum(ours["source_exact"]) > n // 10
     assert sum(ours["pair_exact"]) > n // 10
-    bins = [
-        bin_of(x, e) for x, e in zip(ours["source_exact"], ours["source_exposure"], strict=True)
-    ]
+    pairs = zip(ours["source_exact"], ours["source_exposure"], strict=True)
+    bins = [bin_of(x, e) for x, e in pairs]
     assert {"source_exact", "near", "medium", "far"} <= set(bins)
 
 

@@ -90,21 +90,6 @@ pub fn for_each_gram_at<'a>(
     }
 }
 
-/// The distinct grams of `text`, each with the code-point span of its first occurrence.
-pub fn distinct_grams_at<'a>(
-    text: &'a str,
-    orders: &Orders,
-    bounds: &mut Vec<usize>,
-    out: &mut Vec<(&'a str, u32, u32)>,
-) {
-    out.clear();
-    for_each_gram_at(text, orders, bounds, |g, start, end| {
-        out.push((g, start as u32, end as u32));
-    });
-    out.sort_unstable();
-    out.dedup_by(|later, first| later.0 == first.0);
-}
-
 /// Collects the distinct grams of `text` into `out` (sorted, deduplicated).
 #[cfg(test)]
 pub fn distinct_grams<'a>(
@@ -175,11 +160,13 @@ mod tests {
     }
 
     #[test]
-    fn spans_are_first_occurrences_in_code_points() {
+    fn spans_are_code_point_positions() {
         let orders = Orders::new(&[2]).unwrap();
         let mut out = Vec::new();
-        distinct_grams_at("ñaña", &orders, &mut Vec::new(), &mut out);
-        assert_eq!(out, vec![("aña"[..3].as_ref(), 1, 3), ("ña", 0, 2)]);
+        for_each_gram_at("ñaña", &orders, &mut Vec::new(), |g, start, end| {
+            out.push((g, start, end))
+        });
+        assert_eq!(out, vec![("ña", 0, 2), ("añ", 1, 3), ("ña", 2, 4)]);
     }
 
     #[test]

@@ -1,18 +1,27 @@
 //! Top-1 search of one query against one training side.
 //!
-//! `search_exact` returns the true maximum (lowest row on ties) with real pruning: query grams are
-//! processed rarest first; a row first met at the i-th of m known grams shares at most m − i grams
-//! with the query, so new candidates stop once (m − i)/|Q| cannot beat the best so far (or tie it
-//! at a lower row); a per-row bound min(m − i, |D|)/(|Q| + |D| − min(m − i, |D|)), which implies
-//! the size filter, rejects hopeless rows on first sight; the strongest candidate of each step is
-//! verified at once to raise the threshold early; the remaining candidates are verified in order
-//! of their upper bound (partial count + unprocessed grams) until no bound can win.
+//! `search_exact` returns the true maximum (lowest row on ties) with real pruning:
+//! * Any set P of processed query grams is a valid prefix: a row containing none of them shares
+//!   at most m − |P| of the query's m known grams, so J <= (m − |P|)/|Q|. Grams are processed
+//!   rarest first (gram ids are assigned by ascending document frequency), after a few rare grams
+//!   spread over the query that locate strong rows early; new candidates stop as soon as a row not
+//!   met yet could no longer beat the best so far (or tie it at a lower row).
+//! * Early verification of the rows sharing most of the grams processed so far (after the spread
+//!   grams, then after 2, 4, 8… times as many) raises the threshold, which shortens the prefix.
+//! * Count extension: without admitting new rows, further grams are counted for the live
+//!   candidates while that is cheaper than verifying them; each candidate's bound
+//!   min(count + unprocessed, |D|)/(|Q| + |D| − min(…)) (which implies the size filter) only
+//!   shrinks, so failing candidates are dropped for good. Few candidates gallop through postings.
+//! * The survivors are verified exactly (intersection counted against a bitmap of the unprocessed
+//!   grams) in order of their bound, stopping when no bound can win.
+//!
+//! Scores are compared exactly by cross-multiplication.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::error::{invalid, Result};
-use super::grams::{distinct_grams_at, Orders};
+use super::grams::{for_each_gram_at, Orders};
 use super::index::{SideIndex, MAX_GRAMS_PER_TEXT};
 use super::score::{Best, Ratio};
 
@@ -36,23 +45,34 @@ impl<'t> Query<'t> {
         orders: &Orders,
         scratch: &mut Scratch,
     ) -> Result<Self> {
-        let mut grams: Vec<(&'t str, u32, u32)> = Vec::new();
-        distinct_grams_at(text, orders, &mut scratch.bounds, &mut grams);
-        if grams.len() > MAX_GRAMS_PER_TEXT {
+        // Known grams are deduplicated by id (cheap integer sort, first occurrence kept);
+        // only the unknown ones, usually few, are deduplicated by their text.
+        let vocab = side.vocab();
+        let mut known: Vec<(u32, (u32, u32))> = Vec::new();
+        let mut unknown: Vec<&'t str> = Vec::new();
+        for_each_gram_at(
+            text,
+            orders,
+            &mut scratch.bounds,
+            |g, start, end| match vocab.get(g) {
+                Some(id) => known.push((id, (start as u32, end as u32))),
+                None => unknown.push(g),
+            },
+        );
+        known.sort_unstable();
+        known.dedup_by_key(|k| k.0);
+        unknown.sort_unstable();
+        unknown.dedup();
+        let size = known.len() + unknown.len();
+        if size > MAX_GRAMS_PER_TEXT {
             return Err(invalid("a query text has too many distinct n-grams"));
         }
-        let vocab = side.vocab();
-        let mut known: Vec<(u32, (u32, u32))> = grams
-            .iter()
-            .filter_map(|&(g, start, end)| vocab.get(g).map(|id| (id, (start, end))))
-            .collect();
-        known.sort_unstable();
         let (seen, spans) = known.into_iter().unzip();
         Ok(Self {
             text,
             seen,
             spans,
-            size: grams.len() as u64,
+            size: size as u64,
         })
     }
 
@@ -289,24 +309,12 @@ pub fn search_exact<V: Valuer>(
         }
         let postings = side.postings(seen.get(gi).copied().unwrap_or(u32::MAX));
         stats.postings_visited += postings.len() as u64;
-        let top = count_step(postings, tag, &mut scratch.state, &mut scratch.cands);
-        // Early verification raises the threshold: after the spread grams, the rows sharing
-        // most of them; afterwards, each step's strongest candidate.
-        if k + 1 == seeds {
+        count_step(postings, tag, &mut scratch.state, &mut scratch.cands);
+        // Early verification raises the threshold: after the spread grams and after 2, 4, 8…
+        // times as many grams, the open rows sharing most of the grams so far.
+        let done = k + 1;
+        if done % seeds.max(1) == 0 && (done / seeds.max(1)).is_power_of_two() {
             verify_leaders(side, best, scratch, stats, valuer, tag);
-        } else if k + 1 > seeds {
-            if let Some((count, d)) = top {
-                let row_len = side.doc_len(d);
-                let possible = count + (m - k - 1) as u64;
-                if let Some(st) = scratch.state.get_mut(d as usize) {
-                    *st |= CLOSED;
-                }
-                if best.admits(upper_bound(possible, q, row_len), d) {
-                    stats.candidates_verified += 1;
-                    let inter = scratch.marks.count(side.doc(d));
-                    best.offer(valuer.value(d, inter, row_len, best), d);
-                }
-            }
         }
     }
 
@@ -378,9 +386,7 @@ pub fn search_exact<V: Valuer>(
             stats.postings_visited += p as u64;
             for &d in postings {
                 if let Some(st) = scratch.state.get_mut(d as usize) {
-                    if *st & !LOW == tag && *st & CLOSED == 0 {
-                        *st += 1;
-                    }
+                    *st += State::from(*st & !LOW == tag && *st & CLOSED == 0);
                 }
             }
         }
@@ -454,20 +460,14 @@ pub fn search_exact<V: Valuer>(
 
 /// One generation step: counts `postings` into the per-row state (rows met for the first time
 /// open with count 1 and join `cands`; closed rows stay as they are) without data-dependent
-/// branches. Returns the open row with the highest count (lowest row on ties).
+/// branches (tracking a running maximum here would triple the cost of the loop).
 #[inline]
-fn count_step(
-    postings: &[u32],
-    tag: State,
-    state: &mut [State],
-    cands: &mut Vec<u32>,
-) -> Option<(u64, u32)> {
+fn count_step(postings: &[u32], tag: State, state: &mut [State], cands: &mut Vec<u32>) {
     let start = cands.len();
     cands.resize(start + postings.len(), 0);
     // a plain slice keeps the buffer's address and length in registers
     let buf = cands.get_mut(start..).unwrap_or_default();
     let mut len = 0usize;
-    let mut top: u64 = 0;
     for &d in postings {
         let Some(st) = state.get_mut(d as usize) else {
             continue;
@@ -481,12 +481,8 @@ fn count_step(
             *slot = d;
         }
         len += usize::from(!same);
-        // highest count first, then lowest row: pack (count, !row) and take the maximum
-        let key = (u64::from(next & COUNT_MASK) << 32) | u64::from(!d);
-        top = top.max(key * u64::from(open || !same));
     }
     cands.truncate(start + len);
-    (top != 0).then_some((top >> 32, !(top as u32)))
 }
 
 /// Exact search without counting, for queries with too many grams to count: every row sharing
