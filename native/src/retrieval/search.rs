@@ -223,6 +223,11 @@ pub trait Valuer {
     /// Value of row `row` whose gram set has `row_len` grams, `inter` of them in the query.
     /// When the value cannot beat `best`, any value that does not beat it may be returned.
     fn value(&mut self, row: u32, inter: u64, row_len: u64, best: &Best) -> Ratio;
+
+    /// An upper bound of every value, if one is known (it caps all pruning bounds).
+    fn cap(&self) -> Option<Ratio> {
+        None
+    }
 }
 
 /// The plain similarity of the query itself.
@@ -242,6 +247,12 @@ impl Valuer for Similarity {
 fn upper_bound(shared: u64, query: u64, row_len: u64) -> Ratio {
     let inter = shared.min(row_len);
     Ratio::jaccard(inter, query, row_len)
+}
+
+/// `bound`, lowered to the valuer's cap when there is one.
+#[inline]
+fn capped(bound: Ratio, cap: Option<Ratio>) -> Ratio {
+    cap.map_or(bound, |c| bound.min(c))
 }
 
 /// Exact top-1 search: raises `best` to the maximum value over all rows (lowest row on ties).
@@ -264,6 +275,7 @@ pub fn search_exact<V: Valuer>(
         return;
     }
     let q = query.size;
+    let cap = valuer.cap();
 
     // Processing order. Any set P of processed grams is a valid prefix: a row containing none of
     // them shares at most m − |P| grams with the query. A few rare grams spread over the query go
@@ -297,13 +309,11 @@ pub fn search_exact<V: Valuer>(
     for (k, &gi) in order_idx.iter().enumerate() {
         let remaining = (m - k) as u64;
         // A row first met now shares at most `remaining` grams: J <= remaining / |Q|.
-        if !best.admits(
-            Ratio {
-                num: remaining,
-                den: q,
-            },
-            0,
-        ) {
+        let fresh = Ratio {
+            num: remaining,
+            den: q,
+        };
+        if !best.admits(capped(fresh, cap), 0) {
             end = k;
             break;
         }
@@ -335,7 +345,7 @@ pub fn search_exact<V: Valuer>(
         if sorted {
             live.retain(|c| {
                 let ub = upper_bound(u64::from(c.count) + unprocessed, q, u64::from(c.len));
-                best.admits(ub, c.row)
+                best.admits(capped(ub, cap), c.row)
             });
         } else {
             let need = min_shared(best, q);
@@ -347,7 +357,8 @@ pub fn search_exact<V: Valuer>(
                     return false;
                 }
                 let shared = u64::from(*st & COUNT_MASK) + unprocessed;
-                if shared >= need && best.admits(upper_bound(shared, q, side.doc_len(d)), d) {
+                let ub = || capped(upper_bound(shared, q, side.doc_len(d)), cap);
+                if shared >= need && best.admits(ub(), d) {
                     true
                 } else {
                     *st |= CLOSED;
@@ -430,7 +441,7 @@ pub fn search_exact<V: Valuer>(
     heap.extend(live.iter().map(|c| {
         let count = u64::from(c.count);
         Bounded {
-            ub: upper_bound(count + unprocessed, q, u64::from(c.len)),
+            ub: capped(upper_bound(count + unprocessed, q, u64::from(c.len)), cap),
             row: c.row,
             count,
         }
