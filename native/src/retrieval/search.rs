@@ -235,8 +235,10 @@ impl Scratch {
     }
 }
 
-/// Turns a row's exact intersection with the query into the value being maximised; the value
-/// must never exceed the row's Jaccard similarity with the query (the pruning bounds rely on it).
+/// Turns a row's exact intersection with the query into the value being maximised. The pruning
+/// bounds rely on the value never exceeding the row's Jaccard similarity with the query — or,
+/// when several queries are searched in turn into one `Best` (the references of a segment), with
+/// the most similar of them, whose own search then bounds it correctly.
 pub trait Valuer {
     /// Value of row `row` whose gram set has `row_len` grams, `inter` of them in the query.
     /// When the value cannot beat `best`, any value that does not beat it may be returned.
