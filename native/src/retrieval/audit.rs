@@ -292,6 +292,7 @@ impl<'a> Worker<'a> {
         {
             let mut valuer = BySource {
                 index,
+                cap: upper,
                 source_size: x.size,
                 refs,
             };
@@ -299,6 +300,7 @@ impl<'a> Worker<'a> {
         } else {
             let mut valuer = ByTarget {
                 index,
+                cap: upper,
                 source: x,
                 refs,
             };

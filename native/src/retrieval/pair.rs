@@ -30,6 +30,8 @@ fn capped_by_references(index: &TrainingIndex, refs: &[Query<'_>], row: u32, s: 
 /// Pair value for a search over the source side (the value never exceeds the source similarity).
 pub struct BySource<'a, 'q> {
     pub index: &'a TrainingIndex,
+    /// min(E_src, E_tgt): no pair value exceeds it.
+    pub cap: Ratio,
     pub source_size: u64,
     pub refs: &'a [Query<'q>],
 }
@@ -43,6 +45,10 @@ impl Valuer for BySource<'_, '_> {
         }
         capped_by_references(self.index, self.refs, row, s)
     }
+
+    fn cap(&self) -> Option<Ratio> {
+        Some(self.cap)
+    }
 }
 
 /// Pair value for searches over the target side, one per reference. The value can exceed the
@@ -50,6 +56,8 @@ impl Valuer for BySource<'_, '_> {
 /// that row, whose own search bounds it correctly; searching every reference is therefore exact.
 pub struct ByTarget<'a, 'q> {
     pub index: &'a TrainingIndex,
+    /// min(E_src, E_tgt): no pair value exceeds it.
+    pub cap: Ratio,
     pub source: &'a Query<'q>,
     pub refs: &'a [Query<'q>],
 }
@@ -62,5 +70,9 @@ impl Valuer for ByTarget<'_, '_> {
             return Ratio::ZERO;
         }
         capped_by_references(self.index, self.refs, row, s)
+    }
+
+    fn cap(&self) -> Option<Ratio> {
+        Some(self.cap)
     }
 }

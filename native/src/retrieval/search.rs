@@ -128,6 +128,9 @@ const SEED_RARE_GRAMS: usize = 6;
 const SEED_GUESS_PERCENT: usize = 80;
 const SEED_SHORTLIST: usize = 8;
 
+/// Rough cost of pruning one candidate by its per-row state (a random read), in postings scanned.
+const PRUNE_COST_IN_POSTINGS: u64 = 2;
+
 /// Rough cost of verifying one candidate, in postings entries scanned.
 const VERIFY_COST_IN_POSTINGS: usize = 128;
 
@@ -157,6 +160,21 @@ impl Marks {
                 *x &= !(1 << (g & 63));
             }
         }
+    }
+
+    /// How many of `row`'s gram ids of at least `min_id` are in the set (the row is ascending,
+    /// so only its tail is read).
+    #[inline]
+    fn count_tail(&self, row: &[u32], min_id: u32) -> u64 {
+        row.iter()
+            .rev()
+            .take_while(|&&g| g >= min_id)
+            .map(|&g| {
+                self.words
+                    .get((g >> 6) as usize)
+                    .map_or(0, |w| (w >> (g & 63)) & 1)
+            })
+            .sum()
     }
 
     /// How many of `row`'s gram ids are in the set.
@@ -217,12 +235,19 @@ impl Scratch {
     }
 }
 
-/// Turns a row's exact intersection with the query into the value being maximised; the value
-/// must never exceed the row's Jaccard similarity with the query (the pruning bounds rely on it).
+/// Turns a row's exact intersection with the query into the value being maximised. The pruning
+/// bounds rely on the value never exceeding the row's Jaccard similarity with the query — or,
+/// when several queries are searched in turn into one `Best` (the references of a segment), with
+/// the most similar of them, whose own search then bounds it correctly.
 pub trait Valuer {
     /// Value of row `row` whose gram set has `row_len` grams, `inter` of them in the query.
     /// When the value cannot beat `best`, any value that does not beat it may be returned.
     fn value(&mut self, row: u32, inter: u64, row_len: u64, best: &Best) -> Ratio;
+
+    /// An upper bound of every value, if one is known (it caps all pruning bounds).
+    fn cap(&self) -> Option<Ratio> {
+        None
+    }
 }
 
 /// The plain similarity of the query itself.
@@ -242,6 +267,12 @@ impl Valuer for Similarity {
 fn upper_bound(shared: u64, query: u64, row_len: u64) -> Ratio {
     let inter = shared.min(row_len);
     Ratio::jaccard(inter, query, row_len)
+}
+
+/// `bound`, lowered to the valuer's cap when there is one.
+#[inline]
+fn capped(bound: Ratio, cap: Option<Ratio>) -> Ratio {
+    cap.map_or(bound, |c| bound.min(c))
 }
 
 /// Exact top-1 search: raises `best` to the maximum value over all rows (lowest row on ties).
@@ -264,6 +295,7 @@ pub fn search_exact<V: Valuer>(
         return;
     }
     let q = query.size;
+    let cap = valuer.cap();
 
     // Processing order. Any set P of processed grams is a valid prefix: a row containing none of
     // them shares at most m − |P| grams with the query. A few rare grams spread over the query go
@@ -297,13 +329,11 @@ pub fn search_exact<V: Valuer>(
     for (k, &gi) in order_idx.iter().enumerate() {
         let remaining = (m - k) as u64;
         // A row first met now shares at most `remaining` grams: J <= remaining / |Q|.
-        if !best.admits(
-            Ratio {
-                num: remaining,
-                den: q,
-            },
-            0,
-        ) {
+        let fresh = Ratio {
+            num: remaining,
+            den: q,
+        };
+        if !best.admits(capped(fresh, cap), 0) {
             end = k;
             break;
         }
@@ -320,48 +350,64 @@ pub fn search_exact<V: Valuer>(
 
     // Count extension: no new candidates, but counting further grams tightens every bound
     // (count + unprocessed); a candidate whose bound cannot win is dropped for good (its bound
-    // never grows). Continue while a step is cheap compared with verifying every live candidate:
-    // scanning the postings against the per-row counts while there are many candidates, then
-    // galloping the few remaining ones (sorted by row) through each gram's postings.
-    let per_candidate = VERIFY_COST_IN_POSTINGS;
+    // never grows). Many candidates: scan whole postings against the per-row counts and prune
+    // (a pass reading every candidate's state) only once the scans have cost about as much;
+    // few candidates: gallop them, sorted by row, through each gram's postings and prune every
+    // step. Extension goes on while each batch prunes enough verifications to pay for itself.
+    let per_candidate = VERIFY_COST_IN_POSTINGS as u64;
     let mut cands = std::mem::take(&mut scratch.cands);
     let mut live = std::mem::take(&mut scratch.live);
-    let first_extension = end;
     live.clear();
     let mut sorted = false;
-    let mut before = usize::MAX;
+    // Nearly every candidate is still possible when generation stops, so the first prune
+    // waits for a batch of scanning like the others.
+    let mut before = cands.len() as u64; // candidates at the previous prune
+    let mut spent = 0u64; // work since the previous prune, in postings
     loop {
         let unprocessed = (m - end) as u64;
-        if sorted {
-            live.retain(|c| {
-                let ub = upper_bound(u64::from(c.count) + unprocessed, q, u64::from(c.len));
-                best.admits(ub, c.row)
-            });
-        } else {
-            let need = min_shared(best, q);
-            cands.retain(|&d| {
-                let Some(st) = scratch.state.get_mut(d as usize) else {
-                    return false;
-                };
-                if *st & CLOSED != 0 {
-                    return false;
-                }
-                let shared = u64::from(*st & COUNT_MASK) + unprocessed;
-                if shared >= need && best.admits(upper_bound(shared, q, side.doc_len(d)), d) {
-                    true
-                } else {
-                    *st |= CLOSED;
-                    false
-                }
-            });
+        let next = order_idx
+            .get(end)
+            .and_then(|&gi| seen.get(gi))
+            .map(|&g| side.postings(g));
+        let switching = !sorted && next.is_some_and(|p| cands.len() * 8 < p.len());
+        let due = sorted || switching || spent >= cands.len() as u64 * PRUNE_COST_IN_POSTINGS;
+        if due {
+            if sorted {
+                live.retain(|c| {
+                    let ub = upper_bound(u64::from(c.count) + unprocessed, q, u64::from(c.len));
+                    best.admits(capped(ub, cap), c.row)
+                });
+            } else {
+                let need = min_shared(best, q);
+                cands.retain(|&d| {
+                    let Some(st) = scratch.state.get_mut(d as usize) else {
+                        return false;
+                    };
+                    if *st & CLOSED != 0 {
+                        return false;
+                    }
+                    let shared = u64::from(*st & COUNT_MASK) + unprocessed;
+                    let ub = || capped(upper_bound(shared, q, side.doc_len(d)), cap);
+                    if shared >= need && best.admits(ub(), d) {
+                        true
+                    } else {
+                        *st |= CLOSED;
+                        false
+                    }
+                });
+                spent += before * PRUNE_COST_IN_POSTINGS;
+            }
+            let n = if sorted { live.len() } else { cands.len() } as u64;
+            // Stop when the batch since the previous prune did not pay for itself.
+            if n == 0 || (before - n.min(before)) * per_candidate < spent {
+                break;
+            }
+            before = n;
+            spent = 0;
         }
-        let n = if sorted { live.len() } else { cands.len() };
-        let pruned = before.saturating_sub(n).min(n);
-        before = n;
-        let Some(&gi) = order_idx.get(end) else { break };
-        let postings = side.postings(seen.get(gi).copied().unwrap_or(u32::MAX));
+        let Some(postings) = next else { break };
         let p = postings.len();
-        if !sorted && n * 8 < p {
+        if !sorted && cands.len() * 8 < p {
             for &d in &cands {
                 let st = scratch.state.get(d as usize).copied().unwrap_or(0);
                 live.push(Live {
@@ -373,17 +419,13 @@ pub fn search_exact<V: Valuer>(
             live.sort_unstable_by_key(|c| c.row);
             sorted = true;
         }
-        let cost = step_cost(n, p, sorted);
-        // Worth another step while the last one pruned enough verifications to pay for it.
-        let gain = if end == first_extension { n } else { pruned };
-        if n == 0 || cost > gain * per_candidate {
-            break;
-        }
         if sorted {
-            let e = count_in(postings, &mut live) as u64;
-            stats.postings_visited += e;
+            let examined = count_in(postings, &mut live) as u64;
+            stats.postings_visited += examined;
+            spent += examined + live.len() as u64;
         } else {
             stats.postings_visited += p as u64;
+            spent += p as u64;
             for &d in postings {
                 if let Some(st) = scratch.state.get_mut(d as usize) {
                     *st += State::from(*st & !LOW == tag && *st & CLOSED == 0);
@@ -430,7 +472,7 @@ pub fn search_exact<V: Valuer>(
     heap.extend(live.iter().map(|c| {
         let count = u64::from(c.count);
         Bounded {
-            ub: upper_bound(count + unprocessed, q, u64::from(c.len)),
+            ub: capped(upper_bound(count + unprocessed, q, u64::from(c.len)), cap),
             row: c.row,
             count,
         }
@@ -445,10 +487,9 @@ pub fn search_exact<V: Valuer>(
             continue;
         }
         let doc = side.doc(d);
-        let inter = if rest.is_empty() {
-            count
-        } else {
-            count + scratch.marks.count(doc)
+        let inter = match rest.first() {
+            Some(&first) => count + scratch.marks.count_tail(doc, first),
+            None => count,
         };
         stats.candidates_verified += 1;
         best.offer(valuer.value(d, inter, doc.len() as u64, best), d);
@@ -596,17 +637,6 @@ fn min_shared(best: &Best, q: u64) -> u64 {
     }
     let need = (u128::from(best.score.num) * u128::from(q)).div_ceil(u128::from(best.score.den));
     u64::try_from(need).unwrap_or(u64::MAX).max(1)
-}
-
-/// Work of one extension step over `n` live candidates and `p` postings: galloping when the
-/// candidates are sorted, else scanning the postings and revisiting every candidate.
-fn step_cost(n: usize, p: usize, sorted: bool) -> usize {
-    if sorted {
-        let ratio = (p / n.max(1)).max(1);
-        n * (2 + ratio.ilog2() as usize)
-    } else {
-        n + p
-    }
 }
 
 /// A candidate during count extension.
@@ -805,14 +835,6 @@ mod tests {
         assert_eq!(min_shared(&best(1, 2), 10), 5);
         assert_eq!(min_shared(&best(1, 3), 10), 4);
         assert_eq!(min_shared(&best(7, 9), 9), 7);
-    }
-
-    #[test]
-    fn step_cost_is_total() {
-        assert_eq!(step_cost(0, 0, true), 0);
-        assert_eq!(step_cost(10, 3, true), 20);
-        assert_eq!(step_cost(10, 80, true), 50);
-        assert_eq!(step_cost(10, 3, false), 13);
     }
 
     #[test]
