@@ -1,7 +1,7 @@
 """Exposure audit speed: `tame-wh audit` (exact) vs. `tame-mt audit` (exact) on the same files.
 
-Run: python bench/retrieval.py [--sizes 100000:2000,1000000:2000] [--tame-mt-max 200000]
-Synthetic templated corpora (exact copies, near copies and unrelated test sentences). Each size
+Run: python bench/retrieval.py [--sizes 100000:2000,1000000:2000] [--mix unrelated|unseen]
+Synthetic templated corpora (exact copies, near copies, and other sentences: see --mix). Each size
 is loaded into a fresh warehouse (not timed), then, in the same run, our exact audit (index build,
 source/target/pair search, TM statistics, storage) and tame-mt's exact audit are timed as child
 processes with their peak memory. tame-mt is skipped above --tame-mt-max training pairs (it needs
@@ -36,6 +36,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000:2000,1000000:2000")
     parser.add_argument("--tame-mt-max", type=int, default=200_000)
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument(
+        "--mix",
+        choices=["unrelated", "unseen"],
+        default="unrelated",
+        help="test sentences that are not copies: another template, or new training-template ones",
+    )
     args = parser.parse_args()
     tame_mt = shutil.which("tame-mt") or str(Path(sys.executable).with_name("tame-mt"))
     work = Path(tempfile.mkdtemp(prefix="tame-bench-retrieval-"))
@@ -48,7 +54,9 @@ def main() -> None:
         print("-" * 98)
         for size in args.sizes.split(","):
             n_train, n_test = (int(x) for x in size.split(":"))
-            files = write_exposure_corpus(work / size.replace(":", "_"), n_train, n_test)
+            files = write_exposure_corpus(
+                work / size.replace(":", "_"), n_train, n_test, mix=args.mix
+            )
             db = work / f"{n_train}.duckdb"
             for command in (
                 [

@@ -90,20 +90,28 @@ def _near_copy(text: str, rng: random.Random) -> str:
 
 
 def write_exposure_corpus(
-    folder: Path, n_train: int, n_test: int, seed: int = 3
+    folder: Path, n_train: int, n_test: int, seed: int = 3, mix: str = "unrelated"
 ) -> dict[str, Path]:
-    """Training pairs and a test set: 10% exact copies, 30% near copies, the rest unrelated."""
+    """Training pairs and a test set: 10% exact copies, 30% near copies, 60% other sentences.
+
+    `mix="unrelated"`: the others come from a different template sharing only content words with
+    training (low best similarity, the hard case for pruning); `mix="unseen"`: 20% exact copies,
+    25% near copies and 55% new sentences of the training template.
+    """
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
     train = [sentence_pair(rng) for _ in range(n_train)]
+    exact_share, near_share = (0.1, 0.3) if mix == "unrelated" else (0.2, 0.25)
     test: list[tuple[str, str]] = []
     for i in range(n_test):
-        kind = i % 10
-        if kind == 0:
+        position = (i % 20) / 20
+        if position < exact_share:
             test.append(train[rng.randrange(n_train)])
-        elif kind <= 3:
+        elif position < exact_share + near_share:
             src, tgt = train[rng.randrange(n_train)]
             test.append((_near_copy(src, rng), _near_copy(tgt, rng)))
+        elif mix == "unseen":
+            test.append(sentence_pair(rng))
         else:
             words = rng.sample(_WORDS_SRC, 6)
             targets = rng.sample(_WORDS_TGT, 6)

@@ -7,7 +7,7 @@ CREATE TABLE tm_segment_stats (
     seg_idx       BIGINT NOT NULL,
     bleu_stats    BIGINT[] NOT NULL,
     chrf_stats    BIGINT[] NOT NULL,
-    ter_stats     DOUBLE[] NOT NULL,
+    ter_stats     DOUBLE[],                   -- not computed for TM hypotheses (NULL)
     exact_match   BOOLEAN,
     length_ratio  DOUBLE,
     chrf_sentence DOUBLE,

@@ -67,9 +67,13 @@ def _streams(refs: Sequence[Sequence[str]]) -> list[list[str]]:
 
 
 def compute_segment_stats(
-    hyps: Sequence[str], refs: Sequence[Sequence[str]], errored: Sequence[bool]
+    hyps: Sequence[str],
+    refs: Sequence[Sequence[str]],
+    errored: Sequence[bool],
+    *,
+    with_ter: bool = True,
 ) -> SegmentStats:
-    """Statistics for every segment; errored entries get NULL exact match and length ratio."""
+    """Statistics for every segment (TER's empty unless `with_ter`); errored: NULL exact match."""
     bleu, chrf, ter = _metrics()
     streams = _streams(refs)
     hyp_list = list(hyps)
@@ -79,7 +83,7 @@ def compute_segment_stats(
     try:
         raw_bleu = bleu._extract_corpus_statistics(hyp_list, streams)
         raw_chrf = chrf._extract_corpus_statistics(hyp_list, streams)
-        raw_ter = ter._extract_corpus_statistics(hyp_list, streams)
+        raw_ter = ter._extract_corpus_statistics(hyp_list, streams) if with_ter else []
     finally:
         logger.setLevel(previous)
     bleu_stats = [[int(v) for v in s] for s in raw_bleu]
