@@ -130,6 +130,24 @@ def print_report(doc: dict[str, Any]) -> None:
         )
     if c["missing"]:
         click.echo(f"not available: {', '.join(c['missing'])}")
+    if doc["intervals"]:
+        first = doc["intervals"][0]
+        print_table(
+            f"bootstrap intervals ({first['n_bootstrap']} resamples, "
+            f"{1 - first['alpha']:.0%}, seed {first['seed']})",
+            ["metric", "scope", "estimate", "lower", "upper", "n"],
+            [
+                [
+                    i["metric"],
+                    i["scope"],
+                    fmt_number(i["estimate"], 4),
+                    fmt_number(i["ci_lower"], 4),
+                    fmt_number(i["ci_upper"], 4),
+                    i["n"],
+                ]
+                for i in doc["intervals"]
+            ],
+        )
     cost, speed = doc["cost"], doc["speed"]
     print_fields(
         [

@@ -33,9 +33,16 @@ def test_report_json_carries_every_section(run_cli, demo):
         "cost",
         "speed",
         "breakdowns",
+        "intervals",
         "warnings",
         "signatures",
     }
+    chrf = next(
+        i for i in doc["intervals"] if i["metric"] == "chrf_plus_plus" and i["scope"] == "all"
+    )
+    assert chrf["ci_lower"] == pytest.approx(top["chrf_ci_lower"])
+    assert chrf["ci_lower"] <= doc["quality"]["chrf_plus_plus"] <= chrf["ci_upper"]
+    assert chrf["seed"] == 12345 and chrf["n_bootstrap"] == 1000
     assert doc["run"]["run_id"] == top["run_id"]
     assert doc["quality"]["bleu"] == pytest.approx(top["corpus_bleu"])
     assert doc["quality"]["tm_bleu"] == pytest.approx(top["tm_bleu"])
@@ -55,7 +62,15 @@ def test_report_text_names_sections(run_cli, demo):
     top = _top_run(run_cli)
     result = run_cli("report", top["run_id"])
     assert result.exit_code == 0
-    for fragment in ("quality", "bins", "GenGap", "composite", "PairLeak", "signature"):
+    for fragment in (
+        "quality",
+        "bins",
+        "GenGap",
+        "composite",
+        "PairLeak",
+        "signature",
+        "bootstrap intervals",
+    ):
         assert fragment in result.output
 
 

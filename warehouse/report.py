@@ -152,6 +152,12 @@ def build_report(
             "FROM run_breakdowns WHERE run_id = ? ORDER BY dimension, value NULLS LAST",
             [run_id],
         ),
+        "intervals": _rows(
+            con,
+            "SELECT metric, scope, estimate, ci_lower, ci_upper, n, n_bootstrap, alpha, seed "
+            "FROM run_intervals WHERE run_id = ? ORDER BY scope, metric",
+            [run_id],
+        ),
         "warnings": warnings,
         "signatures": settings.get("signatures", {}),
     }
