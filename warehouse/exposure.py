@@ -21,7 +21,8 @@ from warehouse.connection import transaction
 from warehouse.corpora import corpus_texts, get_corpus
 from warehouse.errors import UsageError
 from warehouse.exposure_udf import EXPOSURE_FUNCTION, register_exposure_functions
-from warehouse.normalize import NormalizationConfig, normalize_many
+from warehouse.normalize import NormalizationConfig
+from warehouse.retrieval import audit as retrieval_audit
 from warehouse.retrieval import build_index
 from warehouse.surface import bleu_from_stats, compute_segment_stats, metric_settings
 
@@ -261,10 +262,11 @@ def _validate_fast(
     sample = sorted(
         random.Random(seed).sample(range(len(test_src)), min(config.validate_sample, len(test_src)))
     )
-    norm = config.normalization
-    exact = index.audit(
-        normalize_many([test_src[i] for i in sample], norm),
-        [normalize_many(test_refs[i], norm) for i in sample],
+    exact = retrieval_audit(
+        index,
+        [test_src[i] for i in sample],
+        [test_refs[i] for i in sample],
+        config.normalization,
         mode="exact",
         threads=threads,
     )

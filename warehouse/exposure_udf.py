@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pyarrow as pa
 
+from warehouse import retrieval
 from warehouse.corpora import corpus_texts, get_corpus
-from warehouse.normalize import normalize_many
 from warehouse.retrieval import build_index
 
 if TYPE_CHECKING:
@@ -107,8 +107,8 @@ def register_exposure_functions(
 ) -> SearchCounters:
     """Register `tame_source_nn`, `tame_target_nn`, `tame_pair_nn` and `tame_exposure` on `con`."""
     counters = SearchCounters()
-    norm = config.normalization
     options = {
+        "config": config.normalization,
         "mode": config.mode,
         "rare_grams": config.rare_grams,
         "shortlist": config.shortlist,
@@ -116,7 +116,7 @@ def register_exposure_functions(
     }
 
     def refs_of(array: Any) -> list[list[str]]:
-        return [normalize_many(refs or [""], norm) for refs in _texts(array)]
+        return [refs or [""] for refs in _texts(array)]
 
     def tick(n: int, stats: dict[str, int] | None) -> None:
         counters.add(n, stats)
@@ -124,7 +124,7 @@ def register_exposure_functions(
             progress(counters.rows, total)
 
     def source_nn(src: Any) -> pa.Array:
-        out = index.search_source(normalize_many(_texts(src), norm), **options)
+        out = retrieval.search_source(index, _texts(src), **options)
         tick(len(src), out.get("stats"))
         return pa.StructArray.from_arrays(
             [
@@ -135,7 +135,7 @@ def register_exposure_functions(
         )
 
     def target_nn(refs: Any) -> pa.Array:
-        out = index.search_target(refs_of(refs), **options)
+        out = retrieval.search_target(index, refs_of(refs), **options)
         tick(len(refs), out.get("stats"))
         keys = ("exposure", "nn", "ref_idx", "exact")
         return pa.StructArray.from_arrays(
@@ -144,7 +144,7 @@ def register_exposure_functions(
         )
 
     def everything(src: Any, refs: Any) -> dict[str, list[Any]]:
-        out = index.audit(normalize_many(_texts(src), norm), refs_of(refs), **options)
+        out = retrieval.audit(index, _texts(src), refs_of(refs), **options)
         tick(len(src), out.get("stats"))
         return out
 
