@@ -164,11 +164,14 @@ def build_payloads(con: duckdb.DuckDBPyConnection) -> tuple[list[RunPayload], li
     bin_cursor = con.execute(
         "SELECT b.run_id, b.bin, b.audit_id, b.n_segments, b.share, b.mean_source_exposure, "
         "b.bleu, b.chrf_plus_plus, b.tm_bleu, b.tm_chrf_plus_plus, b.delta_bleu, "
-        "b.delta_chrf_plus_plus FROM run_bins b JOIN leaderboard l "
-        "ON l.run_id = b.run_id AND l.audit_id = b.audit_id ORDER BY b.run_id, b.bin_order"
+        "b.delta_chrf_plus_plus FROM run_bins b ORDER BY b.run_id, b.bin_order"
     )
+    # Only the bins of the audit the leaderboard row uses (read above, not recomputed here).
+    chosen_audit = {row["run_id"]: row["audit_id"] for row in rows}
     for row in bin_cursor.fetchall():
         run_id, bin_name, audit_id, n, *reals = row
+        if chosen_audit.get(run_id) != audit_id:
+            continue
         bins_by_run.setdefault(run_id, []).append(
             {
                 "bin": bin_name,
