@@ -39,6 +39,7 @@ fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict
     d.set_item("postings_visited", stats.postings_visited)?;
     d.set_item("postings_total", stats.postings_total)?;
     d.set_item("candidates_verified", stats.candidates_verified)?;
+    d.set_item("searches_counted", stats.searches_counted)?;
     Ok(d)
 }
 
@@ -75,17 +76,27 @@ pub struct PyRetrievalIndex {
 #[pymethods]
 impl PyRetrievalIndex {
     #[new]
-    #[pyo3(signature = (sources, targets, orders = vec![3, 4, 5], threads = None))]
+    #[pyo3(signature = (sources, targets, orders = vec![3, 4, 5], threads = None, dense_min_df = None))]
     fn new(
         py: Python<'_>,
         sources: Vec<PyBackedStr>,
         targets: Vec<PyBackedStr>,
         orders: Vec<i64>,
         threads: Option<i64>,
+        dense_min_df: Option<i64>,
     ) -> PyResult<Self> {
         let threads = threads_arg(threads)?;
+        let dense_min_df = dense_min_df
+            .map(|d| {
+                u64::try_from(d).ok().filter(|&d| d >= 1).ok_or_else(|| {
+                    PyValueError::new_err(format!("dense_min_df must be at least 1, got {d}"))
+                })
+            })
+            .transpose()?;
         let inner = py
-            .detach(|| RetrievalIndex::build(&sources, &targets, &orders, threads))
+            .detach(|| {
+                RetrievalIndex::build_with(&sources, &targets, &orders, threads, dense_min_df)
+            })
             .map_err(to_py_err)?;
         Ok(Self { inner })
     }

@@ -339,8 +339,22 @@ impl RetrievalIndex {
         orders: &[i64],
         threads: Option<usize>,
     ) -> Result<Self> {
+        Self::build_with(sources, targets, orders, threads, None)
+    }
+
+    /// `build`, with grams in at least `dense_min_df` rows stored as bitmaps (`None`: the
+    /// default, 1/32 of the rows and at least 64). Results never depend on it, only speed and size.
+    pub fn build_with<S: AsRef<str> + Sync>(
+        sources: &[S],
+        targets: &[S],
+        orders: &[i64],
+        threads: Option<usize>,
+        dense_min_df: Option<u64>,
+    ) -> Result<Self> {
         let orders = Orders::new(orders)?;
-        let index = with_threads(threads, || TrainingIndex::build(sources, targets, orders))??;
+        let index = with_threads(threads, || {
+            TrainingIndex::build(sources, targets, orders, dense_min_df)
+        })??;
         Ok(Self {
             index,
             pool: Mutex::new(Vec::new()),

@@ -5,6 +5,7 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 use rustc_hash::FxBuildHasher;
 
+use super::dense::{words_for, DenseGrams};
 use super::error::{internal, invalid, Result};
 use super::grams::{for_each_gram, Orders};
 use super::store::{PairTable, TextStore, Vocab};
@@ -18,20 +19,43 @@ pub const MAX_ROWS: usize = (u32::MAX - 1) as usize;
 /// Largest number of distinct grams in one text, so sums of two sizes fit comfortably.
 pub const MAX_GRAMS_PER_TEXT: usize = 1 << 30;
 
-/// One side (sources or targets) of the training data.
+/// Fewest rows containing a gram for it to be stored as a bitmap: 1/32 of the rows (a bitmap is
+/// then no larger than the postings list it replaces), and at least this many.
+pub const DENSE_MIN_DF: u64 = 64;
+
+/// The default dense threshold for `rows` rows.
+pub fn default_dense_min_df(rows: usize) -> u64 {
+    (rows as u64).div_ceil(32).max(DENSE_MIN_DF)
+}
+
+/// One side (sources or targets) of the training data. Gram ids ascend with document frequency;
+/// ids below `dense.first()` (sparse grams) have postings lists and appear in the rows' sparse
+/// lists, the others are bitmaps (see `dense.rs`).
 #[derive(Debug, Default)]
 pub struct SideIndex {
-    /// Row `d`'s gram ids are `doc_grams[doc_offsets[d]..doc_offsets[d + 1]]`, ascending.
+    /// Row `d`'s sparse gram ids are `doc_grams[doc_offsets[d]..doc_offsets[d + 1]]`, ascending.
     doc_offsets: Vec<u64>,
     doc_grams: Vec<u32>,
-    /// Row sizes, saturated at `u16::MAX` (a compact, cache-friendly copy of the offsets).
-    doc_lens: Vec<u16>,
-    /// Gram `g`'s rows are `postings[post_offsets[g]..post_offsets[g + 1]]`, ascending.
+    /// Number of distinct grams of each row (sparse and dense).
+    doc_lens: Vec<u32>,
+    /// Sparse gram `g`'s rows are `postings[post_offsets[g]..post_offsets[g + 1]]`, ascending.
     post_offsets: Vec<u64>,
     postings: Vec<u32>,
+    dense: DenseGrams,
     vocab: Vocab,
     texts: TextStore,
     empty_rows: Vec<u32>,
+}
+
+/// What one build pass produces for a side.
+struct Built {
+    doc_offsets: Vec<u64>,
+    doc_grams: Vec<u32>,
+    doc_lens: Vec<u32>,
+    post_offsets: Vec<u64>,
+    postings: Vec<u32>,
+    dense: DenseGrams,
+    vocab: Vocab,
 }
 
 /// A gram as a hash-map key: short grams compare byte by byte inline rather than through a
@@ -64,6 +88,8 @@ struct BlockPass<'a> {
     last: Vec<u32>,
     ids: Vec<u32>,
     lens: Vec<u32>,
+    /// Per row, how many of its (sorted, global) ids are sparse; filled by the second pass.
+    sparse: Vec<u32>,
 }
 
 impl<'a> BlockPass<'a> {
@@ -79,6 +105,7 @@ impl<'a> BlockPass<'a> {
             last: Vec::new(),
             ids: Vec::with_capacity(occurrences),
             lens: Vec::with_capacity(texts.len()),
+            sparse: Vec::with_capacity(texts.len()),
         };
         let mut bounds = Vec::new();
         for (offset, text) in texts.iter().enumerate() {
@@ -127,51 +154,53 @@ fn prefix_sums(counts: impl Iterator<Item = u64>, len: usize) -> Vec<u64> {
 }
 
 impl SideIndex {
-    /// Builds the index of `texts` (already normalised) for the given orders, in parallel.
-    pub fn build<S: AsRef<str> + Sync>(texts: &[S], orders: &Orders) -> Result<Self> {
+    /// Builds the index of `texts` (already normalised) for the given orders, in parallel; grams
+    /// in at least `dense_min_df` rows are stored as bitmaps.
+    pub fn build<S: AsRef<str> + Sync>(
+        texts: &[S],
+        orders: &Orders,
+        dense_min_df: u64,
+    ) -> Result<Self> {
         let rows = texts.len();
         if rows > MAX_ROWS {
             return Err(invalid(format!(
                 "at most {MAX_ROWS} training rows are supported"
             )));
         }
-        let (grams, texts_store) = rayon::join(
-            || Self::build_grams(texts, orders),
+        let (built, texts_store) = rayon::join(
+            || Self::build_grams(texts, orders, dense_min_df),
             || TextStore::build(texts),
         );
-        let (doc_offsets, doc_grams, post_offsets, postings, vocab) = grams?;
+        let built = built?;
         let empty_rows = texts
             .iter()
             .enumerate()
             .filter(|(_, t)| t.as_ref().is_empty())
             .map(|(i, _)| i as u32)
             .collect();
-        let doc_lens = doc_offsets
-            .windows(2)
-            .map(|w| u16::try_from(w[1] - w[0]).unwrap_or(u16::MAX))
-            .collect();
         Ok(Self {
-            doc_offsets,
-            doc_grams,
-            doc_lens,
-            post_offsets,
-            postings,
-            vocab,
+            doc_offsets: built.doc_offsets,
+            doc_grams: built.doc_grams,
+            doc_lens: built.doc_lens,
+            post_offsets: built.post_offsets,
+            postings: built.postings,
+            dense: built.dense,
+            vocab: built.vocab,
             texts: texts_store,
             empty_rows,
         })
     }
 
-    #[allow(clippy::type_complexity)]
     fn build_grams<S: AsRef<str> + Sync>(
         texts: &[S],
         orders: &Orders,
-    ) -> Result<(Vec<u64>, Vec<u32>, Vec<u64>, Vec<u32>, Vocab)> {
+        dense_min_df: u64,
+    ) -> Result<Built> {
         let rows = texts.len();
         // Pass 1, one block of rows per task: grams are hashed once, into block-local ids.
         let blocks = (rayon::current_num_threads() * 2).clamp(1, rows.div_ceil(MIN_BLOCK).max(1));
         let block_rows = rows.div_ceil(blocks).max(1);
-        let passes: Vec<BlockPass<'_>> = texts
+        let mut passes: Vec<BlockPass<'_>> = texts
             .par_chunks(block_rows)
             .enumerate()
             .map(|(b, chunk)| BlockPass::run(chunk, b * block_rows, orders))
@@ -210,13 +239,13 @@ impl SideIndex {
         let mut rank = vec![0u32; grams.len()];
         let gram_bytes = grams.iter().map(|(g, _)| g.len()).sum();
         let mut vocab = Vocab::with_capacity(grams.len(), gram_bytes);
-        let mut dfs = Vec::with_capacity(grams.len());
+        let mut dfs: Vec<u32> = Vec::with_capacity(grams.len());
         for (new_id, &old) in order.iter().enumerate() {
             if let (Some(r), Some(&(g, df))) = (rank.get_mut(old as usize), grams.get(old as usize))
             {
                 *r = new_id as u32;
                 vocab.push_new(g);
-                dfs.push(u64::from(df));
+                dfs.push(df);
             }
         }
         drop(order);
@@ -227,53 +256,99 @@ impl SideIndex {
             }
         }
         drop(rank);
-        let post_offsets = prefix_sums(dfs.into_iter(), vocab.len());
+        let first_dense = dfs.partition_point(|&df| u64::from(df) < dense_min_df);
+        let dense_count = dfs.len() - first_dense;
+        let row_words = words_for(dense_count);
+        let first = first_dense as u32;
 
-        // Pass 2: each row's ids mapped to global ids and sorted, straight into the flat array.
-        let lens = passes.iter().flat_map(|p| p.lens.iter().copied());
-        let doc_offsets = prefix_sums(lens.map(u64::from), rows);
-        if doc_offsets
-            .windows(2)
-            .any(|w| (w[1] - w[0]) as usize > MAX_GRAMS_PER_TEXT)
-        {
+        // Pass 2: each row's ids mapped to global ids and sorted in place; its sparse part is
+        // the ids below `first`.
+        passes
+            .par_iter_mut()
+            .zip(to_global.par_iter())
+            .for_each(|(pass, map)| {
+                let mut at = 0usize;
+                for len in pass.lens.iter_mut() {
+                    let n = *len as usize;
+                    if let Some(ids) = pass.ids.get_mut(at..at + n) {
+                        for id in ids.iter_mut() {
+                            *id = map.get(*id as usize).copied().unwrap_or(u32::MAX);
+                        }
+                        ids.sort_unstable();
+                        pass.sparse.push(ids.partition_point(|&g| g < first) as u32);
+                    }
+                    at += n;
+                }
+            });
+        drop(to_global);
+        let doc_lens: Vec<u32> = passes.iter().flat_map(|p| p.lens.iter().copied()).collect();
+        if doc_lens.iter().any(|&n| n as usize > MAX_GRAMS_PER_TEXT) {
             return Err(invalid("a training text has too many distinct n-grams"));
         }
+        let sparse_lens = passes.iter().flat_map(|p| p.sparse.iter().copied());
+        let doc_offsets = prefix_sums(sparse_lens.map(u64::from), rows);
         let total = usize::try_from(doc_offsets.last().copied().unwrap_or(0))
             .map_err(|_| invalid("the training data is too large for this platform"))?;
         let mut doc_grams = vec![0u32; total];
-        let mut parts: Vec<(&mut [u32], BlockPass<'_>, Vec<u32>)> =
-            Vec::with_capacity(passes.len());
-        let mut rest = doc_grams.as_mut_slice();
-        for (pass, map) in passes.into_iter().zip(to_global) {
-            let (part, tail) = rest
-                .split_at_mut_checked(pass.ids.len())
-                .ok_or_else(|| internal("row offsets exceed the gram array"))?;
-            parts.push((part, pass, map));
-            rest = tail;
-        }
-        parts
-            .into_par_iter()
-            .try_for_each(|(part, pass, map)| -> Result<()> {
-                let mut at = 0usize;
-                for &len in &pass.lens {
-                    let len = len as usize;
-                    let (Some(out), Some(local)) =
-                        (part.get_mut(at..at + len), pass.ids.get(at..at + len))
-                    else {
-                        return Err(internal("gram list overflows its slot"));
-                    };
-                    for (o, &lid) in out.iter_mut().zip(local) {
-                        *o = map.get(lid as usize).copied().unwrap_or(u32::MAX);
+        let mut by_row = vec![0u64; rows * row_words];
+        {
+            let mut parts: Vec<(&mut [u32], &mut [u64], &BlockPass<'_>)> =
+                Vec::with_capacity(passes.len());
+            let (mut rest, mut rest_rows) = (doc_grams.as_mut_slice(), by_row.as_mut_slice());
+            for pass in &passes {
+                let sparse_total: usize = pass.sparse.iter().map(|&n| n as usize).sum();
+                let (part, tail) = rest
+                    .split_at_mut_checked(sparse_total)
+                    .ok_or_else(|| internal("row offsets exceed the gram array"))?;
+                let (bits, bits_tail) = rest_rows
+                    .split_at_mut_checked(pass.lens.len() * row_words)
+                    .ok_or_else(|| internal("row bitsets exceed their array"))?;
+                parts.push((part, bits, pass));
+                rest = tail;
+                rest_rows = bits_tail;
+            }
+            parts
+                .into_par_iter()
+                .try_for_each(|(part, bits, pass)| -> Result<()> {
+                    let (mut at, mut out) = (0usize, 0usize);
+                    for (row, (&len, &sparse)) in pass.lens.iter().zip(&pass.sparse).enumerate() {
+                        let (len, sparse) = (len as usize, sparse as usize);
+                        let ids = pass
+                            .ids
+                            .get(at..at + len)
+                            .ok_or_else(|| internal("gram list overflows its slot"))?;
+                        let (low, high) = ids.split_at(sparse);
+                        part.get_mut(out..out + sparse)
+                            .ok_or_else(|| internal("sparse list overflows its slot"))?
+                            .copy_from_slice(low);
+                        let row_bits = bits
+                            .get_mut(row * row_words..(row + 1) * row_words)
+                            .ok_or_else(|| internal("row bitset out of range"))?;
+                        for &g in high {
+                            let k = (g - first) as usize;
+                            if let Some(w) = row_bits.get_mut(k / 64) {
+                                *w |= 1 << (k % 64);
+                            }
+                        }
+                        at += len;
+                        out += sparse;
                     }
-                    out.sort_unstable();
-                    at += len;
-                }
-                Ok(())
-            })?;
+                    Ok(())
+                })?;
+        }
+        drop(passes);
+        let dense = DenseGrams::from_rows(
+            rows,
+            first,
+            dfs.get(first_dense..).unwrap_or(&[]).to_vec(),
+            by_row,
+            row_words,
+        );
 
-        // Postings: rows ascending within each gram.
-        let vocab_len = vocab.len();
-        let mut cursor: Vec<u64> = post_offsets.get(..vocab_len).unwrap_or(&[]).to_vec();
+        // Postings of the sparse grams: rows ascending within each gram.
+        let sparse_dfs = dfs.get(..first_dense).unwrap_or(&[]);
+        let post_offsets = prefix_sums(sparse_dfs.iter().map(|&d| u64::from(d)), first_dense);
+        let mut cursor: Vec<u64> = post_offsets.get(..first_dense).unwrap_or(&[]).to_vec();
         let mut postings = vec![0u32; total];
         for row in 0..rows {
             let (lo, hi) = (doc_offsets[row] as usize, doc_offsets[row + 1] as usize);
@@ -288,16 +363,24 @@ impl SideIndex {
                 *c += 1;
             }
         }
-        Ok((doc_offsets, doc_grams, post_offsets, postings, vocab))
+        Ok(Built {
+            doc_offsets,
+            doc_grams,
+            doc_lens,
+            post_offsets,
+            postings,
+            dense,
+            vocab,
+        })
     }
 
     /// Number of rows.
     #[inline]
     pub fn rows(&self) -> usize {
-        self.doc_offsets.len().saturating_sub(1)
+        self.doc_lens.len()
     }
 
-    /// The sorted gram ids of row `d`.
+    /// The sorted sparse gram ids of row `d`.
     #[inline]
     pub fn doc(&self, d: u32) -> &[u32] {
         let d = d as usize;
@@ -310,19 +393,10 @@ impl SideIndex {
     /// Number of distinct grams of row `d`.
     #[inline]
     pub fn doc_len(&self, d: u32) -> u64 {
-        let d = d as usize;
-        match self.doc_lens.get(d) {
-            Some(&len) if len < u16::MAX => return u64::from(len),
-            None => return 0,
-            Some(_) => {}
-        }
-        match (self.doc_offsets.get(d), self.doc_offsets.get(d + 1)) {
-            (Some(&lo), Some(&hi)) => hi - lo,
-            _ => 0,
-        }
+        self.doc_lens.get(d as usize).map_or(0, |&n| u64::from(n))
     }
 
-    /// The rows containing gram `g`, ascending.
+    /// The rows containing sparse gram `g`, ascending (empty for a dense gram).
     #[inline]
     pub fn postings(&self, g: u32) -> &[u32] {
         let g = g as usize;
@@ -335,10 +409,31 @@ impl SideIndex {
     /// Document frequency of gram `g`.
     #[inline]
     pub fn df(&self, g: u32) -> u64 {
+        if self.dense.is_dense(g) {
+            return self.dense.df(g);
+        }
         let g = g as usize;
         match (self.post_offsets.get(g), self.post_offsets.get(g + 1)) {
             (Some(&lo), Some(&hi)) => hi - lo,
             _ => 0,
+        }
+    }
+
+    /// The dense grams.
+    #[inline]
+    pub fn dense(&self) -> &DenseGrams {
+        &self.dense
+    }
+
+    /// Calls `f` with each row containing gram `g`, ascending.
+    #[inline]
+    pub fn for_each_row(&self, g: u32, mut f: impl FnMut(u32)) {
+        if self.dense.is_dense(g) {
+            self.dense.for_each_row(g, f);
+        } else {
+            for &d in self.postings(g) {
+                f(d);
+            }
         }
     }
 
@@ -362,9 +457,12 @@ impl SideIndex {
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
         (self.doc_offsets.capacity() + self.post_offsets.capacity()) * 8
-            + self.doc_lens.capacity() * 2
-            + (self.doc_grams.capacity() + self.postings.capacity() + self.empty_rows.capacity())
+            + (self.doc_lens.capacity()
+                + self.doc_grams.capacity()
+                + self.postings.capacity()
+                + self.empty_rows.capacity())
                 * 4
+            + self.dense.heap_bytes()
             + self.vocab.heap_bytes()
             + self.texts.heap_bytes()
     }
@@ -385,6 +483,7 @@ impl TrainingIndex {
         sources: &[S],
         targets: &[S],
         orders: Orders,
+        dense_min_df: Option<u64>,
     ) -> Result<Self> {
         if sources.len() != targets.len() {
             return Err(invalid(format!(
@@ -393,9 +492,10 @@ impl TrainingIndex {
                 targets.len()
             )));
         }
+        let min_df = dense_min_df.unwrap_or_else(|| default_dense_min_df(sources.len()));
         let (src, tgt) = rayon::join(
-            || SideIndex::build(sources, &orders),
-            || SideIndex::build(targets, &orders),
+            || SideIndex::build(sources, &orders, min_df),
+            || SideIndex::build(targets, &orders, min_df),
         );
         let (src, tgt) = (src?, tgt?);
         let pairs = PairTable::build(src.texts(), tgt.texts(), sources.len());

@@ -4,6 +4,7 @@
 //! Pure Rust; the Python binding lives in `python_retrieval.rs`.
 
 mod audit;
+mod dense;
 mod error;
 mod grams;
 mod index;

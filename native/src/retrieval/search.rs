@@ -20,6 +20,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use super::dense::{and_count, for_each_masked, words_for, Counts, TILE_WORDS};
 use super::error::{invalid, Result};
 use super::grams::{for_each_gram_at, Orders};
 use super::index::{SideIndex, MAX_GRAMS_PER_TEXT};
@@ -35,6 +36,10 @@ pub struct Query<'t> {
     pub spans: Vec<(u32, u32)>,
     /// |G(query)|, unseen grams included.
     pub size: u64,
+    /// `seen[..sparse]` are sparse grams, the rest dense.
+    pub sparse: usize,
+    /// The dense grams of `seen` as a bitset over the side's dense grams.
+    pub dense_bits: Vec<u64>,
 }
 
 impl<'t> Query<'t> {
@@ -67,20 +72,49 @@ impl<'t> Query<'t> {
         if size > MAX_GRAMS_PER_TEXT {
             return Err(invalid("a query text has too many distinct n-grams"));
         }
-        let (seen, spans) = known.into_iter().unzip();
+        let (seen, spans): (Vec<u32>, _) = known.into_iter().unzip();
+        let dense = side.dense();
+        let sparse = seen.partition_point(|&g| !dense.is_dense(g));
+        let mut dense_bits = vec![0u64; words_for(dense.count())];
+        for &g in seen.get(sparse..).unwrap_or(&[]) {
+            let k = (g - dense.first()) as usize;
+            if let Some(w) = dense_bits.get_mut(k / 64) {
+                *w |= 1 << (k % 64);
+            }
+        }
         Ok(Self {
             text,
             seen,
             spans,
             size: size as u64,
+            sparse,
+            dense_bits,
         })
+    }
+
+    /// The known sparse grams, ascending.
+    #[inline]
+    pub fn sparse_grams(&self) -> &[u32] {
+        self.seen.get(..self.sparse).unwrap_or(&[])
+    }
+
+    /// The known dense grams, ascending.
+    #[inline]
+    pub fn dense_grams(&self) -> &[u32] {
+        self.seen.get(self.sparse..).unwrap_or(&[])
+    }
+
+    /// |G(query) ∩ G(row d)|.
+    #[inline]
+    pub fn intersection(&self, side: &SideIndex, d: u32) -> u64 {
+        intersect(side.doc(d), self.sparse_grams())
+            + and_count(side.dense().row(d), &self.dense_bits)
     }
 
     /// Exact Jaccard similarity with row `d` of `side`.
     #[inline]
     pub fn jaccard(&self, side: &SideIndex, d: u32) -> Ratio {
-        let doc = side.doc(d);
-        Ratio::jaccard(intersect(doc, &self.seen), self.size, doc.len() as u64)
+        Ratio::jaccard(self.intersection(side, d), self.size, side.doc_len(d))
     }
 
     /// Total postings length of the query's known grams.
@@ -104,12 +138,14 @@ pub fn intersect(a: &[u32], b: &[u32]) -> u64 {
 /// Work counters of a batch of searches.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
-    /// Postings entries actually read.
+    /// Postings entries actually read (a 64-row word of a dense gram's bitmap counts as one).
     pub postings_visited: u64,
     /// Total postings length of the query grams of every search performed.
     pub postings_total: u64,
     /// Candidate rows whose similarity was computed exactly.
     pub candidates_verified: u64,
+    /// Exact searches that counted every row (pruning could not help).
+    pub searches_counted: u64,
 }
 
 impl Stats {
@@ -118,6 +154,7 @@ impl Stats {
         self.postings_visited += other.postings_visited;
         self.postings_total += other.postings_total;
         self.candidates_verified += other.candidates_verified;
+        self.searches_counted += other.searches_counted;
     }
 }
 
@@ -212,8 +249,14 @@ pub struct Scratch {
     order_idx: Vec<usize>,
     taken: Vec<bool>,
     rest: Vec<u32>,
+    rest_dense: Vec<u64>,
+    rows_buf: Vec<u32>,
+    locals: Vec<usize>,
     marks: Marks,
     pub(crate) bounds: Vec<usize>,
+    /// Every row's count of the last query's grams, when the last exact search counted them.
+    pub(crate) counts: Counts,
+    pub(crate) counted: bool,
 }
 
 impl Scratch {
@@ -284,6 +327,7 @@ pub fn search_exact<V: Valuer>(
     stats: &mut Stats,
     valuer: &mut V,
 ) {
+    scratch.counted = false;
     let seen = &query.seen;
     let m = seen.len();
     if m == 0 {
@@ -296,11 +340,12 @@ pub fn search_exact<V: Valuer>(
     }
     let q = query.size;
     let cap = valuer.cap();
+    let dense = side.dense();
 
     // Processing order. Any set P of processed grams is a valid prefix: a row containing none of
     // them shares at most m − |P| grams with the query. A few rare grams spread over the query go
     // first (they locate strong rows early, where the very rarest grams, e.g. of one number, all
-    // point at the same weak rows); the rest follow rarest first.
+    // point at the same weak rows); the rest follow rarest first (sparse grams, then dense ones).
     let seed_rare = SEED_RARE_GRAMS;
     let guess = SEED_GUESS_PERCENT as u64;
     let within = (m as u64 + 1)
@@ -308,7 +353,7 @@ pub fn search_exact<V: Valuer>(
         .max(1) as usize;
     let mut order_idx = std::mem::take(&mut scratch.order_idx);
     order_idx.clear();
-    spread_rare_grams(query, seed_rare, within, &mut order_idx);
+    spread_rare_grams(query, seed_rare, within.min(query.sparse), &mut order_idx);
     let seeds = order_idx.len();
     let mut taken = std::mem::take(&mut scratch.taken);
     taken.clear();
@@ -324,7 +369,8 @@ pub fn search_exact<V: Valuer>(
     // Candidate generation, while a row not met yet could still win.
     let tag = scratch.next_tag();
     scratch.cands.clear();
-    scratch.marks.set(seen.iter().copied());
+    scratch.marks.set(query.sparse_grams().iter().copied());
+    let mut rows_buf = std::mem::take(&mut scratch.rows_buf);
     let mut end = m;
     for (k, &gi) in order_idx.iter().enumerate() {
         let remaining = (m - k) as u64;
@@ -337,16 +383,34 @@ pub fn search_exact<V: Valuer>(
             end = k;
             break;
         }
-        let postings = side.postings(seen.get(gi).copied().unwrap_or(u32::MAX));
+        let g = seen.get(gi).copied().unwrap_or(u32::MAX);
+        let postings = if dense.is_dense(g) {
+            // Dense grams come last: when the rest of the prefix would cost more than counting
+            // every row, count every row instead.
+            let rest = order_idx.get(k..).unwrap_or(&[]);
+            if counting_pays(side, query, best, cap, rest, k) {
+                scratch.rows_buf = rows_buf;
+                scratch.order_idx = order_idx;
+                scratch.marks.clear(query.sparse_grams().iter().copied());
+                search_counted(side, query, best, scratch, stats, valuer);
+                return;
+            }
+            rows_buf.clear();
+            dense.for_each_row(g, |d| rows_buf.push(d));
+            rows_buf.as_slice()
+        } else {
+            side.postings(g)
+        };
         stats.postings_visited += postings.len() as u64;
         count_step(postings, tag, &mut scratch.state, &mut scratch.cands);
         // Early verification raises the threshold: after the spread grams and after 2, 4, 8…
         // times as many grams, the open rows sharing most of the grams so far.
         let done = k + 1;
         if done % seeds.max(1) == 0 && (done / seeds.max(1)).is_power_of_two() {
-            verify_leaders(side, best, scratch, stats, valuer, tag);
+            verify_leaders(side, query, best, scratch, stats, valuer, tag);
         }
     }
+    scratch.rows_buf = rows_buf;
 
     // Count extension: no new candidates, but counting further grams tightens every bound
     // (count + unprocessed); a candidate whose bound cannot win is dropped for good (its bound
@@ -365,11 +429,9 @@ pub fn search_exact<V: Valuer>(
     let mut spent = 0u64; // work since the previous prune, in postings
     loop {
         let unprocessed = (m - end) as u64;
-        let next = order_idx
-            .get(end)
-            .and_then(|&gi| seen.get(gi))
-            .map(|&g| side.postings(g));
-        let switching = !sorted && next.is_some_and(|p| cands.len() * 8 < p.len());
+        let next = order_idx.get(end).and_then(|&gi| seen.get(gi)).copied();
+        let next_len = next.map_or(0, |g| side.df(g) as usize);
+        let switching = !sorted && next.is_some() && cands.len() * 8 < next_len;
         let due = sorted || switching || spent >= cands.len() as u64 * PRUNE_COST_IN_POSTINGS;
         if due {
             if sorted {
@@ -405,9 +467,8 @@ pub fn search_exact<V: Valuer>(
             before = n;
             spent = 0;
         }
-        let Some(postings) = next else { break };
-        let p = postings.len();
-        if !sorted && cands.len() * 8 < p {
+        let Some(g) = next else { break };
+        if switching {
             for &d in &cands {
                 let st = scratch.state.get(d as usize).copied().unwrap_or(0);
                 live.push(Live {
@@ -419,19 +480,37 @@ pub fn search_exact<V: Valuer>(
             live.sort_unstable_by_key(|c| c.row);
             sorted = true;
         }
-        if sorted {
-            let examined = count_in(postings, &mut live) as u64;
-            stats.postings_visited += examined;
-            spent += examined + live.len() as u64;
+        let examined = if sorted {
+            let examined = if dense.is_dense(g) {
+                for c in live.iter_mut() {
+                    c.count += u32::from(dense.contains(g, c.row));
+                }
+                live.len()
+            } else {
+                count_in(side.postings(g), &mut live)
+            };
+            spent += live.len() as u64;
+            examined
+        } else if dense.is_dense(g) && cands.len() < next_len {
+            for &d in &cands {
+                if dense.contains(g, d) {
+                    if let Some(st) = scratch.state.get_mut(d as usize) {
+                        *st += State::from(*st & CLOSED == 0);
+                    }
+                }
+            }
+            cands.len()
         } else {
-            stats.postings_visited += p as u64;
-            spent += p as u64;
-            for &d in postings {
+            let mut bump = |d: u32| {
                 if let Some(st) = scratch.state.get_mut(d as usize) {
                     *st += State::from(*st & !LOW == tag && *st & CLOSED == 0);
                 }
-            }
-        }
+            };
+            side.for_each_row(g, &mut bump);
+            next_len
+        };
+        stats.postings_visited += examined as u64;
+        spent += examined as u64;
         end += 1;
     }
     if !sorted {
@@ -447,7 +526,8 @@ pub fn search_exact<V: Valuer>(
     scratch.cands = cands;
 
     // Verification in order of the upper bound (a heap: most candidates are never popped),
-    // until no bound can win.
+    // until no bound can win. Unprocessed sparse grams are counted against a bitmap of them,
+    // unprocessed dense grams against the row's dense bitset.
     let mut rest = std::mem::take(&mut scratch.rest);
     rest.clear();
     rest.extend(
@@ -463,9 +543,22 @@ pub fn search_exact<V: Valuer>(
             .get(..end)
             .unwrap_or(&[])
             .iter()
-            .filter_map(|&i| seen.get(i).copied()),
+            .filter_map(|&i| seen.get(i).copied())
+            .filter(|&g| !dense.is_dense(g)),
     );
     scratch.order_idx = order_idx;
+    let rest_sparse = rest.partition_point(|&g| !dense.is_dense(g));
+    let mut rest_dense = std::mem::take(&mut scratch.rest_dense);
+    rest_dense.clear();
+    rest_dense.resize(query.dense_bits.len(), 0);
+    for &g in rest.get(rest_sparse..).unwrap_or(&[]) {
+        let k = (g - dense.first()) as usize;
+        if let Some(w) = rest_dense.get_mut(k / 64) {
+            *w |= 1 << (k % 64);
+        }
+    }
+    let any_dense = rest.len() > rest_sparse;
+    let first_rest = rest.first().copied().filter(|_| rest_sparse > 0);
     let unprocessed = rest.len() as u64;
     let mut heap = std::mem::take(&mut scratch.heap).into_vec();
     heap.clear();
@@ -486,17 +579,114 @@ pub fn search_exact<V: Valuer>(
             }
             continue;
         }
-        let doc = side.doc(d);
-        let inter = match rest.first() {
-            Some(&first) => count + scratch.marks.count_tail(doc, first),
-            None => count,
-        };
+        let mut inter = count;
+        if let Some(first) = first_rest {
+            inter += scratch.marks.count_tail(side.doc(d), first);
+        }
+        if any_dense {
+            inter += and_count(dense.row(d), &rest_dense);
+        }
         stats.candidates_verified += 1;
-        best.offer(valuer.value(d, inter, doc.len() as u64, best), d);
+        best.offer(valuer.value(d, inter, side.doc_len(d), best), d);
     }
     scratch.heap = heap;
-    scratch.marks.clear(rest.iter().copied());
+    scratch
+        .marks
+        .clear(rest.get(..rest_sparse).unwrap_or(&[]).iter().copied());
     scratch.rest = rest;
+    scratch.rest_dense = rest_dense;
+}
+
+/// Cost of adding one 64-row word of a dense gram's bitmap to the bit-sliced counts, in
+/// postings entries (a carry-save step over one word is a few instructions, a postings entry a
+/// random read-modify-write).
+const COUNT_WORD_COST_NUM: u64 = 1;
+const COUNT_WORD_COST_DEN: u64 = 4;
+
+/// Whether counting every row (`search_counted`) is cheaper than going on with candidate
+/// generation over `rest` (the unprocessed grams, in order; `done` already processed).
+fn counting_pays(
+    side: &SideIndex,
+    query: &Query<'_>,
+    best: &Best,
+    cap: Option<Ratio>,
+    rest: &[usize],
+    done: usize,
+) -> bool {
+    let m = query.seen.len();
+    let mut prefix = 0u64;
+    for (j, &gi) in rest.iter().enumerate() {
+        let fresh = Ratio {
+            num: (m - done - j) as u64,
+            den: query.size,
+        };
+        if !best.admits(capped(fresh, cap), 0) {
+            break;
+        }
+        prefix += query.seen.get(gi).map_or(0, |&g| side.df(g));
+    }
+    let sparse: u64 = query.sparse_grams().iter().map(|&g| side.df(g)).sum();
+    let words = (side.dense().tiles() * TILE_WORDS) as u64;
+    let counting = sparse
+        + (query.dense_grams().len() as u64 * words * COUNT_WORD_COST_NUM)
+            .div_ceil(COUNT_WORD_COST_DEN);
+    prefix > counting
+}
+
+/// Exact search by counting every row's shared grams (bit-sliced, see `dense.rs`): the counts
+/// are exact intersections, so the rows that can still win are read off directly, in row order.
+/// The counts stay in `scratch.counts` (`scratch.counted` is set) for the caller to reuse.
+pub fn search_counted<V: Valuer>(
+    side: &SideIndex,
+    query: &Query<'_>,
+    best: &mut Best,
+    scratch: &mut Scratch,
+    stats: &mut Stats,
+    valuer: &mut V,
+) {
+    let q = query.size;
+    let cap = valuer.cap();
+    let mut counts = std::mem::take(&mut scratch.counts);
+    counts.compute(
+        side.dense(),
+        query.sparse_grams().iter().map(|&g| side.postings(g)),
+        query.dense_grams(),
+        query.seen.len(),
+        q,
+        &mut scratch.locals,
+    );
+    // Postings read, plus one per bitmap word read.
+    stats.postings_visited += query
+        .sparse_grams()
+        .iter()
+        .map(|&g| side.df(g))
+        .sum::<u64>()
+        + (query.dense_grams().len() * counts.tiles() * TILE_WORDS) as u64;
+    stats.searches_counted += 1;
+    // The first row with the highest count is usually close to the best: a high threshold
+    // from the start.
+    if let Some((row, count)) = counts.top {
+        stats.candidates_verified += 1;
+        best.offer(valuer.value(row, count, side.doc_len(row), best), row);
+    }
+    for tile in 0..counts.tiles() {
+        let need = min_shared(best, q);
+        if counts.tile_max(tile) < need {
+            continue;
+        }
+        let mask = counts.at_least(tile, need);
+        for_each_masked(tile, &mask, |d| {
+            let count = counts.count(d);
+            let len = side.doc_len(d);
+            if best.admits(capped(upper_bound(count, q, len), cap), d) {
+                stats.candidates_verified += 1;
+                best.offer(valuer.value(d, count, len, best), d);
+            }
+            true
+        });
+    }
+    scratch.counts = counts;
+    scratch.counted = true;
 }
 
 /// One generation step: counts `postings` into the per-row state (rows met for the first time
@@ -537,26 +727,24 @@ fn search_exhaustive<V: Valuer>(
     valuer: &mut V,
 ) {
     let tag = scratch.next_tag();
-    scratch.marks.set(query.seen.iter().copied());
+    scratch.marks.set(query.sparse_grams().iter().copied());
+    let dense = side.dense();
     for &g in &query.seen {
-        let postings = side.postings(g);
-        stats.postings_visited += postings.len() as u64;
-        for &d in postings {
+        stats.postings_visited += side.df(g);
+        side.for_each_row(g, |d| {
             let Some(st) = scratch.state.get_mut(d as usize) else {
-                continue;
+                return;
             };
             if *st & !LOW != tag {
                 *st = tag | CLOSED;
-                let doc = side.doc(d);
+                let inter =
+                    scratch.marks.count(side.doc(d)) + and_count(dense.row(d), &query.dense_bits);
                 stats.candidates_verified += 1;
-                best.offer(
-                    valuer.value(d, scratch.marks.count(doc), doc.len() as u64, best),
-                    d,
-                );
+                best.offer(valuer.value(d, inter, side.doc_len(d), best), d);
             }
-        }
+        });
     }
-    scratch.marks.clear(query.seen.iter().copied());
+    scratch.marks.clear(query.sparse_grams().iter().copied());
 }
 
 /// A candidate with its upper bound; ordered by bound, then lower row first.
@@ -591,6 +779,7 @@ impl Ord for Bounded {
 /// and closes them.
 fn verify_leaders<V: Valuer>(
     side: &SideIndex,
+    query: &Query<'_>,
     best: &mut Best,
     scratch: &mut Scratch,
     stats: &mut Stats,
@@ -619,12 +808,10 @@ fn verify_leaders<V: Valuer>(
         if let Some(st) = scratch.state.get_mut(d as usize) {
             *st |= CLOSED;
         }
-        let doc = side.doc(d);
+        let inter =
+            scratch.marks.count(side.doc(d)) + and_count(side.dense().row(d), &query.dense_bits);
         stats.candidates_verified += 1;
-        best.offer(
-            valuer.value(d, scratch.marks.count(doc), doc.len() as u64, best),
-            d,
-        );
+        best.offer(valuer.value(d, inter, side.doc_len(d), best), d);
     }
     scratch.order = order;
 }
@@ -731,11 +918,11 @@ fn shortlist_pass(
     chosen.clear();
     spread_rare_grams(query, rare.min(MAX_COUNTED_GRAMS), usize::MAX, &mut chosen);
     for &i in &chosen {
-        let postings = side.postings(query.seen.get(i).copied().unwrap_or(u32::MAX));
-        stats.postings_visited += postings.len() as u64;
-        for &d in postings {
+        let g = query.seen.get(i).copied().unwrap_or(u32::MAX);
+        stats.postings_visited += side.df(g);
+        side.for_each_row(g, |d| {
             let Some(st) = scratch.state.get_mut(d as usize) else {
-                continue;
+                return;
             };
             if *st & !LOW == tag {
                 *st += 1;
@@ -743,7 +930,7 @@ fn shortlist_pass(
                 *st = tag | 1;
                 scratch.cands.push(d);
             }
-        }
+        });
     }
     scratch.order_idx = chosen;
     let mut order = std::mem::take(&mut scratch.order);
@@ -784,17 +971,12 @@ pub fn search_fast<V: Valuer>(
     }
     stats.postings_total += query.postings_total(side);
     shortlist_pass(side, query, scratch, stats, rare, shortlist);
-    scratch.marks.set(seen.iter().copied());
     for &(_, d, _) in &scratch.order {
-        let doc = side.doc(d);
         stats.candidates_verified += 1;
-        best.offer(
-            valuer.value(d, scratch.marks.count(doc), doc.len() as u64, best),
-            d,
-        );
+        let inter = query.intersection(side, d);
+        best.offer(valuer.value(d, inter, side.doc_len(d), best), d);
         out.push(d);
     }
-    scratch.marks.clear(seen.iter().copied());
 }
 
 #[cfg(test)]

@@ -84,11 +84,6 @@ impl Vocab {
             .copied()
     }
 
-    /// Number of distinct grams.
-    pub fn len(&self) -> usize {
-        self.arena.len()
-    }
-
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
         self.arena.heap_bytes() + self.table.capacity() * (std::mem::size_of::<u32>() + 1)
@@ -194,7 +189,7 @@ mod tests {
         for g in ["abc", "", "ñañ", "x"] {
             v.push_new(g);
         }
-        assert_eq!(v.len(), 4);
+        assert_eq!(v.arena.len(), 4);
         assert_eq!(v.get("abc"), Some(0));
         assert_eq!(v.get(""), Some(1));
         assert_eq!(v.get("ñañ"), Some(2));

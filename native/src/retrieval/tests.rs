@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use super::audit::{AuditRow, Hit, Mode, RetrievalIndex, TargetHit};
 use super::grams::{distinct_grams, Orders};
 use super::score::{Best, Ratio};
+use super::search::Stats;
 
 /// Straightforward implementation of every definition, on strings.
 struct Brute {
@@ -178,7 +179,7 @@ fn check_hit(what: &str, got: &Hit, want: &Hit) {
     );
 }
 
-fn run_case(seed: u64, orders: &[i64], mode: Mode) {
+fn run_case(seed: u64, orders: &[i64], mode: Mode, dense: Option<u64>) -> Stats {
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let n = 1 + rng.below(25);
     let mut src = Vec::new();
@@ -190,12 +191,12 @@ fn run_case(seed: u64, orders: &[i64], mode: Mode) {
         tgt.push(t);
     }
     let brute = Brute::new(orders, &src, &tgt);
-    let index = RetrievalIndex::build(&src, &tgt, orders, Some(2)).unwrap();
+    let index = RetrievalIndex::build_with(&src, &tgt, orders, Some(2), dense).unwrap();
     let queries: Vec<String> = (0..12).map(|_| rng.text(&src)).collect();
     let refs: Vec<Vec<String>> = (0..12)
         .map(|_| (0..1 + rng.below(3)).map(|_| rng.text(&tgt)).collect())
         .collect();
-    let (rows, _) = index.audit(&queries, &refs, mode, Some(2)).unwrap();
+    let (rows, stats) = index.audit(&queries, &refs, mode, Some(2)).unwrap();
     for (
         i,
         AuditRow {
@@ -240,15 +241,21 @@ fn run_case(seed: u64, orders: &[i64], mode: Mode) {
         assert_eq!(hits[i], row.source);
         assert_eq!(thits[i], row.target);
     }
+    stats
 }
 
 #[test]
 fn exact_mode_equals_brute_force() {
-    for seed in 0..300 {
-        run_case(seed, &[3, 4, 5], Mode::Exact);
-        run_case(seed, &[1], Mode::Exact);
-        run_case(seed, &[2, 4], Mode::Exact);
+    // Grams as postings only (the default for so few rows), all as bitmaps, and mixed.
+    let mut counted = 0;
+    for dense in [None, Some(1), Some(3)] {
+        for seed in 0..300 {
+            for orders in [&[3, 4, 5][..], &[1], &[2, 4]] {
+                counted += run_case(seed, orders, Mode::Exact, dense).searches_counted;
+            }
+        }
     }
+    assert!(counted > 1000, "only {counted} searches counted every row");
 }
 
 #[test]
@@ -261,6 +268,7 @@ fn fast_mode_is_valid() {
                 rare: 2,
                 shortlist: 3,
             },
+            if seed % 2 == 0 { None } else { Some(1) },
         );
         run_case(
             seed,
@@ -269,6 +277,7 @@ fn fast_mode_is_valid() {
                 rare: 8,
                 shortlist: 64,
             },
+            Some(2),
         );
     }
 }
@@ -348,7 +357,8 @@ fn exact_mode_equals_brute_force_on_templated_text() {
         let tgt: Vec<String> = src.iter().map(|s| s.replace("the", "el")).collect();
         let orders: &[i64] = if seed % 2 == 0 { &[3, 4, 5] } else { &[2, 3] };
         let brute = Brute::new(orders, &src, &tgt);
-        let index = RetrievalIndex::build(&src, &tgt, orders, None).unwrap();
+        let dense = [None, Some(1), Some(20)][seed as usize % 3];
+        let index = RetrievalIndex::build_with(&src, &tgt, orders, None, dense).unwrap();
         let queries: Vec<String> = (0..40)
             .map(|i| match i % 4 {
                 0 => src[rng.below(n)].clone(),
@@ -490,7 +500,10 @@ fn exact_mode_equals_brute_force_on_benchmark_like_sentences() {
         refs.push(if i % 2 == 0 { vec![t] } else { vec![other, t] });
     }
     let (rows, stats) = index.audit(&queries, &refs, Mode::Exact, None).unwrap();
-    assert!(stats.postings_visited < stats.postings_total / 2);
+    assert!(
+        stats.postings_visited < stats.postings_total / 2,
+        "{stats:?}"
+    );
     for (i, row) in rows.iter().enumerate() {
         let ctx = format!("query {i} {:?} {:?}", queries[i], refs[i]);
         check_hit(
