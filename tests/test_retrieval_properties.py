@@ -105,12 +105,25 @@ def assert_matches(got: dict[str, Any], want: list[Exposure]) -> None:
 
 
 @PROPERTY_SETTINGS
-@given(corpora(), orders_st, configs)
-def test_exact_audit_equals_brute_force(data, orders, config):
+@given(corpora(), orders_st, configs, st.sampled_from([None, 1, 2]))
+def test_exact_audit_equals_brute_force(data, orders, config, dense_min_df):
+    # dense_min_df: grams as postings only (the default for so few rows), all as row bitmaps
+    # (every search counts every row), or mixed.
     sources, targets, queries, refs = data
-    index = build_index(sources, targets, orders, config)
+    index = build_index(sources, targets, orders, config, dense_min_df=dense_min_df)
     got = audit(index, queries, refs, config)
     assert_matches(got, expected(sources, targets, queries, refs, orders, config))
+
+
+@PROPERTY_SETTINGS
+@given(st.lists(st.one_of(texts, st.text(max_size=6)), max_size=8), configs)
+def test_normalize_many_equals_normalizing_each_text(batch, config):
+    assert normalize_many(batch, config) == [normalize(t, config) for t in batch]
+
+
+def test_normalize_many_keeps_texts_with_newlines_apart():
+    batch = ["a\nb", " c ", "\u2028d"]
+    assert normalize_many(batch) == ["a b", "c", "d"]
 
 
 @PROPERTY_SETTINGS
@@ -277,7 +290,13 @@ def test_batches_and_threads_agree_with_one_call():
         if key != "stats":
             assert whole[key] == [v for p in parts for v in p[key]]
     stats = whole["stats"]
-    assert set(stats) == {"postings_visited", "postings_total", "candidates_verified"}
+    assert set(stats) == {
+        "postings_visited",
+        "postings_total",
+        "candidates_verified",
+        "searches_counted",
+        "pairs_counted",
+    }
     assert 0 < stats["postings_visited"] <= stats["postings_total"]
 
 

@@ -83,3 +83,18 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
         con.execute("ROLLBACK")
         raise
     con.execute("COMMIT")
+
+
+@contextmanager
+def duckdb_threads(con: duckdb.DuckDBPyConnection, threads: int) -> Iterator[None]:
+    """Run the block with DuckDB's worker pool limited to `threads` (restored afterwards).
+
+    Used while a native UDF runs its own thread pool: idle DuckDB workers would otherwise spin
+    on the same cores.
+    """
+    before = int(con.execute("SELECT current_setting('threads')").fetchone()[0])
+    con.execute(f"SET threads = {int(threads)}")
+    try:
+        yield
+    finally:
+        con.execute(f"SET threads = {before}")

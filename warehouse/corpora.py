@@ -382,3 +382,14 @@ def corpus_texts(
         "SELECT src, refs FROM segments WHERE corpus_id = ? ORDER BY seg_idx", [corpus_id]
     ).to_arrow_table()
     return table.column("src").to_pylist(), table.column("refs").to_pylist()
+
+
+def training_texts(con: duckdb.DuckDBPyConnection, corpus_id: str) -> tuple[list[str], list[str]]:
+    """Sources and targets of a training corpus in line order."""
+    table = con.execute(
+        "SELECT src, refs[1] AS tgt FROM segments WHERE corpus_id = ? ORDER BY seg_idx",
+        [corpus_id],
+    ).to_arrow_table()
+    sources = table.column("src").to_pylist()
+    targets = table.column("tgt").to_pylist()
+    return sources, targets

@@ -17,8 +17,8 @@ import pyarrow as pa
 
 from warehouse import __version__
 from warehouse.aggregates import forget_audit, refresh_audit
-from warehouse.connection import transaction
-from warehouse.corpora import corpus_texts, get_corpus
+from warehouse.connection import duckdb_threads, transaction
+from warehouse.corpora import corpus_texts, get_corpus, training_texts
 from warehouse.errors import UsageError
 from warehouse.exposure_udf import EXPOSURE_FUNCTION, register_exposure_functions
 from warehouse.normalize import NormalizationConfig
@@ -318,14 +318,12 @@ def run_audit(
         return load_audit(con, audit_id, action="unchanged")
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    train_src, train_refs = corpus_texts(con, train.corpus_id)
+    train_src, train_tgt = training_texts(con, train.corpus_id)
     test_src, test_refs = corpus_texts(con, test.corpus_id)
     timings["read_seconds"] = time.perf_counter() - started
     mark = time.perf_counter()
-    index = build_index(
-        train_src, [refs[0] for refs in train_refs], config.orders, config.normalization, threads
-    )
-    del train_src, train_refs  # the index holds what the search needs
+    index = build_index(train_src, train_tgt, config.orders, config.normalization, threads)
+    del train_src, train_tgt  # the index holds what the search needs
     timings["index_seconds"] = time.perf_counter() - mark
     collected = register_exposure_functions(
         con, index, config, threads=threads, progress=progress, total=len(test_src)
@@ -353,8 +351,9 @@ def run_audit(
                 _utcnow(),
             ],
         )
-        con.execute(
-            f"""
+        with duckdb_threads(con, 1):
+            con.execute(
+                f"""
             INSERT INTO exposures
             SELECT ? AS audit_id, seg_idx,
                    x.source_exposure, x.source_nn, x.source_exact,
@@ -368,17 +367,19 @@ def run_audit(
             FROM (SELECT seg_idx, {EXPOSURE_FUNCTION}(src, refs) AS x
                   FROM segments WHERE corpus_id = ?)
             """,
-            [audit_id, config.near, config.far, test.corpus_id],
-        )
+                [audit_id, config.near, config.far, test.corpus_id],
+            )
         timings["search_seconds"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        # Each segment's nearest neighbour with its training target (a join, not a lookup list).
         rows = con.execute(
-            "SELECT source_nn, source_exposure, source_exact FROM exposures "
-            "WHERE audit_id = ? ORDER BY seg_idx",
-            [audit_id],
+            "SELECT e.source_nn, e.source_exposure, e.source_exact, t.refs[1] "
+            "FROM exposures e LEFT JOIN (SELECT seg_idx, refs FROM segments WHERE corpus_id = ?) t "
+            "ON t.seg_idx = e.source_nn WHERE e.audit_id = ? ORDER BY e.seg_idx",
+            [train.corpus_id, audit_id],
         ).fetchall()
         nn = [r[0] for r in rows]
-        mark = time.perf_counter()
-        targets = _training_targets(con, train.corpus_id, nn)
+        targets = {int(r[0]): str(r[3]) for r in rows if r[0] is not None}
         tm_hyps = _tm_hypotheses(nn, targets, test_src, config.tm_zero_policy)
         _store_tm_stats(con, audit_id, tm_hyps, test_refs)
         refresh_audit(con, audit_id)

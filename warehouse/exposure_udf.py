@@ -25,7 +25,7 @@ import duckdb
 import pyarrow as pa
 
 from warehouse import retrieval
-from warehouse.corpora import corpus_texts, get_corpus
+from warehouse.corpora import get_corpus, training_texts
 from warehouse.retrieval import build_index
 
 if TYPE_CHECKING:
@@ -188,7 +188,6 @@ def register_training_corpus(
     from warehouse.exposure import AuditConfig
 
     config = config or AuditConfig()
-    sources, refs = corpus_texts(con, get_corpus(con, train_name, "train").corpus_id)
-    targets = [r[0] for r in refs]
+    sources, targets = training_texts(con, get_corpus(con, train_name, "train").corpus_id)
     index = build_index(sources, targets, config.orders, config.normalization, threads)
     return register_exposure_functions(con, index, config, threads=threads)

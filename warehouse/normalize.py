@@ -64,4 +64,22 @@ def normalize(text: str, config: NormalizationConfig = DEFAULT_CONFIG) -> str:
 
 def normalize_many(texts: Iterable[str], config: NormalizationConfig = DEFAULT_CONFIG) -> list[str]:
     """`normalize` applied to each text."""
-    return [normalize(text, config) for text in texts]
+    texts = list(texts)
+    joined = "\n".join(texts)
+    if len(texts) < 2 or joined.count("\n") != len(texts) - 1:
+        return [normalize(text, config) for text in texts]
+    # One pass over all texts at once: every step maps code points (or composes within runs
+    # that a newline ends), so it commutes with joining on newlines.
+    if not joined.isascii():
+        if not unicodedata.is_normalized("NFKC", joined):
+            joined = unicodedata.normalize("NFKC", joined)
+        if config.punctuation:
+            joined = joined.translate(_PUNCTUATION)
+        if config.strip_diacritics:
+            joined = _strip_marks(joined)
+    if config.casefold:
+        joined = joined.casefold()
+    lines = joined.split("\n")
+    if len(lines) != len(texts):  # a step produced a newline: no shortcut
+        return [normalize(text, config) for text in texts]
+    return [" ".join(line.split()) for line in lines]

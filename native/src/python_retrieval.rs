@@ -40,6 +40,7 @@ fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict
     d.set_item("postings_total", stats.postings_total)?;
     d.set_item("candidates_verified", stats.candidates_verified)?;
     d.set_item("searches_counted", stats.searches_counted)?;
+    d.set_item("pairs_counted", stats.pairs_counted)?;
     Ok(d)
 }
 

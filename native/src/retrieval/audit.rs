@@ -7,7 +7,8 @@ use rayon::prelude::*;
 use super::error::{internal, invalid, Result};
 use super::grams::Orders;
 use super::index::{SideIndex, TrainingIndex};
-use super::pair::{pair_value, BySource, ByTarget};
+use super::dense::Counts;
+use super::pair::{pair_from_counts, pair_value, BySource, ByTarget};
 use super::score::{Best, Ratio};
 use super::search::{search_exact, search_fast, Query, Scratch, Similarity, Stats};
 
@@ -120,6 +121,22 @@ struct Worker<'a> {
     scratch: Scratch,
     stats: Stats,
     mode: Mode,
+    /// Every row's counts of the current source's grams, valid when `source_counted`.
+    source_counts: Counts,
+    source_counted: bool,
+    /// The same for each reference of the current segment.
+    ref_counts: Vec<Counts>,
+    ref_counted: Vec<bool>,
+}
+
+/// Moves the counts the last exact search left in `scratch` (if it counted) into `slot`.
+fn keep_counts(scratch: &mut Scratch, slot: &mut Counts) -> bool {
+    let counted = scratch.counted;
+    if counted {
+        std::mem::swap(&mut scratch.counts, slot);
+        scratch.counted = false;
+    }
+    counted
 }
 
 impl<'a> Worker<'a> {
@@ -129,6 +146,7 @@ impl<'a> Worker<'a> {
 
     /// Source exposure; in fast mode the shortlist is always collected (the pair needs it).
     fn source(&mut self, x: &Query<'_>, shortlist: &mut Vec<u32>) -> Hit {
+        self.source_counted = false;
         let src = &self.index.src;
         let exact = src.texts().lowest_equal(x.text);
         let mut best = Best::NONE;
@@ -146,6 +164,7 @@ impl<'a> Worker<'a> {
                     &mut self.stats,
                     &mut sim,
                 );
+                self.source_counted = keep_counts(&mut self.scratch, &mut self.source_counts);
             }
             Mode::Fast { rare, shortlist: k } => {
                 let (scratch, stats) = (&mut self.scratch, &mut self.stats);
@@ -167,6 +186,11 @@ impl<'a> Worker<'a> {
         shortlist: &mut Vec<u32>,
     ) -> TargetHit {
         let tgt = &self.index.tgt;
+        self.ref_counted.clear();
+        self.ref_counted.resize(refs.len(), false);
+        if self.ref_counts.len() < refs.len() {
+            self.ref_counts.resize_with(refs.len(), Counts::default);
+        }
         let mut exact: Option<(u32, u32)> = None;
         for (r, rq) in refs.iter().enumerate() {
             if let Some(row) = tgt.texts().lowest_equal(rq.text) {
@@ -197,7 +221,14 @@ impl<'a> Worker<'a> {
             let mut sim = Similarity { size: rq.size };
             let (scratch, stats) = (&mut self.scratch, &mut self.stats);
             match self.mode {
-                Mode::Exact => search_exact(tgt, rq, &mut best, scratch, stats, &mut sim),
+                Mode::Exact => {
+                    search_exact(tgt, rq, &mut best, scratch, stats, &mut sim);
+                    if let (Some(slot), Some(flag)) =
+                        (self.ref_counts.get_mut(r), self.ref_counted.get_mut(r))
+                    {
+                        *flag = keep_counts(scratch, slot);
+                    }
+                }
                 Mode::Fast { rare, shortlist: k } => search_fast(
                     tgt, rq, &mut best, scratch, stats, &mut sim, rare, k, shortlist,
                 ),
@@ -277,6 +308,25 @@ impl<'a> Worker<'a> {
             }
         }
 
+        let counted = self.source_counted
+            && self.ref_counted.len() == refs.len()
+            && self.ref_counted.iter().all(|&c| c);
+        if counted {
+            // Both sides' searches counted every row: read the pair off those counts.
+            let refs_counts: Vec<&Counts> = self.ref_counts.iter().take(refs.len()).collect();
+            self.stats.pairs_counted += 1;
+            pair_from_counts(
+                index,
+                x,
+                refs,
+                &self.source_counts,
+                &refs_counts,
+                upper,
+                &mut best,
+                &mut self.stats,
+            );
+            return Hit::from_best(best);
+        }
         let (scratch, stats) = (&mut self.scratch, &mut self.stats);
         if x.text.is_empty() {
             // Only rows with an empty source have a non-zero source similarity.
@@ -388,6 +438,10 @@ impl RetrievalIndex {
             scratch,
             stats: Stats::default(),
             mode,
+            source_counts: Counts::default(),
+            source_counted: false,
+            ref_counts: Vec::new(),
+            ref_counted: Vec::new(),
         }
     }
 

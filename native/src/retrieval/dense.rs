@@ -21,9 +21,10 @@ pub const TILE_ROWS: usize = TILE_WORDS * 64;
 pub const MAX_PLANES: usize = 16;
 
 /// One tile's worth of bits: bit `b` of word `w` is row `64·w + b` of the tile.
-type Lanes = [u64; TILE_WORDS];
+pub type Lanes = [u64; TILE_WORDS];
 
-const ZERO: Lanes = [0; TILE_WORDS];
+/// No bits set.
+pub const ZERO: Lanes = [0; TILE_WORDS];
 
 /// The dense grams of one side: ids `first..first + count` (the most frequent).
 #[derive(Debug, Default)]

@@ -493,11 +493,12 @@ impl TrainingIndex {
             )));
         }
         let min_df = dense_min_df.unwrap_or_else(|| default_dense_min_df(sources.len()));
-        let (src, tgt) = rayon::join(
-            || SideIndex::build(sources, &orders, min_df),
-            || SideIndex::build(targets, &orders, min_df),
-        );
-        let (src, tgt) = (src?, tgt?);
+        // One side after the other (each is built in parallel): only one side's build buffers
+        // are alive at a time, and what they free goes back to the system before the next.
+        let src = SideIndex::build(sources, &orders, min_df)?;
+        release_free_memory();
+        let tgt = SideIndex::build(targets, &orders, min_df)?;
+        release_free_memory();
         let pairs = PairTable::build(src.texts(), tgt.texts(), sources.len());
         Ok(Self {
             orders,
@@ -520,5 +521,20 @@ impl TrainingIndex {
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
         self.src.heap_bytes() + self.tgt.heap_bytes() + self.pairs.heap_bytes()
+    }
+}
+
+/// Returns the allocator's freed memory to the system (glibc keeps it otherwise, and the build
+/// frees a lot of short-lived buffers).
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> i32;
+        }
+        // SAFETY: glibc's malloc_trim only releases free heap pages; it has no preconditions.
+        unsafe {
+            malloc_trim(0);
+        }
     }
 }

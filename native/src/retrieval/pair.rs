@@ -1,8 +1,9 @@
 //! Pair exposure: max over rows of min(source similarity, best reference similarity).
 
+use super::dense::{for_each_masked, Counts, ZERO};
 use super::index::TrainingIndex;
 use super::score::{Best, Ratio};
-use super::search::{Query, Valuer};
+use super::search::{min_shared, Query, Stats, Valuer};
 
 /// Pair value of row `row`: min(s(x, u_row), max_r s(r, v_row)).
 #[inline]
@@ -74,5 +75,53 @@ impl Valuer for ByTarget<'_, '_> {
 
     fn cap(&self) -> Option<Ratio> {
         Some(self.cap)
+    }
+}
+
+/// Pair exposure from every row's counts of the source's grams (`src`) and of each reference's
+/// grams (`refs_counts`): a row can only win if its source count and some reference's count
+/// reach the shares the current best needs, so only those rows are scored. Raises `best`.
+#[allow(clippy::too_many_arguments)]
+pub fn pair_from_counts(
+    index: &TrainingIndex,
+    x: &Query<'_>,
+    refs: &[Query<'_>],
+    src: &Counts,
+    refs_counts: &[&Counts],
+    upper: Ratio,
+    best: &mut Best,
+    stats: &mut Stats,
+) {
+    for tile in 0..src.tiles() {
+        let need = min_shared(best, x.size);
+        if src.tile_max(tile) < need {
+            continue;
+        }
+        let mut any = ZERO;
+        for (r, counts) in refs.iter().zip(refs_counts) {
+            let need_r = min_shared(best, r.size);
+            if counts.tile_max(tile) >= need_r {
+                for (a, b) in any.iter_mut().zip(counts.at_least(tile, need_r)) {
+                    *a |= b;
+                }
+            }
+        }
+        let mut mask = src.at_least(tile, need);
+        for (m, a) in mask.iter_mut().zip(any) {
+            *m &= a;
+        }
+        for_each_masked(tile, &mask, |d| {
+            let s = Ratio::jaccard(src.count(d), x.size, index.src.doc_len(d));
+            if !best.admits(s.min(upper), d) {
+                return true;
+            }
+            let mut t = Ratio::ZERO;
+            for (r, counts) in refs.iter().zip(refs_counts) {
+                t = t.max(Ratio::jaccard(counts.count(d), r.size, index.tgt.doc_len(d)));
+            }
+            stats.candidates_verified += 1;
+            best.offer(s.min(t), d);
+            true
+        });
     }
 }

@@ -146,6 +146,8 @@ pub struct Stats {
     pub candidates_verified: u64,
     /// Exact searches that counted every row (pruning could not help).
     pub searches_counted: u64,
+    /// Pair searches read off both sides' counts.
+    pub pairs_counted: u64,
 }
 
 impl Stats {
@@ -155,6 +157,7 @@ impl Stats {
         self.postings_total += other.postings_total;
         self.candidates_verified += other.candidates_verified;
         self.searches_counted += other.searches_counted;
+        self.pairs_counted += other.pairs_counted;
     }
 }
 
@@ -818,7 +821,7 @@ fn verify_leaders<V: Valuer>(
 
 /// Fewest shared grams with which any row could still win: a row sharing `i` grams scores at most
 /// i / |Q| (when it has no other grams), so i >= best · |Q| (rounded up; equality may tie).
-fn min_shared(best: &Best, q: u64) -> u64 {
+pub(crate) fn min_shared(best: &Best, q: u64) -> u64 {
     if best.score.num == 0 {
         return 1;
     }

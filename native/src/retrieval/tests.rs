@@ -247,15 +247,16 @@ fn run_case(seed: u64, orders: &[i64], mode: Mode, dense: Option<u64>) -> Stats 
 #[test]
 fn exact_mode_equals_brute_force() {
     // Grams as postings only (the default for so few rows), all as bitmaps, and mixed.
-    let mut counted = 0;
+    let mut total = Stats::default();
     for dense in [None, Some(1), Some(3)] {
         for seed in 0..300 {
             for orders in [&[3, 4, 5][..], &[1], &[2, 4]] {
-                counted += run_case(seed, orders, Mode::Exact, dense).searches_counted;
+                total.add(&run_case(seed, orders, Mode::Exact, dense));
             }
         }
     }
-    assert!(counted > 1000, "only {counted} searches counted every row");
+    assert!(total.searches_counted > 1000, "{total:?}");
+    assert!(total.pairs_counted > 300, "{total:?}");
 }
 
 #[test]
