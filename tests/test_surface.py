@@ -67,6 +67,58 @@ def test_property_summed_statistics_equal_sacrebleu(rows):
     assert _ours(hyps, streams) == _sacrebleu(hyps, streams)
 
 
+def _sacrebleu_stats(hyps, refs):
+    """sacrebleu's own per-segment BLEU and chrF++ statistics (the oracle)."""
+    width = max(len(r) for r in refs)
+    streams = [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
+    bleu = BLEU(tokenize="13a")._extract_corpus_statistics(hyps, streams)
+    chrf = CHRF(word_order=2)._extract_corpus_statistics(hyps, streams)
+    return [[int(v) for v in s] for s in bleu], [[int(v) for v in s] for s in chrf]
+
+
+# Text that stresses 13a and chrF++: every symbol class of the 13a rules, decimals and dashes
+# next to digits, HTML entities, <skipped>, soft line breaks, non-ASCII whitespace Python splits
+# on (including U+001C..U+001F, which Rust's `char::is_whitespace` does not know), marks.
+_PIECES = [
+    *"ab .,-&;<>()'\"0123456789\n\t!?/[]{}~^`@éß漢\u00a0\u2028\u3000\x1c\x1f\x85",
+    *["&amp;", "&lt;", "&gt;", "&quot;", "<skipped>", "-\n", "e\u0301", "3.5", "1,000"],
+]
+_HOSTILE = st.lists(
+    st.sampled_from(_PIECES),
+    max_size=24,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            _HOSTILE, st.lists(st.one_of(_HOSTILE, st.text(max_size=12)), min_size=1, max_size=3)
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_native_statistics_equal_sacrebleus_on_hostile_text(rows):
+    hyps = [h for h, _ in rows]
+    refs = [r for _, r in rows]
+    stats = compute_segment_stats(hyps, refs, [False] * len(hyps), with_ter=False)
+    assert (stats.bleu, stats.chrf) == _sacrebleu_stats(hyps, refs)
+
+
+def test_native_statistics_split_on_every_python_whitespace_character():
+    spaces = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+    hyps = [f"a{c}b.{c}x" for c in spaces]
+    refs = [[f"a b{c}.x", "b"] for c in spaces]
+    stats = compute_segment_stats(hyps, refs, [False] * len(hyps), with_ter=False)
+    assert (stats.bleu, stats.chrf) == _sacrebleu_stats(hyps, refs)
+
+
+def test_a_segment_without_references_is_an_error():
+    with pytest.raises(ValueError, match="segment 1 has no reference"):
+        compute_segment_stats(["a b", "c"], [["a b"], []], [False, False], with_ter=False)
+
+
 def test_sentence_chrf_equals_sacrebleu_sentence_score():
     rng = random.Random(7)
     hyps = [_sentence(rng) for _ in range(50)]

@@ -16,6 +16,8 @@ from typing import Any
 import sacrebleu
 from sacrebleu.metrics import BLEU, CHRF, TER
 
+from warehouse.native import native
+
 BLEU_STATS = 10  # hyp_len, ref_len, correct[1..4], total[1..4]
 CHRF_STATS = 24  # (6 character + 2 word orders) x (hyp, ref, match)
 TER_STATS = 2  # edits, reference length
@@ -74,18 +76,21 @@ def compute_segment_stats(
     with_ter: bool = True,
 ) -> SegmentStats:
     """Statistics for every segment (TER's empty unless `with_ter`); errored: NULL exact match."""
-    bleu, chrf, ter = _metrics()
-    streams = _streams(refs)
+    _bleu, chrf, ter = _metrics()
     hyp_list = list(hyps)
-    logger = logging.getLogger("sacrebleu")
-    previous = logger.level
-    logger.setLevel(logging.ERROR)  # the "tokenized period" hint is not about our data
-    try:
-        raw_bleu = bleu._extract_corpus_statistics(hyp_list, streams)
-        raw_chrf = chrf._extract_corpus_statistics(hyp_list, streams)
-        raw_ter = ter._extract_corpus_statistics(hyp_list, streams) if with_ter else []
-    finally:
-        logger.setLevel(previous)
+    ref_lists = [list(r) for r in refs]
+    # BLEU and chrF++ statistics from the Rust kernel, defined to equal sacrebleu's (tests
+    # compare them on hostile text); every segment needs a reference, as in sacrebleu.
+    raw_bleu, raw_chrf = native.surface_stats(hyp_list, ref_lists)
+    raw_ter: list[Any] = []
+    if with_ter:
+        logger = logging.getLogger("sacrebleu")
+        previous = logger.level
+        logger.setLevel(logging.ERROR)  # the "tokenized period" hint is not about our data
+        try:
+            raw_ter = ter._extract_corpus_statistics(hyp_list, _streams(ref_lists))
+        finally:
+            logger.setLevel(previous)
     bleu_stats = [[int(v) for v in s] for s in raw_bleu]
     chrf_stats = [[int(v) for v in s] for s in raw_chrf]
     ter_stats = [[float(v) for v in s] for s in raw_ter]

@@ -9,6 +9,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub mod bootstrap;
 pub mod cyzil;
 pub mod retrieval;
+pub mod surface;
 
 #[cfg(feature = "python")]
 mod python;

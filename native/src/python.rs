@@ -2,10 +2,12 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyBytes;
 
 use crate::bootstrap::{self, BootstrapError};
 use crate::cyzil::{self, Bleu, CyzilError, EditDistance};
+use crate::surface;
 
 impl From<CyzilError> for PyErr {
     fn from(err: CyzilError) -> Self {
@@ -132,6 +134,32 @@ fn edit_distance_points(
     Ok(py.detach(|| cyzil::edit_distance_points(&references, &candidates))?)
 }
 
+/// sacrebleu-identical BLEU (13a) and chrF++ statistics of every segment: two lists of rows.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn surface_stats(
+    py: Python<'_>,
+    hyps: Vec<PyBackedStr>,
+    refs: Vec<Vec<PyBackedStr>>,
+) -> PyResult<(
+    Vec<[u64; surface::BLEU_STATS]>,
+    Vec<[u64; surface::CHRF_STATS]>,
+)> {
+    if hyps.len() != refs.len() {
+        return Err(PyValueError::new_err(format!(
+            "hyps and refs must have the same length, got {} and {}",
+            hyps.len(),
+            refs.len()
+        )));
+    }
+    if let Some(i) = refs.iter().position(Vec::is_empty) {
+        return Err(PyValueError::new_err(format!(
+            "segment {i} has no reference; each needs at least one"
+        )));
+    }
+    Ok(py.detach(|| surface::segment_stats(&hyps, &refs).into_iter().unzip()))
+}
+
 /// The `warehouse._native` module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -145,5 +173,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::python_retrieval::register(m)?;
     m.add_function(wrap_pyfunction!(resample_sums_i64, m)?)?;
     m.add_function(wrap_pyfunction!(resample_sums_f64, m)?)?;
+    m.add_function(wrap_pyfunction!(surface_stats, m)?)?;
     Ok(())
 }

@@ -4,10 +4,10 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
+use super::dense::Counts;
 use super::error::{internal, invalid, Result};
 use super::grams::Orders;
 use super::index::{SideIndex, TrainingIndex};
-use super::dense::Counts;
 use super::pair::{pair_from_counts, pair_value, BySource, ByTarget};
 use super::score::{Best, Ratio};
 use super::search::{search_exact, search_fast, Query, Scratch, Similarity, Stats};

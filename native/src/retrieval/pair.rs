@@ -117,7 +117,11 @@ pub fn pair_from_counts(
             }
             let mut t = Ratio::ZERO;
             for (r, counts) in refs.iter().zip(refs_counts) {
-                t = t.max(Ratio::jaccard(counts.count(d), r.size, index.tgt.doc_len(d)));
+                t = t.max(Ratio::jaccard(
+                    counts.count(d),
+                    r.size,
+                    index.tgt.doc_len(d),
+                ));
             }
             stats.candidates_verified += 1;
             best.offer(s.min(t), d);
