@@ -37,6 +37,9 @@ PIECES = [
     " ",
     "  ",
     "\t",
+    "\x1c",  # whitespace to Python's str.split, not to Rust's char::is_whitespace
+    "\u2028",
+    "\n",
     "x",
     "漢",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 # Curly single quotes (U+2018 to U+201B) and double quotes (U+201C to U+201F) become straight
@@ -62,24 +62,31 @@ def normalize(text: str, config: NormalizationConfig = DEFAULT_CONFIG) -> str:
     return " ".join(text.split())
 
 
+def normalize_joined(texts: Sequence[str], config: NormalizationConfig = DEFAULT_CONFIG) -> str:
+    """The texts after every step of `normalize` but the whitespace collapsing, joined by
+    newlines (no text then contains one); collapsing each line gives `normalize_many`."""
+    joined = "\n".join(texts)
+    if joined.count("\n") == max(len(texts) - 1, 0):
+        # One pass over all texts at once: every step maps code points (or composes within
+        # runs that a newline ends), so it commutes with joining on newlines.
+        if not joined.isascii():
+            if not unicodedata.is_normalized("NFKC", joined):
+                joined = unicodedata.normalize("NFKC", joined)
+            if config.punctuation:
+                joined = joined.translate(_PUNCTUATION)
+            if config.strip_diacritics:
+                joined = _strip_marks(joined)
+        if config.casefold:
+            joined = joined.casefold()
+        if joined.count("\n") == max(len(texts) - 1, 0):
+            return joined
+    # A text holds a newline (or a step made one): normalise text by text.
+    return "\n".join(normalize(text, config) for text in texts)
+
+
 def normalize_many(texts: Iterable[str], config: NormalizationConfig = DEFAULT_CONFIG) -> list[str]:
     """`normalize` applied to each text."""
     texts = list(texts)
-    joined = "\n".join(texts)
-    if len(texts) < 2 or joined.count("\n") != len(texts) - 1:
-        return [normalize(text, config) for text in texts]
-    # One pass over all texts at once: every step maps code points (or composes within runs
-    # that a newline ends), so it commutes with joining on newlines.
-    if not joined.isascii():
-        if not unicodedata.is_normalized("NFKC", joined):
-            joined = unicodedata.normalize("NFKC", joined)
-        if config.punctuation:
-            joined = joined.translate(_PUNCTUATION)
-        if config.strip_diacritics:
-            joined = _strip_marks(joined)
-    if config.casefold:
-        joined = joined.casefold()
-    lines = joined.split("\n")
-    if len(lines) != len(texts):  # a step produced a newline: no shortcut
-        return [normalize(text, config) for text in texts]
-    return [" ".join(line.split()) for line in lines]
+    if not texts:
+        return []
+    return [" ".join(line.split()) for line in normalize_joined(texts, config).split("\n")]

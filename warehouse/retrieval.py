@@ -6,7 +6,12 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from warehouse.native import native
-from warehouse.normalize import DEFAULT_CONFIG, NormalizationConfig, normalize_many
+from warehouse.normalize import (
+    DEFAULT_CONFIG,
+    NormalizationConfig,
+    normalize_joined,
+    normalize_many,
+)
 
 DEFAULT_ORDERS: tuple[int, ...] = (3, 4, 5)
 Mode = Literal["exact", "fast"]
@@ -25,9 +30,15 @@ def build_index(
     `dense_min_df` (grams in at least that many rows are kept as row bitmaps; default 1/32 of
     the rows, at least 64) changes only speed and memory, never results.
     """
-    return native.RetrievalIndex(
-        normalize_many(sources, config),
-        normalize_many(targets, config),
+    if len(sources) != len(targets):
+        raise ValueError(
+            f"sources and targets must have the same length, got {len(sources)} and {len(targets)}"
+        )
+    # The texts travel as two strings; the native side splits rows and collapses whitespace.
+    return native.RetrievalIndex.from_joined(
+        normalize_joined(sources, config),
+        normalize_joined(targets, config),
+        len(sources),
         orders=list(orders),
         threads=threads,
         dense_min_df=dense_min_df,

@@ -5,7 +5,9 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyDict;
 
-use crate::retrieval::{Hit, Mode, RetrievalError, RetrievalIndex, Stats};
+use crate::retrieval::{
+    rows_from_joined, with_threads, Hit, Mode, RetrievalError, RetrievalIndex, Stats,
+};
 
 fn to_py_err(e: RetrievalError) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -16,6 +18,16 @@ fn threads_arg(threads: Option<i64>) -> PyResult<Option<usize>> {
         .map(|t| {
             usize::try_from(t).ok().filter(|&t| t >= 1).ok_or_else(|| {
                 PyValueError::new_err(format!("threads must be at least 1, got {t}"))
+            })
+        })
+        .transpose()
+}
+
+fn dense_min_df_arg(dense_min_df: Option<i64>) -> PyResult<Option<u64>> {
+    dense_min_df
+        .map(|d| {
+            u64::try_from(d).ok().filter(|&d| d >= 1).ok_or_else(|| {
+                PyValueError::new_err(format!("dense_min_df must be at least 1, got {d}"))
             })
         })
         .transpose()
@@ -87,16 +99,41 @@ impl PyRetrievalIndex {
         dense_min_df: Option<i64>,
     ) -> PyResult<Self> {
         let threads = threads_arg(threads)?;
-        let dense_min_df = dense_min_df
-            .map(|d| {
-                u64::try_from(d).ok().filter(|&d| d >= 1).ok_or_else(|| {
-                    PyValueError::new_err(format!("dense_min_df must be at least 1, got {d}"))
-                })
-            })
-            .transpose()?;
+        let dense_min_df = dense_min_df_arg(dense_min_df)?;
         let inner = py
             .detach(|| {
                 RetrievalIndex::build_with(&sources, &targets, &orders, threads, dense_min_df)
+            })
+            .map_err(to_py_err)?;
+        Ok(Self { inner })
+    }
+
+    /// Index of `rows` aligned training pairs given as two newline-joined strings of texts
+    /// already normalised except for whitespace, which is collapsed here as Python's
+    /// `" ".join(text.split())` would.
+    #[staticmethod]
+    #[pyo3(signature = (sources, targets, rows, orders = vec![3, 4, 5], threads = None, dense_min_df = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn from_joined(
+        py: Python<'_>,
+        sources: PyBackedStr,
+        targets: PyBackedStr,
+        rows: usize,
+        orders: Vec<i64>,
+        threads: Option<i64>,
+        dense_min_df: Option<i64>,
+    ) -> PyResult<Self> {
+        let threads = threads_arg(threads)?;
+        let dense_min_df = dense_min_df_arg(dense_min_df)?;
+        let inner = py
+            .detach(|| -> Result<RetrievalIndex, RetrievalError> {
+                let (src, tgt) = with_threads(threads, || {
+                    rayon::join(
+                        || rows_from_joined(&sources, rows),
+                        || rows_from_joined(&targets, rows),
+                    )
+                })?;
+                RetrievalIndex::build_with(&src?, &tgt?, &orders, threads, dense_min_df)
             })
             .map_err(to_py_err)?;
         Ok(Self { inner })

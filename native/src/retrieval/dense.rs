@@ -26,14 +26,19 @@ pub type Lanes = [u64; TILE_WORDS];
 /// No bits set.
 pub const ZERO: Lanes = [0; TILE_WORDS];
 
+/// One tile of one gram's bitmap, aligned to a cache line so a tile is read in one line.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(64))]
+struct Line(Lanes);
+
 /// The dense grams of one side: ids `first..first + count` (the most frequent).
 #[derive(Debug, Default)]
 pub struct DenseGrams {
     first: u32,
     count: usize,
     rows: usize,
-    /// Tile-major bitmaps: tile `t`, dense gram `k`: `cols[(t·count + k)·TILE_WORDS..][..TILE_WORDS]`.
-    cols: Vec<u64>,
+    /// Tile-major bitmaps: tile `t`, dense gram `k`: `cols[t·count + k]` (one cache line).
+    cols: Vec<Line>,
     /// Words per row bitset.
     row_words: usize,
     /// Row `d`'s dense grams (bit `k` = gram `first + k`): `by_row[d·row_words..][..row_words]`.
@@ -57,9 +62,9 @@ impl DenseGrams {
     ) -> Self {
         let count = df.len();
         let tiles = rows.div_ceil(TILE_ROWS);
-        let mut cols = vec![0u64; tiles * count * TILE_WORDS];
+        let mut cols = vec![Line::default(); tiles * count];
         if count > 0 {
-            cols.par_chunks_mut(count * TILE_WORDS)
+            cols.par_chunks_mut(count)
                 .enumerate()
                 .for_each(|(tile, block)| {
                     let lo = tile * TILE_ROWS;
@@ -74,7 +79,7 @@ impl DenseGrams {
                             while w != 0 {
                                 let k = wi * 64 + w.trailing_zeros() as usize;
                                 w &= w - 1;
-                                if let Some(x) = block.get_mut(k * TILE_WORDS + lane) {
+                                if let Some(x) = block.get_mut(k).and_then(|l| l.0.get_mut(lane)) {
                                     *x |= bit;
                                 }
                             }
@@ -129,8 +134,9 @@ impl DenseGrams {
     #[inline]
     pub fn contains(&self, g: u32, d: u32) -> bool {
         let (k, d) = (g.wrapping_sub(self.first) as usize, d as usize);
-        let at = ((d / TILE_ROWS) * self.count + k) * TILE_WORDS + (d % TILE_ROWS) / 64;
-        self.cols.get(at).is_some_and(|w| (w >> (d % 64)) & 1 == 1)
+        let line = self.cols.get((d / TILE_ROWS) * self.count + k);
+        line.and_then(|l| l.0.get((d % TILE_ROWS) / 64))
+            .is_some_and(|w| (w >> (d % 64)) & 1 == 1)
     }
 
     /// Row `d`'s dense-gram bitset.
@@ -149,14 +155,10 @@ impl DenseGrams {
             return;
         }
         for tile in 0..self.tiles() {
-            let at = (tile * self.count + k) * TILE_WORDS;
-            for (lane, &word) in self
-                .cols
-                .get(at..at + TILE_WORDS)
-                .unwrap_or(&[])
-                .iter()
-                .enumerate()
-            {
+            let Some(line) = self.cols.get(tile * self.count + k) else {
+                return;
+            };
+            for (lane, &word) in line.0.iter().enumerate() {
                 let mut w = word;
                 while w != 0 {
                     f((tile * TILE_ROWS + lane * 64) as u32 + w.trailing_zeros());
@@ -168,20 +170,14 @@ impl DenseGrams {
 
     #[inline]
     fn tile_col(&self, tile: usize, k: usize) -> Lanes {
-        let at = (tile * self.count + k) * TILE_WORDS;
-        match self.cols.get(at..at + TILE_WORDS) {
-            Some(s) => {
-                let mut out = ZERO;
-                out.copy_from_slice(s);
-                out
-            }
-            None => ZERO,
-        }
+        self.cols.get(tile * self.count + k).map_or(ZERO, |l| l.0)
     }
 
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
-        (self.cols.capacity() + self.by_row.capacity()) * 8 + self.df.capacity() * 4
+        self.cols.capacity() * std::mem::size_of::<Line>()
+            + self.by_row.capacity() * 8
+            + self.df.capacity() * 4
     }
 }
 

@@ -12,6 +12,7 @@ mod pair;
 mod score;
 mod search;
 mod store;
+mod text;
 
 #[cfg(test)]
 mod tests;
@@ -21,3 +22,4 @@ pub use error::{Result, RetrievalError};
 pub use grams::Orders;
 pub use score::Ratio;
 pub use search::Stats;
+pub use text::rows_from_joined;
