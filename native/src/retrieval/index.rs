@@ -83,7 +83,12 @@ impl std::hash::Hash for Gram<'_> {
 /// First build pass over one block of rows: block-local gram ids, their document frequencies
 /// and each row's distinct local ids.
 struct BlockPass<'a> {
-    local: HashMap<Gram<'a>, u32, FxBuildHasher>,
+    /// Grams of up to 7 bytes, packed into an integer key (see `short_key`).
+    short: HashMap<u64, u32, FxBuildHasher>,
+    /// Longer grams.
+    long: HashMap<Gram<'a>, u32, FxBuildHasher>,
+    /// Each local id's gram (its first occurrence).
+    grams: Vec<&'a str>,
     df: Vec<u32>,
     last: Vec<u32>,
     ids: Vec<u32>,
@@ -100,7 +105,9 @@ impl<'a> BlockPass<'a> {
             .map(|t| t.as_ref().len() * orders.as_slice().len())
             .sum();
         let mut pass = BlockPass {
-            local: HashMap::with_hasher(FxBuildHasher),
+            short: HashMap::with_hasher(FxBuildHasher),
+            long: HashMap::with_hasher(FxBuildHasher),
+            grams: Vec::new(),
             df: Vec::new(),
             last: Vec::new(),
             ids: Vec::with_capacity(occurrences),
@@ -112,16 +119,23 @@ impl<'a> BlockPass<'a> {
             let tag = (lo + offset) as u32 + 1;
             let before = pass.ids.len();
             let BlockPass {
-                local,
+                short,
+                long,
+                grams,
                 df,
                 last,
                 ids,
                 ..
             } = &mut pass;
-            for_each_gram(text.as_ref(), orders, &mut bounds, |g| {
+            let text = text.as_ref();
+            for_each_gram(text, orders, &mut bounds, |g| {
                 let next = df.len() as u32;
-                let id = *local.entry(Gram(g)).or_insert(next);
+                let id = match short_key(text, g) {
+                    Some(key) => *short.entry(key).or_insert(next),
+                    None => *long.entry(Gram(g)).or_insert(next),
+                };
                 if id == next {
+                    grams.push(g);
                     df.push(0);
                     last.push(0);
                 }
@@ -138,8 +152,30 @@ impl<'a> BlockPass<'a> {
             pass.lens.push((pass.ids.len() - before) as u32);
         }
         pass.last = Vec::new();
+        pass.short = HashMap::default();
+        pass.long = HashMap::default();
         pass
     }
+}
+
+/// A gram of at most 7 bytes as an integer: its bytes (little-endian) and its length in the top
+/// byte, so different grams never share a key. `gram` is a slice of `text`.
+#[inline]
+fn short_key(text: &str, gram: &str) -> Option<u64> {
+    let len = gram.len();
+    if len > 7 {
+        return None;
+    }
+    let at = (gram.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+    debug_assert_eq!(text.as_bytes().get(at..at + len), Some(gram.as_bytes()));
+    let mut word = [0u8; 8];
+    match text.as_bytes().get(at..at + 8) {
+        // Eight bytes are readable from the gram's start: one load, then mask.
+        Some(bytes) => word.copy_from_slice(bytes),
+        None => word.get_mut(..len)?.copy_from_slice(gram.as_bytes()),
+    }
+    let mask = (1u64 << (8 * len)) - 1;
+    Some((u64::from_le_bytes(word) & mask) | ((len as u64) << 56))
 }
 
 fn prefix_sums(counts: impl Iterator<Item = u64>, len: usize) -> Vec<u64> {
@@ -213,7 +249,8 @@ impl SideIndex {
         let mut to_global: Vec<Vec<u32>> = Vec::with_capacity(passes.len());
         for pass in &passes {
             let mut map = vec![0u32; pass.df.len()];
-            for (&Gram(g), &lid) in &pass.local {
+            for (lid, &g) in pass.grams.iter().enumerate() {
+                let lid = lid as u32;
                 let next = grams.len() as u32;
                 let id = *global.entry(Gram(g)).or_insert(next);
                 if id == next {
@@ -261,8 +298,8 @@ impl SideIndex {
         let row_words = words_for(dense_count);
         let first = first_dense as u32;
 
-        // Pass 2: each row's ids mapped to global ids and sorted in place; its sparse part is
-        // the ids below `first`.
+        // Pass 2: each row's ids mapped to global ids in place, its sparse ones (below `first`)
+        // moved to the front and sorted.
         passes
             .par_iter_mut()
             .zip(to_global.par_iter())
@@ -271,11 +308,24 @@ impl SideIndex {
                 for len in pass.lens.iter_mut() {
                     let n = *len as usize;
                     if let Some(ids) = pass.ids.get_mut(at..at + n) {
-                        for id in ids.iter_mut() {
-                            *id = map.get(*id as usize).copied().unwrap_or(u32::MAX);
+                        // Sparse ids first, sorted; dense ones (which go to a bitset) after.
+                        let mut sparse = 0usize;
+                        for i in 0..ids.len() {
+                            let id = ids.get(i).map_or(u32::MAX, |&l| {
+                                map.get(l as usize).copied().unwrap_or(u32::MAX)
+                            });
+                            if let Some(slot) = ids.get_mut(i) {
+                                *slot = id;
+                            }
+                            if id < first {
+                                ids.swap(i, sparse);
+                                sparse += 1;
+                            }
                         }
-                        ids.sort_unstable();
-                        pass.sparse.push(ids.partition_point(|&g| g < first) as u32);
+                        if let Some(low) = ids.get_mut(..sparse) {
+                            low.sort_unstable();
+                        }
+                        pass.sparse.push(sparse as u32);
                     }
                     at += n;
                 }
