@@ -11,12 +11,12 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
-
-import sacrebleu
-from sacrebleu.metrics import BLEU, CHRF, TER
+from typing import TYPE_CHECKING, Any
 
 from warehouse.native import native
+
+if TYPE_CHECKING:  # sacrebleu is imported on first use: BLEU and chrF++ statistics are native
+    from sacrebleu.metrics import BLEU, CHRF, TER
 
 BLEU_STATS = 10  # hyp_len, ref_len, correct[1..4], total[1..4]
 CHRF_STATS = 24  # (6 character + 2 word orders) x (hyp, ref, match)
@@ -26,6 +26,8 @@ TER_STATS = 2  # edits, reference length
 @lru_cache(maxsize=1)
 def _metrics() -> tuple[BLEU, CHRF, TER]:
     """One instance of each sacrebleu metric with the warehouse's fixed settings."""
+    from sacrebleu.metrics import BLEU, CHRF, TER
+
     return BLEU(tokenize="13a"), CHRF(word_order=2), TER()
 
 
@@ -50,6 +52,8 @@ def sacrebleu_metric(name: str) -> BLEU | CHRF | TER:
 def signatures(n_refs: int) -> dict[str, str]:
     """sacrebleu signatures of the stored statistics for a test set with `n_refs` references."""
     out: dict[str, str] = {}
+    from sacrebleu.metrics import BLEU, CHRF, TER
+
     fresh = (BLEU(tokenize="13a"), CHRF(word_order=2), TER())
     for name, metric in zip(("bleu", "chrf", "ter"), fresh, strict=True):
         metric.num_refs = n_refs  # what sacrebleu records once it has seen the references
@@ -59,6 +63,8 @@ def signatures(n_refs: int) -> dict[str, str]:
 
 def metric_settings(n_refs: int) -> dict[str, Any]:
     """The settings that define the stored statistics (part of a run's fingerprint)."""
+    import sacrebleu
+
     return {"sacrebleu": sacrebleu.__version__, "signatures": signatures(n_refs)}
 
 
@@ -76,25 +82,23 @@ def compute_segment_stats(
     with_ter: bool = True,
 ) -> SegmentStats:
     """Statistics for every segment (TER's empty unless `with_ter`); errored: NULL exact match."""
-    _bleu, chrf, ter = _metrics()
     hyp_list = list(hyps)
     ref_lists = [list(r) for r in refs]
     # BLEU and chrF++ statistics from the Rust kernel, defined to equal sacrebleu's (tests
     # compare them on hostile text); every segment needs a reference, as in sacrebleu.
-    raw_bleu, raw_chrf = native.surface_stats(hyp_list, ref_lists)
+    raw_bleu, raw_chrf, chrf_sentence = native.surface_stats(hyp_list, ref_lists)
     raw_ter: list[Any] = []
     if with_ter:
         logger = logging.getLogger("sacrebleu")
         previous = logger.level
         logger.setLevel(logging.ERROR)  # the "tokenized period" hint is not about our data
         try:
-            raw_ter = ter._extract_corpus_statistics(hyp_list, _streams(ref_lists))
+            raw_ter = _metrics()[2]._extract_corpus_statistics(hyp_list, _streams(ref_lists))
         finally:
             logger.setLevel(previous)
-    bleu_stats = [[int(v) for v in s] for s in raw_bleu]
-    chrf_stats = [[int(v) for v in s] for s in raw_chrf]
+    bleu_stats: list[list[int]] = raw_bleu
+    chrf_stats: list[list[int]] = raw_chrf
     ter_stats = [[float(v) for v in s] for s in raw_ter]
-    chrf_sentence = [chrf._compute_score_from_stats(s).score for s in chrf_stats]
     exact: list[bool | None] = []
     ratio: list[float | None] = []
     for hyp, seg_refs, failed in zip(hyp_list, refs, errored, strict=True):

@@ -134,7 +134,8 @@ fn edit_distance_points(
     Ok(py.detach(|| cyzil::edit_distance_points(&references, &candidates))?)
 }
 
-/// sacrebleu-identical BLEU (13a) and chrF++ statistics of every segment: two lists of rows.
+/// sacrebleu-identical BLEU (13a) and chrF++ statistics of every segment, and each segment's
+/// chrF++ sentence score: three lists.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 fn surface_stats(
@@ -144,6 +145,7 @@ fn surface_stats(
 ) -> PyResult<(
     Vec<[u64; surface::BLEU_STATS]>,
     Vec<[u64; surface::CHRF_STATS]>,
+    Vec<f64>,
 )> {
     if hyps.len() != refs.len() {
         return Err(PyValueError::new_err(format!(
@@ -157,7 +159,10 @@ fn surface_stats(
             "segment {i} has no reference; each needs at least one"
         )));
     }
-    Ok(py.detach(|| surface::segment_stats(&hyps, &refs).into_iter().unzip()))
+    let (bleu, chrf): (Vec<_>, Vec<_>) =
+        py.detach(|| surface::segment_stats(&hyps, &refs).into_iter().unzip());
+    let sentence = chrf.iter().map(surface::chrf_f_score).collect();
+    Ok((bleu, chrf, sentence))
 }
 
 /// The `warehouse._native` module.

@@ -260,9 +260,9 @@ impl ChrfText {
     }
 }
 
-/// chrF sentence F-score of (hyp, ref, match) triples, computed in sacrebleu's operation order
-/// (used only to choose among references).
-fn chrf_f_score(stats: &[u64; CHRF_STATS]) -> f64 {
+/// chrF sentence F-score (0–100) of (hyp, ref, match) triples, computed in sacrebleu's
+/// operation order, so the float is identical to its sentence-level chrF++.
+pub fn chrf_f_score(stats: &[u64; CHRF_STATS]) -> f64 {
     let eps = 1e-16;
     let factor = BETA * BETA;
     let (mut avg_prec, mut avg_rec, mut effective) = (0.0f64, 0.0f64, 0u32);
@@ -332,6 +332,7 @@ pub fn chrf_stats(hyp: &str, refs: &[&str]) -> [u64; CHRF_STATS] {
 }
 
 /// BLEU and chrF++ statistics of every segment, in parallel.
+#[allow(clippy::type_complexity)]
 pub fn segment_stats<S: AsRef<str> + Sync>(
     hyps: &[S],
     refs: &[Vec<S>],
