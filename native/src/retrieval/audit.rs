@@ -308,19 +308,20 @@ impl<'a> Worker<'a> {
             }
         }
 
-        let counted = self.source_counted
+        let refs_counted = !refs.is_empty()
             && self.ref_counted.len() == refs.len()
             && self.ref_counted.iter().all(|&c| c);
-        if counted {
-            // Both sides' searches counted every row: read the pair off those counts.
+        if self.source_counted || refs_counted {
+            // A side's search counted every row: only rows whose counts can reach the current
+            // best are scored.
             let refs_counts: Vec<&Counts> = self.ref_counts.iter().take(refs.len()).collect();
             self.stats.pairs_counted += 1;
             pair_from_counts(
                 index,
                 x,
                 refs,
-                &self.source_counts,
-                &refs_counts,
+                self.source_counted.then_some(&self.source_counts),
+                refs_counted.then_some(refs_counts.as_slice()),
                 upper,
                 &mut best,
                 &mut self.stats,

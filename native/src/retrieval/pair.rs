@@ -1,6 +1,6 @@
 //! Pair exposure: max over rows of min(source similarity, best reference similarity).
 
-use super::dense::{for_each_masked, Counts, ZERO};
+use super::dense::{for_each_masked, Counts, TILE_WORDS, ZERO};
 use super::index::TrainingIndex;
 use super::score::{Best, Ratio};
 use super::search::{min_shared, Query, Stats, Valuer};
@@ -78,50 +78,63 @@ impl Valuer for ByTarget<'_, '_> {
     }
 }
 
-/// Pair exposure from every row's counts of the source's grams (`src`) and of each reference's
-/// grams (`refs_counts`): a row can only win if its source count and some reference's count
-/// reach the shares the current best needs, so only those rows are scored. Raises `best`.
+/// Pair exposure from every row's counts of the source's grams (`src`) and/or of each
+/// reference's grams (`refs_counts`), at least one of the two: a row can only win if its counts
+/// reach the shares the current best needs on each side that has them, so only those rows are
+/// scored (a side without counts is scored exactly). Raises `best`.
 #[allow(clippy::too_many_arguments)]
 pub fn pair_from_counts(
     index: &TrainingIndex,
     x: &Query<'_>,
     refs: &[Query<'_>],
-    src: &Counts,
-    refs_counts: &[&Counts],
+    src: Option<&Counts>,
+    refs_counts: Option<&[&Counts]>,
     upper: Ratio,
     best: &mut Best,
     stats: &mut Stats,
 ) {
-    for tile in 0..src.tiles() {
-        let need = min_shared(best, x.size);
-        if src.tile_max(tile) < need {
-            continue;
+    let tiles = src
+        .map(Counts::tiles)
+        .or_else(|| refs_counts.and_then(|c| c.first()).map(|c| c.tiles()))
+        .unwrap_or(0);
+    for tile in 0..tiles {
+        let mut mask = [u64::MAX; TILE_WORDS];
+        if let Some(src) = src {
+            let need = min_shared(best, x.size);
+            if src.tile_max(tile) < need {
+                continue;
+            }
+            mask = src.at_least(tile, need);
         }
-        let mut any = ZERO;
-        for (r, counts) in refs.iter().zip(refs_counts) {
-            let need_r = min_shared(best, r.size);
-            if counts.tile_max(tile) >= need_r {
-                for (a, b) in any.iter_mut().zip(counts.at_least(tile, need_r)) {
-                    *a |= b;
+        if let Some(refs_counts) = refs_counts {
+            let mut any = ZERO;
+            for (r, counts) in refs.iter().zip(refs_counts) {
+                let need_r = min_shared(best, r.size);
+                if counts.tile_max(tile) >= need_r {
+                    for (a, b) in any.iter_mut().zip(counts.at_least(tile, need_r)) {
+                        *a |= b;
+                    }
                 }
             }
-        }
-        let mut mask = src.at_least(tile, need);
-        for (m, a) in mask.iter_mut().zip(any) {
-            *m &= a;
+            for (m, a) in mask.iter_mut().zip(any) {
+                *m &= a;
+            }
         }
         for_each_masked(tile, &mask, |d| {
-            let s = Ratio::jaccard(src.count(d), x.size, index.src.doc_len(d));
+            let s = match src {
+                Some(c) => Ratio::jaccard(c.count(d), x.size, index.src.doc_len(d)),
+                None => x.jaccard(&index.src, d),
+            };
             if !best.admits(s.min(upper), d) {
                 return true;
             }
             let mut t = Ratio::ZERO;
-            for (r, counts) in refs.iter().zip(refs_counts) {
-                t = t.max(Ratio::jaccard(
-                    counts.count(d),
-                    r.size,
-                    index.tgt.doc_len(d),
-                ));
+            for (k, r) in refs.iter().enumerate() {
+                let sim = match refs_counts.and_then(|c| c.get(k)) {
+                    Some(c) => Ratio::jaccard(c.count(d), r.size, index.tgt.doc_len(d)),
+                    None => r.jaccard(&index.tgt, d),
+                };
+                t = t.max(sim);
             }
             stats.candidates_verified += 1;
             best.offer(s.min(t), d);

@@ -604,7 +604,7 @@ pub fn search_exact<V: Valuer>(
 /// postings entries (a carry-save step over one word is a few instructions, a postings entry a
 /// random read-modify-write).
 const COUNT_WORD_COST_NUM: u64 = 1;
-const COUNT_WORD_COST_DEN: u64 = 4;
+const COUNT_WORD_COST_DEN: u64 = 16;
 
 /// Whether counting every row (`search_counted`) is cheaper than going on with candidate
 /// generation over `rest` (the unprocessed grams, in order; `done` already processed).
