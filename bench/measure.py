@@ -30,6 +30,11 @@ def run_child(label: str, argv: Sequence[str], env: dict[str, str] | None = None
     return Measurement(label, seconds, usage.ru_maxrss / 1024)
 
 
+def median_run(runs: Sequence[Measurement]) -> Measurement:
+    """The run with the median time (the upper middle one for an even count)."""
+    return sorted(runs, key=lambda m: m.seconds)[len(runs) // 2]
+
+
 def print_ratio_table(title: str, reference: Measurement, others: Sequence[Measurement]) -> None:
     """Print each measurement with its time and memory as a ratio of the reference."""
     print(f"\n{title}")
