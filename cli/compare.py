@@ -10,7 +10,7 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import ALPHA, emit_json, print_table, say
-from warehouse.bootstrap import DEFAULT_ALPHA, DEFAULT_N_BOOTSTRAP, DEFAULT_SEED, BootstrapSettings
+from warehouse.bootstrap import BootstrapSettings, bootstrap_settings, stored_bootstrap_defaults
 from warehouse.compare import Comparison, compare_runs, is_report_file, load_runs, run_letters
 from warehouse.significance import METHODS, PairTest
 
@@ -89,18 +89,20 @@ def _run(
     app: AppContext,
     runs: tuple[str, ...],
     significance: bool,
-    n_bootstrap: int,
-    alpha: float,
-    seed: int,
+    n_bootstrap: int | None,
+    alpha: float | None,
+    seed: int | None,
     method: str,
     as_json: bool,
 ) -> None:
     """Load the runs, compare them, print."""
     if len(runs) < 2:
         raise click.UsageError("give at least two runs (run ids, prefixes or report files)")
-    settings = BootstrapSettings(n_bootstrap, alpha, seed)
     needs_warehouse = not all(is_report_file(r) for r in runs)
     with app.warehouse() if needs_warehouse else nullcontext() as con:
+        # Defaults from the warehouse's settings when one is opened, else SPEC §7's.
+        defaults = stored_bootstrap_defaults(con) if con is not None else BootstrapSettings()
+        settings = bootstrap_settings(defaults, n_bootstrap, alpha, seed)
         arrays = load_runs(runs, con)
     comparison = compare_runs(arrays, significance=significance, method=method, settings=settings)
     warnings = comparison.warnings + [
@@ -132,23 +134,23 @@ def _test_options(command: Callable[..., Any]) -> Callable[..., Any]:
             click.option(
                 "--n-bootstrap",
                 type=click.IntRange(min=1),
-                default=DEFAULT_N_BOOTSTRAP,
-                show_default=True,
-                help="Resamples (paired-ar: randomisation trials and confidence resamples).",
+                default=None,
+                help="Resamples (paired-ar: randomisation trials and confidence resamples; "
+                "default: the warehouse's settings bootstrap.n, 1000).",
             ),
             click.option(
                 "--alpha",
                 type=click.FloatRange(0, 1, min_open=True, max_open=True),
-                default=DEFAULT_ALPHA,
-                show_default=True,
-                help="Significance level; intervals cover 1 - alpha.",
+                default=None,
+                help="Significance level; intervals cover 1 - alpha (default: settings "
+                "bootstrap.alpha, 0.05).",
             ),
             click.option(
                 "--seed",
                 type=click.IntRange(min=0),
-                default=DEFAULT_SEED,
-                show_default=True,
-                help="Seed of numpy's default_rng for the resamples.",
+                default=None,
+                help="Seed of numpy's default_rng for the resamples (default: settings "
+                "bootstrap.seed, 12345).",
             ),
             click.option(
                 "--method",
@@ -173,9 +175,9 @@ def compare(
     app: AppContext,
     runs: tuple[str, ...],
     significance: bool,
-    n_bootstrap: int,
-    alpha: float,
-    seed: int,
+    n_bootstrap: int | None,
+    alpha: float | None,
+    seed: int | None,
     method: str,
     as_json: bool,
 ) -> None:
@@ -194,9 +196,9 @@ def compare(
 def significance(
     app: AppContext,
     runs: tuple[str, ...],
-    n_bootstrap: int,
-    alpha: float,
-    seed: int,
+    n_bootstrap: int | None,
+    alpha: float | None,
+    seed: int | None,
     method: str,
     as_json: bool,
 ) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 import duckdb
 
-from warehouse.connection import DEFAULT_LOCK_TIMEOUT
+from warehouse.connection import DEFAULT_LOCK_TIMEOUT, connect
 from warehouse.schema import open_warehouse
 
 
@@ -26,6 +26,18 @@ class AppContext:
     def warehouse(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """Open the warehouse (created on first use) for the duration of a command."""
         con = open_warehouse(self.db, lock_timeout=self.lock_timeout)
+        try:
+            yield con
+        finally:
+            con.close()
+
+    @contextmanager
+    def existing_warehouse(self) -> Iterator[duckdb.DuckDBPyConnection | None]:
+        """The warehouse read-only if its file exists (nothing created or upgraded), else None."""
+        if not self.db.exists():
+            yield None
+            return
+        con = connect(self.db, read_only=True, lock_timeout=self.lock_timeout)
         try:
             yield con
         finally:

@@ -8,7 +8,7 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, say, status
-from warehouse.bootstrap import DEFAULT_ALPHA, DEFAULT_N_BOOTSTRAP, DEFAULT_SEED, BootstrapSettings
+from warehouse.bootstrap import bootstrap_settings, stored_bootstrap_defaults
 from warehouse.ingest import (
     IngestResult,
     PreparedRun,
@@ -59,23 +59,20 @@ def _describe(result: IngestResult) -> str:
 @click.option(
     "--n-bootstrap-ci",
     type=click.IntRange(min=1),
-    default=DEFAULT_N_BOOTSTRAP,
-    show_default=True,
-    help="Bootstrap resamples for the confidence intervals.",
+    default=None,
+    help="Bootstrap resamples for the confidence intervals (default: settings bootstrap.n, 1000).",
 )
 @click.option(
     "--ci-alpha",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=DEFAULT_ALPHA,
-    show_default=True,
-    help="Intervals cover 1 - alpha.",
+    default=None,
+    help="Intervals cover 1 - alpha (default: settings bootstrap.alpha, 0.05).",
 )
 @click.option(
     "--seed",
     type=click.IntRange(min=0),
-    default=DEFAULT_SEED,
-    show_default=True,
-    help="Bootstrap seed (stored with the intervals).",
+    default=None,
+    help="Bootstrap seed, stored with the intervals (default: settings bootstrap.seed, 12345).",
 )
 @json_option
 @pass_app
@@ -90,9 +87,9 @@ def ingest(
     replace: bool,
     lock_timeout: float | None,
     no_ci: bool,
-    n_bootstrap_ci: int,
-    ci_alpha: float,
-    seed: int,
+    n_bootstrap_ci: int | None,
+    ci_alpha: float | None,
+    seed: int | None,
     as_json: bool,
 ) -> None:
     """Ingest runs: plain files (--testset --hyp) or test-report / run-card JSON files.
@@ -108,7 +105,13 @@ def ingest(
         raise click.UsageError("give JSON reports, or --testset/--hyp/--run-card, not both")
     if not reports and not (testset and hyp):
         raise click.UsageError("give JSON reports, or both --testset and --hyp")
-    ci = None if no_ci else BootstrapSettings(n_bootstrap_ci, ci_alpha, seed)
+    ci = None
+    if not no_ci:
+        # Defaults come from the warehouse's settings, when it exists (read-only, released
+        # again before scoring).
+        with app.existing_warehouse() as con:
+            defaults = stored_bootstrap_defaults(con)
+        ci = bootstrap_settings(defaults, n_bootstrap_ci, ci_alpha, seed)
     prepared: list[PreparedRun] = []
     with status("scoring"):
         if reports:

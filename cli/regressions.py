@@ -6,7 +6,7 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import ALPHA, emit_json, print_table, say
-from warehouse.bootstrap import DEFAULT_ALPHA, DEFAULT_N_BOOTSTRAP, DEFAULT_SEED, BootstrapSettings
+from warehouse.bootstrap import bootstrap_settings, stored_bootstrap_defaults
 from warehouse.regressions import find_regressions
 
 
@@ -27,23 +27,20 @@ def _num(value: float) -> str:
 @click.option(
     "--n-bootstrap",
     type=click.IntRange(min=1),
-    default=DEFAULT_N_BOOTSTRAP,
-    show_default=True,
-    help="Bootstrap resamples.",
+    default=None,
+    help="Bootstrap resamples (default: settings bootstrap.n, 1000).",
 )
 @click.option(
     "--alpha",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=DEFAULT_ALPHA,
-    show_default=True,
-    help="Significance level.",
+    default=None,
+    help="Significance level (default: settings bootstrap.alpha, 0.05).",
 )
 @click.option(
     "--seed",
     type=click.IntRange(min=0),
-    default=DEFAULT_SEED,
-    show_default=True,
-    help="Bootstrap seed.",
+    default=None,
+    help="Bootstrap seed (default: settings bootstrap.seed, 12345).",
 )
 @json_option
 @pass_app
@@ -53,9 +50,9 @@ def regressions(
     model_slug: str | None,
     latest: bool,
     fail_on_regression: bool,
-    n_bootstrap: int,
-    alpha: float,
-    seed: int,
+    n_bootstrap: int | None,
+    alpha: float | None,
+    seed: int | None,
     as_json: bool,
 ) -> None:
     """List significant drops of each run against the previous run of the same model.
@@ -64,8 +61,8 @@ def regressions(
     against its predecessor with the paired bootstrap sign test on chrF++, BLEU, exact match and
     every shared per-entry metric. Use --latest --fail-on-regression after ingest in CI.
     """
-    settings = BootstrapSettings(n_bootstrap, alpha, seed)
     with app.warehouse() as con:
+        settings = bootstrap_settings(stored_bootstrap_defaults(con), n_bootstrap, alpha, seed)
         report = find_regressions(
             con, testset=testset, model_slug=model_slug, latest=latest, settings=settings
         )
@@ -76,12 +73,12 @@ def regressions(
     elif not report.regressions:
         click.echo(
             f"no significant regressions in {len(report.checked)} comparisons "
-            f"(n = {n_bootstrap}, {ALPHA} = {alpha:g}, seed = {seed})"
+            f"(n = {settings.n_bootstrap}, {ALPHA} = {settings.alpha:g}, seed = {settings.seed})"
         )
     else:
         print_table(
-            f"significant drops (paired bootstrap sign test · n = {n_bootstrap} · "
-            f"{ALPHA} = {alpha:g} · seed = {seed})",
+            f"significant drops (paired bootstrap sign test · n = {settings.n_bootstrap} · "
+            f"{ALPHA} = {settings.alpha:g} · seed = {settings.seed})",
             [
                 "model",
                 "condition",

@@ -10,6 +10,7 @@ import pytest
 from cli.output import ALPHA
 from tests.conftest import VOCABULARY as _WORDS
 from tests.conftest import snapshot
+from warehouse.schema import open_warehouse
 
 SPEC_FIELDS = {
     "metric_name",
@@ -158,6 +159,24 @@ def test_regressions_list_significant_drops_and_fail_when_asked(run_cli, tmp_pat
     assert latest.exit_code == 0 and "no significant regressions in 1" in latest.stdout
     everything = json.loads(run_cli("regressions", "--json", "--n-bootstrap", "200").stdout)
     assert len(everything["checked"]) == 2 and everything["regressions"]
+
+
+def test_compare_and_regressions_take_bootstrap_defaults_from_the_warehouse_settings(
+    run_cli, tmp_path, db_path
+):
+    old = _report(tmp_path, "old", 1.0, created="2026-01-01T00:00:00Z")
+    new = _report(tmp_path, "new", 0.4, created="2026-02-01T00:00:00Z")
+    ids = [r["run_id"] for r in json.loads(run_cli("ingest", old, new, "--no-ci", "--json").stdout)]
+    with open_warehouse(db_path) as con:
+        con.execute("UPDATE settings SET value = 70 WHERE key = 'bootstrap.n'")
+        con.execute("UPDATE settings SET value = 5 WHERE key = 'bootstrap.seed'")
+    doc = json.loads(run_cli("compare", *ids, "--significance", "--json").stdout)
+    assert (doc["n_bootstrap"], doc["seed"]) == (70, 5)
+    assert {(r["n_bootstrap"], r["seed"]) for r in doc["significance"]} == {(70, 5)}
+    explicit = json.loads(run_cli("significance", *ids, "--seed", "8", "--json").stdout)
+    assert (explicit["n_bootstrap"], explicit["seed"]) == (70, 8)
+    found = run_cli("regressions")
+    assert "n = 70" in found.stdout and "seed = 5" in found.stdout, found.output
 
 
 @pytest.mark.parametrize("option", ["--testset", "--model-slug"])

@@ -171,3 +171,45 @@ def test_replacing_the_test_set_removes_the_runs_intervals(run_cli, write_lines,
     replaced = run_cli("testset", "add", "ts", "--src", src, "--ref", ref2, "--replace")
     assert replaced.exit_code == 0, replaced.output
     assert json.loads(run_cli("query", count, "--json").output)[0]["n"] == 0
+
+
+def _set_settings(db_path, **values: float) -> None:
+    """Change `settings` rows (key with dots written as underscores: bootstrap_n)."""
+    with open_warehouse(db_path) as con:
+        for key, value in values.items():
+            con.execute(
+                "UPDATE settings SET value = ? WHERE key = ?", [value, key.replace("_", ".", 1)]
+            )
+
+
+def test_ingest_takes_bootstrap_defaults_from_the_warehouse_settings(run_cli, tmp_path, db_path):
+    _set_settings(db_path, bootstrap_n=60, bootstrap_seed=9, bootstrap_alpha=0.1)
+    path = _doc(tmp_path, _entries(30))
+    result = run_cli("ingest", path, "--json")
+    assert result.exit_code == 0, result.output
+    [run] = json.loads(result.output)
+    assert {(i["n_bootstrap"], i["seed"], i["alpha"]) for i in run["intervals"]} == {(60, 9, 0.1)}
+    again = run_cli("ingest", path, "--replace", "--seed", "4", "--json")
+    assert again.exit_code == 0, again.output
+    [run] = json.loads(again.stdout)
+    assert {(i["n_bootstrap"], i["seed"]) for i in run["intervals"]} == {(60, 4)}
+
+
+def test_a_fractional_bootstrap_setting_is_a_clear_error(run_cli, tmp_path, db_path):
+    _set_settings(db_path, bootstrap_n=2.5)
+    result = run_cli("ingest", _doc(tmp_path, _entries(30)))
+    assert result.exit_code == 2
+    assert "settings bootstrap.n must be a whole number, got 2.5" in result.output
+    rows = json.loads(run_cli("query", "SELECT count(*) AS n FROM runs", "--json").output)
+    assert rows == [{"n": 0}]
+
+
+def test_ingest_without_a_warehouse_uses_the_spec_defaults_and_creates_it_only_to_write(
+    run_cli, tmp_path, db_path
+):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert run_cli("ingest", bad).exit_code == 2
+    assert not db_path.exists()
+    [run] = json.loads(run_cli("ingest", _doc(tmp_path, _entries(30)), "--json").output)
+    assert {(i["n_bootstrap"], i["seed"]) for i in run["intervals"]} == {(1000, 12345)}

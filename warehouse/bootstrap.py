@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+import duckdb
 import numpy as np
 
 from warehouse.errors import UsageError
@@ -56,6 +57,44 @@ class BootstrapSettings:
     def confidence_level(self) -> float:
         """1 - alpha."""
         return 1.0 - self.alpha
+
+
+_SETTING_KEYS = ("bootstrap.n", "bootstrap.alpha", "bootstrap.seed")
+
+
+def stored_bootstrap_defaults(con: duckdb.DuckDBPyConnection | None) -> BootstrapSettings:
+    """The warehouse's `settings` rows bootstrap.n / bootstrap.alpha / bootstrap.seed (each
+    missing one, or no warehouse: SPEC §7's default)."""
+    if con is None:
+        return BootstrapSettings()
+    try:
+        rows = dict(
+            con.execute(
+                "SELECT key, value FROM settings WHERE key IN (?, ?, ?)", list(_SETTING_KEYS)
+            ).fetchall()
+        )
+    except duckdb.CatalogException:  # a warehouse from before the settings table
+        rows = {}
+    for key in ("bootstrap.n", "bootstrap.seed"):
+        value = rows.get(key)
+        if value is not None and value != int(value):
+            raise UsageError(f"settings {key} must be a whole number, got {value:g}")
+    return BootstrapSettings(
+        int(rows.get("bootstrap.n", DEFAULT_N_BOOTSTRAP)),
+        float(rows.get("bootstrap.alpha", DEFAULT_ALPHA)),
+        int(rows.get("bootstrap.seed", DEFAULT_SEED)),
+    )
+
+
+def bootstrap_settings(
+    defaults: BootstrapSettings, n_bootstrap: int | None, alpha: float | None, seed: int | None
+) -> BootstrapSettings:
+    """Explicit values where given, `defaults` elsewhere."""
+    return BootstrapSettings(
+        defaults.n_bootstrap if n_bootstrap is None else n_bootstrap,
+        defaults.alpha if alpha is None else alpha,
+        defaults.seed if seed is None else seed,
+    )
 
 
 def resample_indices(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
