@@ -269,12 +269,12 @@ def test_rest_sync_failing_midway_marks_only_sent_batches(pg_dsn, demo, monkeypa
         original = stub.handle
         state = {"card_posts": 0, "failing": True}
 
-        def fail_second_batch(path, headers, body):
+        def fail_second_batch(path, headers, body, method="POST"):
             if "/run_cards" in path:
                 state["card_posts"] += 1
                 if state["failing"] and state["card_posts"] > 1:
                     return 400, {"message": "bad row", "code": "PGRST"}
-            return original(path, headers, body)
+            return original(path, headers, body, method)
 
         stub.handle = fail_second_batch
         with pytest.raises(UsageError, match="HTTP 400"):
@@ -284,6 +284,42 @@ def test_rest_sync_failing_midway_marks_only_sent_batches(pg_dsn, demo, monkeypa
         state["failing"] = False
         resumed = sync_rest(con, stub.url, KEY, sleep=lambda _s: None)
     assert resumed.sent_runs == 1 and len(_cards(pg_dsn)) == 3
+
+
+def _bin_rows(dsn):
+    with psycopg.connect(dsn) as conn:
+        return conn.execute("SELECT count(*) FROM run_bins").fetchone()[0]
+
+
+@pytest.mark.parametrize("transport", ["direct", "rest"])
+def test_bins_of_a_removed_audit_are_deleted_on_the_next_sync(
+    pg_dsn, demo, run_cli, write_lines, transport
+):
+    migrate(pg_dsn)
+
+    def sync() -> None:
+        con = open_warehouse(demo)
+        try:
+            if transport == "direct":
+                sync_direct(con, pg_dsn)
+            else:
+                with PostgrestStub(pg_dsn, KEY) as stub:
+                    sync_rest(con, stub.url, KEY, sleep=lambda _s: None)
+                    assert any(r["method"] == "DELETE" for r in stub.requests)
+        finally:
+            con.close()
+
+    sync()
+    assert _bin_rows(pg_dsn) == 15  # three runs, five bins each
+    # Replacing the training corpus removes the audit: the runs now have no bins.
+    src, tgt = write_lines("s", ["a b", "c d"]), write_lines("t", ["x y", "z w"])
+    replaced = run_cli("corpus", "add", "demo-train", "--src", src, "--tgt", tgt, "--replace")
+    assert replaced.exit_code == 0, replaced.output
+    sync()
+    assert _bin_rows(pg_dsn) == 0 and len(_cards(pg_dsn)) == 3
+    assert run_cli("audit", "--train", "demo-train", "--testset", "demo-test").exit_code == 0
+    sync()
+    assert _bin_rows(pg_dsn) == 15
 
 
 def test_sync_requires_migrations(pg_dsn, demo):

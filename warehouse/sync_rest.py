@@ -66,6 +66,32 @@ def _client(url: str, key: str, recorder: _StatusRecorder) -> Any:
         raise UsageError(f"cannot use Supabase at {url}: {redact(str(exc), [key])}") from None
 
 
+def _request(
+    request: Callable[[], Any],
+    recorder: _StatusRecorder,
+    what: str,
+    key: str,
+    sleep: Sleep,
+) -> None:
+    """One PostgREST request, retried with backoff on 429 and 5xx; other failures are one-line
+    errors naming `what`."""
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        try:
+            request()
+            return
+        except (APIError, httpx.TransportError) as exc:
+            status = recorder.status if isinstance(exc, APIError) else 0
+            retryable = status == 429 or status >= 500 or isinstance(exc, httpx.TransportError)
+            detail = exc.message if isinstance(exc, APIError) and exc.message else str(exc)
+            if not retryable or attempt == MAX_ATTEMPTS:
+                failure = f"HTTP {status}" if status else "network error"
+                raise UsageError(
+                    f"Supabase {what} failed ({failure}): {redact(detail, [key])}"
+                ) from None
+            delay = recorder.retry_after or min(30.0, 0.5 * 2 ** (attempt - 1))
+            sleep(delay * (0.75 + random.random() / 2))
+
+
 def _upsert(
     client: Any,
     recorder: _StatusRecorder,
@@ -75,22 +101,34 @@ def _upsert(
     key: str,
     sleep: Sleep,
 ) -> None:
-    """One upsert, retried with backoff on 429 and 5xx; other failures are one-line errors."""
-    for attempt in range(1, MAX_ATTEMPTS + 1):
-        try:
-            client.table(table).upsert(rows, on_conflict=conflict).execute()
-            return
-        except (APIError, httpx.TransportError) as exc:
-            status = recorder.status if isinstance(exc, APIError) else 0
-            retryable = status == 429 or status >= 500 or isinstance(exc, httpx.TransportError)
-            detail = exc.message if isinstance(exc, APIError) and exc.message else str(exc)
-            if not retryable or attempt == MAX_ATTEMPTS:
-                what = f"HTTP {status}" if status else "network error"
-                raise UsageError(
-                    f"Supabase upsert into {table} failed ({what}): {redact(detail, [key])}"
-                ) from None
-            delay = recorder.retry_after or min(30.0, 0.5 * 2 ** (attempt - 1))
-            sleep(delay * (0.75 + random.random() / 2))
+    """Upsert rows into a table."""
+    _request(
+        lambda: client.table(table).upsert(rows, on_conflict=conflict).execute(),
+        recorder,
+        f"upsert into {table}",
+        key,
+        sleep,
+    )
+
+
+def _delete_stale_bins(
+    client: Any, recorder: _StatusRecorder, batch: list[RunPayload], key: str, sleep: Sleep
+) -> None:
+    """Delete the target's bin rows of the batch's runs that the runs no longer have (their
+    audit was removed or replaced): one request per distinct set of current bins."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for p in batch:
+        bins = tuple(sorted(b["bin"] for b in p.bins))
+        groups.setdefault(bins, []).append(p.card["fingerprint_hash"])
+    for bins, fingerprints in groups.items():
+
+        def delete(bins: tuple[str, ...] = bins, fingerprints: list[str] = fingerprints) -> None:
+            query = client.table("run_bins").delete().in_("fingerprint_hash", fingerprints)
+            if bins:
+                query = query.not_.in_("bin", list(bins))
+            query.execute()
+
+        _request(delete, recorder, "delete from run_bins", key, sleep)
 
 
 def sync_rest(
@@ -134,6 +172,7 @@ def sync_rest(
         bins = [{**b, "synced_at": now} for p in batch for b in p.bins]
         if bins:
             _upsert(client, recorder, "run_bins", bins, "fingerprint_hash,bin", key, sleep)
+        _delete_stale_bins(client, recorder, batch, key, sleep)
         record_synced(con, target, batch)
         report.sent_runs += len(batch)
         report.sent_bins += len(bins)
