@@ -387,17 +387,19 @@ pub fn search_exact<V: Valuer>(
             break;
         }
         let g = seen.get(gi).copied().unwrap_or(u32::MAX);
+        // Once the seeds have set a threshold, and again at the first dense gram (dense grams
+        // come last): when the rest of the prefix would cost more than counting every row,
+        // count every row instead.
+        let checkpoint = (k == seeds && seeds > 0) || dense.is_dense(g);
+        if checkpoint && counting_pays(side, query, best, cap, order_idx.get(k..).unwrap_or(&[]), k)
+        {
+            scratch.rows_buf = rows_buf;
+            scratch.order_idx = order_idx;
+            scratch.marks.clear(query.sparse_grams().iter().copied());
+            search_counted(side, query, best, scratch, stats, valuer);
+            return;
+        }
         let postings = if dense.is_dense(g) {
-            // Dense grams come last: when the rest of the prefix would cost more than counting
-            // every row, count every row instead.
-            let rest = order_idx.get(k..).unwrap_or(&[]);
-            if counting_pays(side, query, best, cap, rest, k) {
-                scratch.rows_buf = rows_buf;
-                scratch.order_idx = order_idx;
-                scratch.marks.clear(query.sparse_grams().iter().copied());
-                search_counted(side, query, best, scratch, stats, valuer);
-                return;
-            }
             rows_buf.clear();
             dense.for_each_row(g, |d| rows_buf.push(d));
             rows_buf.as_slice()
