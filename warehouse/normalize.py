@@ -48,8 +48,8 @@ def _strip_marks(text: str) -> str:
     return unicodedata.normalize("NFC", kept)
 
 
-def normalize(text: str, config: NormalizationConfig = DEFAULT_CONFIG) -> str:
-    """NFKC, the configured optional steps, then whitespace runs collapsed and ends stripped."""
+def _steps(text: str, config: NormalizationConfig) -> str:
+    """NFKC and the configured optional steps (whitespace untouched)."""
     if not text.isascii():  # ASCII is already NFKC, has no marks and no mapped punctuation
         if not unicodedata.is_normalized("NFKC", text):  # the exact check is much cheaper
             text = unicodedata.normalize("NFKC", text)
@@ -59,26 +59,24 @@ def normalize(text: str, config: NormalizationConfig = DEFAULT_CONFIG) -> str:
             text = _strip_marks(text)
     if config.casefold:
         text = text.casefold()
-    return " ".join(text.split())
+    return text
+
+
+def normalize(text: str, config: NormalizationConfig = DEFAULT_CONFIG) -> str:
+    """NFKC, the configured optional steps, then whitespace runs collapsed and ends stripped."""
+    return " ".join(_steps(text, config).split())
 
 
 def normalize_joined(texts: Sequence[str], config: NormalizationConfig = DEFAULT_CONFIG) -> str:
     """The texts after every step of `normalize` but the whitespace collapsing, joined by
     newlines (no text then contains one); collapsing each line gives `normalize_many`."""
     joined = "\n".join(texts)
-    if joined.count("\n") == max(len(texts) - 1, 0):
+    newlines = max(len(texts) - 1, 0)
+    if joined.count("\n") == newlines:
         # One pass over all texts at once: every step maps code points (or composes within
         # runs that a newline ends), so it commutes with joining on newlines.
-        if not joined.isascii():
-            if not unicodedata.is_normalized("NFKC", joined):
-                joined = unicodedata.normalize("NFKC", joined)
-            if config.punctuation:
-                joined = joined.translate(_PUNCTUATION)
-            if config.strip_diacritics:
-                joined = _strip_marks(joined)
-        if config.casefold:
-            joined = joined.casefold()
-        if joined.count("\n") == max(len(texts) - 1, 0):
+        joined = _steps(joined, config)
+        if joined.count("\n") == newlines:
             return joined
     # A text holds a newline (or a step made one): normalise text by text.
     return "\n".join(normalize(text, config) for text in texts)

@@ -47,17 +47,6 @@ pub struct SideIndex {
     empty_rows: Vec<u32>,
 }
 
-/// What one build pass produces for a side.
-struct Built {
-    doc_offsets: Vec<u64>,
-    doc_grams: Vec<u32>,
-    doc_lens: Vec<u32>,
-    post_offsets: Vec<u64>,
-    postings: Vec<u32>,
-    dense: DenseGrams,
-    vocab: Vocab,
-}
-
 /// A gram as a hash-map key: short grams compare byte by byte inline rather than through a
 /// library call.
 #[derive(Clone, Copy)]
@@ -203,35 +192,24 @@ impl SideIndex {
                 "at most {MAX_ROWS} training rows are supported"
             )));
         }
-        let (built, texts_store) = rayon::join(
+        let (built, texts) = rayon::join(
             || Self::build_grams(texts, orders, dense_min_df),
             || TextStore::build(texts),
         );
-        let built = built?;
-        let empty_rows = texts
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.as_ref().is_empty())
-            .map(|(i, _)| i as u32)
+        let mut side = built?;
+        side.empty_rows = (0..rows as u32)
+            .filter(|&d| texts.text(d).is_empty())
             .collect();
-        Ok(Self {
-            doc_offsets: built.doc_offsets,
-            doc_grams: built.doc_grams,
-            doc_lens: built.doc_lens,
-            post_offsets: built.post_offsets,
-            postings: built.postings,
-            dense: built.dense,
-            vocab: built.vocab,
-            texts: texts_store,
-            empty_rows,
-        })
+        side.texts = texts;
+        Ok(side)
     }
 
+    /// Everything but the stored texts and the empty-row list.
     fn build_grams<S: AsRef<str> + Sync>(
         texts: &[S],
         orders: &Orders,
         dense_min_df: u64,
-    ) -> Result<Built> {
+    ) -> Result<Self> {
         let rows = texts.len();
         // Pass 1, one block of rows per task: grams are hashed once, into block-local ids.
         let blocks = (rayon::current_num_threads() * 2).clamp(1, rows.div_ceil(MIN_BLOCK).max(1));
@@ -413,7 +391,7 @@ impl SideIndex {
                 *c += 1;
             }
         }
-        Ok(Built {
+        Ok(Self {
             doc_offsets,
             doc_grams,
             doc_lens,
@@ -421,6 +399,7 @@ impl SideIndex {
             postings,
             dense,
             vocab,
+            ..Self::default()
         })
     }
 
