@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import nullcontext
 from typing import Any
 
 import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import ALPHA, emit_json, print_table, say
-from warehouse.bootstrap import BootstrapSettings, bootstrap_settings, stored_bootstrap_defaults
+from warehouse.bootstrap import bootstrap_settings
 from warehouse.compare import Comparison, compare_runs, is_report_file, load_runs, run_letters
 from warehouse.significance import METHODS, PairTest
 
@@ -99,11 +98,10 @@ def _run(
     if len(runs) < 2:
         raise click.UsageError("give at least two runs (run ids, prefixes or report files)")
     needs_warehouse = not all(is_report_file(r) for r in runs)
-    with app.warehouse() if needs_warehouse else nullcontext() as con:
-        # Defaults from the warehouse's settings when one is opened, else SPEC §7's.
-        defaults = stored_bootstrap_defaults(con) if con is not None else BootstrapSettings()
-        settings = bootstrap_settings(defaults, n_bootstrap, alpha, seed)
-        arrays = load_runs(runs, con)
+    # Report files alone never open the warehouse for writing; its settings are still read.
+    with app.warehouse() if needs_warehouse else app.existing_warehouse() as con:
+        settings = bootstrap_settings(con, n_bootstrap, alpha, seed)
+        arrays = load_runs(runs, con if needs_warehouse else None)
     comparison = compare_runs(arrays, significance=significance, method=method, settings=settings)
     warnings = comparison.warnings + [
         f"{p.run_a} vs {p.run_b}: {w}" for p in comparison.pairs for w in p.warnings

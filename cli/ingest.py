@@ -8,7 +8,7 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, say, status
-from warehouse.bootstrap import bootstrap_settings, stored_bootstrap_defaults
+from warehouse.bootstrap import bootstrap_settings
 from warehouse.ingest import (
     IngestResult,
     PreparedRun,
@@ -110,8 +110,7 @@ def ingest(
         # Defaults come from the warehouse's settings, when it exists (read-only, released
         # again before scoring).
         with app.existing_warehouse() as con:
-            defaults = stored_bootstrap_defaults(con)
-        ci = bootstrap_settings(defaults, n_bootstrap_ci, ci_alpha, seed)
+            ci = bootstrap_settings(con, n_bootstrap_ci, ci_alpha, seed)
     prepared: list[PreparedRun] = []
     with status("scoring"):
         if reports:

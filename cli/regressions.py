@@ -6,7 +6,7 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import ALPHA, emit_json, print_table, say
-from warehouse.bootstrap import bootstrap_settings, stored_bootstrap_defaults
+from warehouse.bootstrap import bootstrap_settings
 from warehouse.regressions import find_regressions
 
 
@@ -62,7 +62,7 @@ def regressions(
     every shared per-entry metric. Use --latest --fail-on-regression after ingest in CI.
     """
     with app.warehouse() as con:
-        settings = bootstrap_settings(stored_bootstrap_defaults(con), n_bootstrap, alpha, seed)
+        settings = bootstrap_settings(con, n_bootstrap, alpha, seed)
         report = find_regressions(
             con, testset=testset, model_slug=model_slug, latest=latest, settings=settings
         )

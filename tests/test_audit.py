@@ -92,6 +92,21 @@ def test_identical_audit_is_a_no_op_and_force_recomputes(loaded):
     assert other.audit_id != first.audit_id
 
 
+def test_an_audit_failing_mid_search_keeps_its_error_the_data_and_duckdb_threads(loaded):
+    first = run_audit(loaded, "train", "test")
+    threads = loaded.execute("SELECT current_setting('threads')").fetchone()[0]
+
+    def interrupted(_done: int, _total: int) -> None:
+        raise RuntimeError("stopped by the progress callback")
+
+    # DuckDB reports the UDF's exception as its own error, with the original message.
+    with pytest.raises(duckdb.Error, match="stopped by the progress callback"):
+        run_audit(loaded, "train", "test", force=True, progress=interrupted)
+    assert loaded.execute("SELECT current_setting('threads')").fetchone()[0] == threads
+    assert loaded.execute("SELECT audit_id FROM audits").fetchall() == [(first.audit_id,)]
+    assert len(_exposures(loaded, first.audit_id)) == 60
+
+
 def test_summary_matches_the_stored_exposures(loaded):
     result = run_audit(loaded, "train", "test")
     doc = result.to_dict()

@@ -177,6 +177,10 @@ def test_compare_and_regressions_take_bootstrap_defaults_from_the_warehouse_sett
     assert (explicit["n_bootstrap"], explicit["seed"]) == (70, 8)
     found = run_cli("regressions")
     assert "n = 70" in found.stdout and "seed = 5" in found.stdout, found.output
+    before = snapshot(db_path)
+    files = json.loads(run_cli("compare", old, new, "--significance", "--json").stdout)
+    assert (files["n_bootstrap"], files["seed"]) == (70, 5)
+    assert snapshot(db_path) == before
 
 
 @pytest.mark.parametrize("option", ["--testset", "--model-slug"])

@@ -195,13 +195,23 @@ def test_ingest_takes_bootstrap_defaults_from_the_warehouse_settings(run_cli, tm
     assert {(i["n_bootstrap"], i["seed"]) for i in run["intervals"]} == {(60, 4)}
 
 
-def test_a_fractional_bootstrap_setting_is_a_clear_error(run_cli, tmp_path, db_path):
-    _set_settings(db_path, bootstrap_n=2.5)
-    result = run_cli("ingest", _doc(tmp_path, _entries(30)))
+def test_a_bad_bootstrap_setting_is_a_clear_error_unless_the_option_overrides_it(
+    run_cli, tmp_path, db_path
+):
+    _set_settings(db_path, bootstrap_n=2.5, bootstrap_alpha=0)
+    path = _doc(tmp_path, _entries(30))
+    result = run_cli("ingest", path)
     assert result.exit_code == 2
-    assert "settings bootstrap.n must be a whole number, got 2.5" in result.output
+    assert "settings bootstrap.n must be a whole number of at least 1, got 2.5" in result.output
     rows = json.loads(run_cli("query", "SELECT count(*) AS n FROM runs", "--json").output)
     assert rows == [{"n": 0}]
+    only_n = run_cli("ingest", path, "--n-bootstrap-ci", "40")
+    assert only_n.exit_code == 2
+    assert "settings bootstrap.alpha must be between 0 and 1 (exclusive), got 0" in only_n.output
+    both = run_cli("ingest", path, "--n-bootstrap-ci", "40", "--ci-alpha", "0.1", "--json")
+    assert both.exit_code == 0, both.output
+    [run] = json.loads(both.stdout)
+    assert {(i["n_bootstrap"], i["alpha"]) for i in run["intervals"]} == {(40, 0.1)}
 
 
 def test_ingest_without_a_warehouse_uses_the_spec_defaults_and_creates_it_only_to_write(

@@ -70,6 +70,23 @@ def test_json_that_does_not_parse_names_line_and_column(run_cli, tmp_path, popul
     _assert_rejected(result, db_path, populated, f"{path}:3:", "invalid JSON at column 15")
 
 
+@pytest.mark.parametrize("escape", ["\\ud83d", "\\ude00", "\\ude00\\ud83d"])
+def test_half_surrogate_escapes_are_rejected_with_their_line(
+    run_cli, tmp_path, populated, db_path, escape
+):
+    entries = json.dumps(_entries(), indent=1).replace('"uno"', f'"uno{escape}"', 1)
+    path = _card(tmp_path, '{"model_slug": "m",\n"entries": ' + entries + "}")
+    line = next(i for i, x in enumerate(path.read_text().splitlines(), 1) if escape in x)
+    result = run_cli("ingest", path)
+    _assert_rejected(result, db_path, populated, f"{path}:{line}:", "half of a surrogate pair")
+
+
+def test_a_whole_surrogate_pair_escape_is_a_character(run_cli, tmp_path, populated, db_path):
+    entries = json.dumps(_entries()).replace('"uno"', '"uno \\ud83d\\ude00"', 1)
+    result = run_cli("ingest", _card(tmp_path, '{"model_slug": "m2", "entries": ' + entries + "}"))
+    assert result.exit_code == 0, result.output
+
+
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [

@@ -103,7 +103,10 @@ def test_native_statistics_equal_sacrebleus_on_hostile_text(rows):
     hyps = [h for h, _ in rows]
     refs = [r for _, r in rows]
     stats = compute_segment_stats(hyps, refs, [False] * len(hyps), with_ter=False)
-    assert (stats.bleu, stats.chrf) == _sacrebleu_stats(hyps, refs)
+    bleu, chrf = _sacrebleu_stats(hyps, refs)
+    assert (stats.bleu, stats.chrf) == (bleu, chrf)
+    scorer = CHRF(word_order=2)
+    assert stats.chrf_sentence == [scorer._compute_score_from_stats(s).score for s in chrf]
 
 
 def test_native_statistics_split_on_every_python_whitespace_character():

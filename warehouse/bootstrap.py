@@ -11,7 +11,7 @@ logarithm and exponential are numpy's rather than the math module's).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import duckdb
@@ -59,42 +59,41 @@ class BootstrapSettings:
         return 1.0 - self.alpha
 
 
-_SETTING_KEYS = ("bootstrap.n", "bootstrap.alpha", "bootstrap.seed")
-
-
-def stored_bootstrap_defaults(con: duckdb.DuckDBPyConnection | None) -> BootstrapSettings:
-    """The warehouse's `settings` rows bootstrap.n / bootstrap.alpha / bootstrap.seed (each
-    missing one, or no warehouse: SPEC §7's default)."""
-    if con is None:
-        return BootstrapSettings()
-    try:
-        rows = dict(
-            con.execute(
-                "SELECT key, value FROM settings WHERE key IN (?, ?, ?)", list(_SETTING_KEYS)
-            ).fetchall()
-        )
-    except duckdb.CatalogException:  # a warehouse from before the settings table
-        rows = {}
-    for key in ("bootstrap.n", "bootstrap.seed"):
-        value = rows.get(key)
-        if value is not None and value != int(value):
-            raise UsageError(f"settings {key} must be a whole number, got {value:g}")
-    return BootstrapSettings(
-        int(rows.get("bootstrap.n", DEFAULT_N_BOOTSTRAP)),
-        float(rows.get("bootstrap.alpha", DEFAULT_ALPHA)),
-        int(rows.get("bootstrap.seed", DEFAULT_SEED)),
-    )
-
-
 def bootstrap_settings(
-    defaults: BootstrapSettings, n_bootstrap: int | None, alpha: float | None, seed: int | None
+    con: duckdb.DuckDBPyConnection | None,
+    n_bootstrap: int | None = None,
+    alpha: float | None = None,
+    seed: int | None = None,
 ) -> BootstrapSettings:
-    """Explicit values where given, `defaults` elsewhere."""
-    return BootstrapSettings(
-        defaults.n_bootstrap if n_bootstrap is None else n_bootstrap,
-        defaults.alpha if alpha is None else alpha,
-        defaults.seed if seed is None else seed,
-    )
+    """Explicit values where given; else the warehouse's `settings` rows bootstrap.n,
+    bootstrap.alpha and bootstrap.seed; else (no row, no warehouse) SPEC §7's defaults."""
+    stored: dict[str, float] = {}
+    if con is not None and None in (n_bootstrap, alpha, seed):
+        try:
+            stored = dict(
+                con.execute(
+                    "SELECT key, value FROM settings WHERE key LIKE 'bootstrap.%'"
+                ).fetchall()
+            )
+        except duckdb.CatalogException:  # a warehouse from before the settings table
+            stored = {}
+
+    def setting(key: str, whole: bool, valid: Callable[[float], bool], rule: str) -> float | None:
+        value = stored.get(key)
+        if value is not None and (not valid(value) or (whole and value != int(value))):
+            raise UsageError(f"settings {key} must be {rule}, got {value:g}")
+        return value
+
+    if n_bootstrap is None:
+        n = setting("bootstrap.n", True, lambda v: v >= 1, "a whole number of at least 1")
+        n_bootstrap = DEFAULT_N_BOOTSTRAP if n is None else int(n)
+    if alpha is None:
+        a = setting("bootstrap.alpha", False, lambda v: 0 < v < 1, "between 0 and 1 (exclusive)")
+        alpha = DEFAULT_ALPHA if a is None else a
+    if seed is None:
+        s = setting("bootstrap.seed", True, lambda v: v >= 0, "a whole number of at least 0")
+        seed = DEFAULT_SEED if s is None else int(s)
+    return BootstrapSettings(n_bootstrap, alpha, seed)
 
 
 def resample_indices(n_items: int, n_resamples: int, seed: int) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import time
@@ -90,11 +91,15 @@ def duckdb_threads(con: duckdb.DuckDBPyConnection, threads: int) -> Iterator[Non
     """Run the block with DuckDB's worker pool limited to `threads` (restored afterwards).
 
     Used while a native UDF runs its own thread pool: idle DuckDB workers would otherwise spin
-    on the same cores.
+    on the same cores. Enter it outside a transaction, so that the setting can be restored after
+    a rollback.
     """
     before = int(con.execute("SELECT current_setting('threads')").fetchone()[0])
     con.execute(f"SET threads = {int(threads)}")
     try:
         yield
-    finally:
-        con.execute(f"SET threads = {before}")
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):  # never hide the error that got us here
+            con.execute(f"SET threads = {before}")
+        raise
+    con.execute(f"SET threads = {before}")

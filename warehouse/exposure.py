@@ -329,7 +329,9 @@ def run_audit(
         con, index, config, threads=threads, progress=progress, total=len(test_src)
     )
     mark = time.perf_counter()
-    with transaction(con):
+    # DuckDB's own workers stay idle while the native engine searches (restored afterwards,
+    # also after a rollback).
+    with duckdb_threads(con, 1), transaction(con):
         if exists:
             _delete_audit(con, audit_id)
         con.execute(
@@ -351,9 +353,8 @@ def run_audit(
                 _utcnow(),
             ],
         )
-        with duckdb_threads(con, 1):
-            con.execute(
-                f"""
+        con.execute(
+            f"""
             INSERT INTO exposures
             SELECT ? AS audit_id, seg_idx,
                    x.source_exposure, x.source_nn, x.source_exact,
@@ -367,8 +368,8 @@ def run_audit(
             FROM (SELECT seg_idx, {EXPOSURE_FUNCTION}(src, refs) AS x
                   FROM segments WHERE corpus_id = ?)
             """,
-                [audit_id, config.near, config.far, test.corpus_id],
-            )
+            [audit_id, config.near, config.far, test.corpus_id],
+        )
         timings["search_seconds"] = time.perf_counter() - mark
         mark = time.perf_counter()
         # Each segment's nearest neighbour with its training target (a join, not a lookup list).

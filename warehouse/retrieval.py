@@ -28,7 +28,8 @@ def build_index(
     """Normalise aligned training texts and build a `RetrievalIndex` over them.
 
     `dense_min_df` (grams in at least that many rows are kept as row bitmaps; default 1/32 of
-    the rows, at least 64) changes only speed and memory, never results.
+    the rows, at least 64; never below 1/64 of the rows) changes only speed and memory, never
+    results.
     """
     if len(sources) != len(targets):
         raise ValueError(

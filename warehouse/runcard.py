@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -117,12 +118,28 @@ def load_json(path: str | Path) -> Any:
         raise ValueError(f"{token} is not allowed (numbers must be finite)")
 
     try:
-        return json.loads(text, parse_constant=reject)
+        document = json.loads(text, parse_constant=reject)
     except json.JSONDecodeError as exc:
         problem = f"invalid JSON at column {exc.colno}: {exc.msg}"
         raise InputError(problem, name, exc.lineno) from None
     except ValueError as exc:
         raise InputError(str(exc), name) from None
+    try:
+        json.dumps(document, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        # A \uD800-\uDFFF escape without its other half decodes to no character at all.
+        found = _LONE_SURROGATE.search(text)
+        line = text.count("\n", 0, found.start()) + 1 if found else None
+        problem = "a \\u escape is half of a surrogate pair (not a character)"
+        raise InputError(problem, name, line) from None
+    return document
+
+
+# A high-surrogate escape not followed by a low one, or a low one not preceded by a high one.
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 
 
 def _timestamp(value: Any, where: JsonPath) -> datetime | None:

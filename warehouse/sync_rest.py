@@ -21,6 +21,9 @@ KEY_ENV_VAR = "SUPABASE_SERVICE_ROLE_KEY"
 MAX_ROWS = 500
 MAX_BYTES = 1_000_000
 MAX_ATTEMPTS = 6
+# Fingerprints per stale-bin DELETE: their filter travels in the URL (~70 characters each), kept
+# well under the 8 KB many gateways allow.
+DELETE_FINGERPRINTS = 80
 Sleep = Callable[[float], None]
 
 
@@ -120,15 +123,19 @@ def _delete_stale_bins(
     for p in batch:
         bins = tuple(sorted(b["bin"] for b in p.bins))
         groups.setdefault(bins, []).append(p.card["fingerprint_hash"])
-    for bins, fingerprints in groups.items():
+    for bins, all_fingerprints in groups.items():
+        for start in range(0, len(all_fingerprints), DELETE_FINGERPRINTS):
+            fingerprints = all_fingerprints[start : start + DELETE_FINGERPRINTS]
 
-        def delete(bins: tuple[str, ...] = bins, fingerprints: list[str] = fingerprints) -> None:
-            query = client.table("run_bins").delete().in_("fingerprint_hash", fingerprints)
-            if bins:
-                query = query.not_.in_("bin", list(bins))
-            query.execute()
+            def delete(
+                bins: tuple[str, ...] = bins, fingerprints: list[str] = fingerprints
+            ) -> None:
+                query = client.table("run_bins").delete().in_("fingerprint_hash", fingerprints)
+                if bins:
+                    query = query.not_.in_("bin", list(bins))
+                query.execute()
 
-        _request(delete, recorder, "delete from run_bins", key, sleep)
+            _request(delete, recorder, "delete from run_bins", key, sleep)
 
 
 def sync_rest(

@@ -98,7 +98,8 @@ pub struct AuditRow {
 #[derive(Debug)]
 pub struct RetrievalIndex {
     index: TrainingIndex,
-    pool: Mutex<Vec<Scratch>>,
+    /// Per-thread scratch space and count buffers, reused across batches.
+    pool: Mutex<Vec<(Scratch, Counts, Vec<Counts>)>>,
 }
 
 /// Runs `f` on a local pool of `threads` threads, or on the global pool when `None`.
@@ -394,7 +395,8 @@ impl RetrievalIndex {
     }
 
     /// `build`, with grams in at least `dense_min_df` rows stored as bitmaps (`None`: the
-    /// default, 1/32 of the rows and at least 64). Results never depend on it, only speed and size.
+    /// default, 1/32 of the rows and at least 64; never below 1/64 of the rows). Results never
+    /// depend on it, only speed and size.
     pub fn build_with<S: AsRef<str> + Sync>(
         sources: &[S],
         targets: &[S],
@@ -428,29 +430,36 @@ impl RetrievalIndex {
     }
 
     fn worker(&self, mode: Mode) -> Worker<'_> {
-        let scratch = self
+        let (scratch, source_counts, ref_counts) = self
             .pool
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .pop()
-            .unwrap_or_else(|| Scratch::new(self.index.rows()));
+            .unwrap_or_else(|| {
+                (
+                    Scratch::new(self.index.rows()),
+                    Counts::default(),
+                    Vec::new(),
+                )
+            });
         Worker {
             index: &self.index,
             scratch,
             stats: Stats::default(),
             mode,
-            source_counts: Counts::default(),
+            source_counts,
             source_counted: false,
-            ref_counts: Vec::new(),
+            ref_counts,
             ref_counted: Vec::new(),
         }
     }
 
     fn release(&self, worker: Worker<'_>) -> Stats {
-        self.pool
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(worker.scratch);
+        self.pool.lock().unwrap_or_else(|e| e.into_inner()).push((
+            worker.scratch,
+            worker.source_counts,
+            worker.ref_counts,
+        ));
         worker.stats
     }
 

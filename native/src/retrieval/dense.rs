@@ -319,9 +319,13 @@ fn count_tiles_body(dense: &DenseGrams, locals: &[usize], counts: &mut Counts) {
     }
 }
 
+/// `count_tiles_body` compiled for AVX2 (the carry-save adders on eight words vectorise).
+///
+/// # Safety
+/// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn count_tiles_avx2(dense: &DenseGrams, locals: &[usize], counts: &mut Counts) {
+unsafe fn count_tiles_avx2(dense: &DenseGrams, locals: &[usize], counts: &mut Counts) {
     count_tiles_body(dense, locals, counts);
 }
 

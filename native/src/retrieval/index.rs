@@ -521,7 +521,12 @@ impl TrainingIndex {
                 targets.len()
             )));
         }
-        let min_df = dense_min_df.unwrap_or_else(|| default_dense_min_df(sources.len()));
+        // Never below 1/64 of the rows: a bitmap then costs at most twice the postings it
+        // replaces, and each row's bitset stays short.
+        let floor = (sources.len() as u64).div_ceil(64).max(1);
+        let min_df = dense_min_df
+            .unwrap_or_else(|| default_dense_min_df(sources.len()))
+            .max(floor);
         // One side after the other (each is built in parallel): only one side's build buffers
         // are alive at a time, and what they free goes back to the system before the next.
         let src = SideIndex::build(sources, &orders, min_df)?;

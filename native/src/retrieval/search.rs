@@ -375,6 +375,7 @@ pub fn search_exact<V: Valuer>(
     scratch.marks.set(query.sparse_grams().iter().copied());
     let mut rows_buf = std::mem::take(&mut scratch.rows_buf);
     let mut end = m;
+    let mut dense_checked = false;
     for (k, &gi) in order_idx.iter().enumerate() {
         let remaining = (m - k) as u64;
         // A row first met now shares at most `remaining` grams: J <= remaining / |Q|.
@@ -389,8 +390,10 @@ pub fn search_exact<V: Valuer>(
         let g = seen.get(gi).copied().unwrap_or(u32::MAX);
         // Once the seeds have set a threshold, and again at the first dense gram (dense grams
         // come last): when the rest of the prefix would cost more than counting every row,
-        // count every row instead.
-        let checkpoint = (k == seeds && seeds > 0) || dense.is_dense(g);
+        // count every row instead. (After a "no" at the first dense gram, later checks could
+        // only say no again: the prefix only shrinks, the cost of counting stays.)
+        let checkpoint = (k == seeds && seeds > 0) || (dense.is_dense(g) && !dense_checked);
+        dense_checked |= dense.is_dense(g);
         if checkpoint && counting_pays(side, query, best, cap, order_idx.get(k..).unwrap_or(&[]), k)
         {
             scratch.rows_buf = rows_buf;
