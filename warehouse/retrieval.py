@@ -46,6 +46,16 @@ def build_index(
     )
 
 
+def _normalize_refs(refs: Sequence[Sequence[str]], config: NormalizationConfig) -> list[list[str]]:
+    """Each query's references normalised (all of them in one pass)."""
+    flat = normalize_many([r for rs in refs for r in rs], config)
+    out, at = [], 0
+    for rs in refs:
+        out.append(flat[at : at + len(rs)])
+        at += len(rs)
+    return out
+
+
 def audit(
     index: Any,
     sources: Sequence[str],
@@ -59,7 +69,7 @@ def audit(
     """Normalise test sources and their references, then audit them against `index`."""
     return index.audit(
         normalize_many(sources, config),
-        [normalize_many(r, config) for r in refs],
+        _normalize_refs(refs, config),
         mode=mode,
         rare_grams=rare_grams,
         shortlist=shortlist,
@@ -97,7 +107,7 @@ def search_target(
 ) -> dict[str, Any]:
     """Normalise each query's references and find their nearest training targets."""
     return index.search_target(
-        [normalize_many(r, config) for r in refs],
+        _normalize_refs(refs, config),
         mode=mode,
         rare_grams=rare_grams,
         shortlist=shortlist,
