@@ -522,3 +522,31 @@ fn exact_mode_equals_brute_force_on_benchmark_like_sentences() {
         );
     }
 }
+
+#[test]
+fn a_tiny_dense_threshold_is_floored_so_the_index_stays_small() {
+    // Random 40-letter rows: thousands of grams, each in a handful of rows. Taking every gram
+    // as a bitmap would cost rows × grams / 8 bytes (1.4 GB here); the floor of 1/64 of
+    // the rows keeps them as postings lists.
+    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let rows: Vec<String> = (0..6400)
+        .map(|_| {
+            (0..40)
+                .map(|_| char::from(b'a' + rng.below(26) as u8))
+                .collect()
+        })
+        .collect();
+    let default = RetrievalIndex::build(&rows, &rows, &[3, 4, 5], None).unwrap();
+    let tiny = RetrievalIndex::build_with(&rows, &rows, &[3, 4, 5], None, Some(1)).unwrap();
+    assert!(
+        tiny.heap_bytes() < 2 * default.heap_bytes(),
+        "{} vs {}",
+        tiny.heap_bytes(),
+        default.heap_bytes()
+    );
+    let (a, _) = default
+        .search_source(&rows[..20], Mode::Exact, None)
+        .unwrap();
+    let (b, _) = tiny.search_source(&rows[..20], Mode::Exact, None).unwrap();
+    assert_eq!(a, b);
+}
