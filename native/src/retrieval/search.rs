@@ -13,7 +13,12 @@
 //!   min(count + unprocessed, |D|)/(|Q| + |D| − min(…)) (which implies the size filter) only
 //!   shrinks, so failing candidates are dropped for good. Few candidates gallop through postings.
 //! * The survivors are verified exactly (intersection counted against a bitmap of the unprocessed
-//!   grams) in order of their bound, stopping when no bound can win.
+//!   sparse grams, and the row's dense-gram bitset) in order of their bound, stopping when no
+//!   bound can win.
+//! * When the prefix still to process would cost more than counting every row (the best
+//!   similarity is low, so most rows stay candidates), `search_counted` counts every row's shared
+//!   grams at once with the bit-sliced counters of `dense.rs` and reads off the rows that can
+//!   still win; those counts are exact, and the caller may reuse them (the pair search does).
 //!
 //! Scores are compared exactly by cross-multiplication.
 
