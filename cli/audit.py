@@ -17,6 +17,7 @@ from cli.output import emit_json, print_table, say, status
 from warehouse.errors import UsageError
 from warehouse.exposure import AuditConfig, AuditResult, run_audit, tm_hypotheses
 from warehouse.normalize import NormalizationConfig
+from warehouse.settings import read_settings
 
 
 def _orders(text: str) -> tuple[int, ...]:
@@ -116,14 +117,9 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def _settings(con: duckdb.DuckDBPyConnection) -> dict[str, float]:
-    """The `settings` table as a dict."""
-    return dict(con.execute("SELECT key, value FROM settings").fetchall())
-
-
 def _build_config(con: duckdb.DuckDBPyConnection, opts: dict[str, Any]) -> AuditConfig:
     """An AuditConfig from command-line options, defaults from the `settings` table."""
-    settings = _settings(con)
+    settings = read_settings(con)
     leak = (
         _thresholds(opts["leak"])
         if opts["leak"] is not None

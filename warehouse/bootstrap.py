@@ -20,6 +20,7 @@ import numpy as np
 from warehouse.errors import UsageError
 from warehouse.native import native
 from warehouse.run_arrays import RunArrays
+from warehouse.settings import read_settings
 from warehouse.surface import bleu_from_stats, chrf_from_stats
 
 DEFAULT_N_BOOTSTRAP = 1000
@@ -67,16 +68,7 @@ def bootstrap_settings(
 ) -> BootstrapSettings:
     """Explicit values where given; else the warehouse's `settings` rows bootstrap.n,
     bootstrap.alpha and bootstrap.seed; else (no row, no warehouse) SPEC §7's defaults."""
-    stored: dict[str, float] = {}
-    if con is not None and None in (n_bootstrap, alpha, seed):
-        try:
-            stored = dict(
-                con.execute(
-                    "SELECT key, value FROM settings WHERE key LIKE 'bootstrap.%'"
-                ).fetchall()
-            )
-        except duckdb.CatalogException:  # a warehouse from before the settings table
-            stored = {}
+    stored = read_settings(con) if con is not None and None in (n_bootstrap, alpha, seed) else {}
 
     def setting(key: str, whole: bool, valid: Callable[[float], bool], rule: str) -> float | None:
         value = stored.get(key)

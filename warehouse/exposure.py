@@ -24,6 +24,7 @@ from warehouse.exposure_udf import EXPOSURE_FUNCTION, register_exposure_function
 from warehouse.normalize import NormalizationConfig
 from warehouse.retrieval import audit as retrieval_audit
 from warehouse.retrieval import build_index
+from warehouse.settings import read_settings
 from warehouse.surface import bleu_from_stats, compute_segment_stats, metric_settings
 
 Progress = Callable[[int, int], None]  # (done, total)
@@ -485,7 +486,7 @@ def audit_warnings(
     con: duckdb.DuckDBPyConnection, result: AuditResult, leak: list[float]
 ) -> list[str]:
     """The audit-level warnings of SPEC §4 (thresholds from the `settings` table)."""
-    settings = dict(con.execute("SELECT key, value FROM settings").fetchall())
+    settings = read_settings(con)
     warnings: list[str] = []
     far = next(b for b in result.bins if b["bin"] == "far")
     min_count = int(settings.get("warn.far_min_count", 30))

@@ -11,6 +11,7 @@ from warehouse.corpora import get_corpus
 from warehouse.errors import UsageError
 from warehouse.exposure import load_audit
 from warehouse.runs import resolve_run
+from warehouse.settings import read_settings
 
 REPORT_FORMAT = 1
 
@@ -101,10 +102,7 @@ def build_report(
             [run_id, audit_id],
         )
         tm_bleu, bleu = bins[0]["tm_bleu"], bins[0]["bleu"]
-        ratio = con.execute(
-            "SELECT value FROM settings WHERE key = 'warn.tm_bleu_ratio'"
-        ).fetchone()
-        limit = ratio[0] if ratio else 0.5
+        limit = read_settings(con).get("warn.tm_bleu_ratio", 0.5)
         if bleu and tm_bleu is not None and tm_bleu >= limit * bleu:
             warnings.append(
                 f"TM BLEU {tm_bleu:.2f} is {tm_bleu / bleu:.0%} of system BLEU {bleu:.2f} "
