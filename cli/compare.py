@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from cli.context import AppContext, json_option, pass_app
+from cli.context import AppContext, bootstrap_options, json_option, pass_app
 from cli.output import ALPHA, emit_json, print_table, say
 from warehouse.bootstrap import bootstrap_settings
 from warehouse.compare import Comparison, compare_runs, is_report_file, load_runs, run_letters
@@ -125,31 +125,21 @@ def _run(
         )
 
 
+_resampling = bootstrap_options(
+    "--n-bootstrap",
+    "Resamples (paired-ar: randomisation trials and confidence resamples; "
+    "default: the warehouse's settings bootstrap.n, 1000).",
+    "--alpha",
+    "Significance level; intervals cover 1 - alpha (default: settings bootstrap.alpha, 0.05).",
+    "Seed of numpy's default_rng for the resamples (default: settings bootstrap.seed, 12345).",
+)
+
+
 def _test_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """--n-bootstrap, --alpha, --seed, --method, --json."""
     for option in reversed(
         [
-            click.option(
-                "--n-bootstrap",
-                type=click.IntRange(min=1),
-                default=None,
-                help="Resamples (paired-ar: randomisation trials and confidence resamples; "
-                "default: the warehouse's settings bootstrap.n, 1000).",
-            ),
-            click.option(
-                "--alpha",
-                type=click.FloatRange(0, 1, min_open=True, max_open=True),
-                default=None,
-                help="Significance level; intervals cover 1 - alpha (default: settings "
-                "bootstrap.alpha, 0.05).",
-            ),
-            click.option(
-                "--seed",
-                type=click.IntRange(min=0),
-                default=None,
-                help="Seed of numpy's default_rng for the resamples (default: settings "
-                "bootstrap.seed, 12345).",
-            ),
+            _resampling,
             click.option(
                 "--method",
                 type=click.Choice(METHODS),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from cli.context import AppContext, json_option, pass_app
+from cli.context import AppContext, bootstrap_options, json_option, pass_app
 from cli.output import emit_json, say, status
 from warehouse.bootstrap import bootstrap_settings
 from warehouse.ingest import (
@@ -56,23 +56,12 @@ def _describe(result: IngestResult) -> str:
     help="Seconds to wait while another process writes the warehouse (default: the global one).",
 )
 @click.option("--no-ci", is_flag=True, help="Skip the bootstrap confidence intervals.")
-@click.option(
+@bootstrap_options(
     "--n-bootstrap-ci",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Bootstrap resamples for the confidence intervals (default: settings bootstrap.n, 1000).",
-)
-@click.option(
+    "Bootstrap resamples for the confidence intervals (default: settings bootstrap.n, 1000).",
     "--ci-alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=None,
-    help="Intervals cover 1 - alpha (default: settings bootstrap.alpha, 0.05).",
-)
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Bootstrap seed, stored with the intervals (default: settings bootstrap.seed, 12345).",
+    "Intervals cover 1 - alpha (default: settings bootstrap.alpha, 0.05).",
+    "Bootstrap seed, stored with the intervals (default: settings bootstrap.seed, 12345).",
 )
 @json_option
 @pass_app

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from cli.context import AppContext, json_option, pass_app
+from cli.context import AppContext, bootstrap_options, json_option, pass_app
 from cli.output import ALPHA, emit_json, print_table, say
 from warehouse.bootstrap import bootstrap_settings
 from warehouse.regressions import find_regressions
@@ -24,23 +24,12 @@ def _num(value: float) -> str:
 @click.option(
     "--fail-on-regression", is_flag=True, help="Exit with status 1 when a regression is found."
 )
-@click.option(
+@bootstrap_options(
     "--n-bootstrap",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Bootstrap resamples (default: settings bootstrap.n, 1000).",
-)
-@click.option(
+    "Bootstrap resamples (default: settings bootstrap.n, 1000).",
     "--alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=None,
-    help="Significance level (default: settings bootstrap.alpha, 0.05).",
-)
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Bootstrap seed (default: settings bootstrap.seed, 12345).",
+    "Significance level (default: settings bootstrap.alpha, 0.05).",
+    "Bootstrap seed (default: settings bootstrap.seed, 12345).",
 )
 @json_option
 @pass_app
