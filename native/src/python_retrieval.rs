@@ -13,24 +13,29 @@ fn to_py_err(e: RetrievalError) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
-fn threads_arg(threads: Option<i64>) -> PyResult<Option<usize>> {
-    threads
-        .map(|t| {
-            usize::try_from(t).ok().filter(|&t| t >= 1).ok_or_else(|| {
-                PyValueError::new_err(format!("threads must be at least 1, got {t}"))
-            })
+/// An optional argument that must be a positive integer.
+fn at_least_one<T: TryFrom<i64>>(name: &str, value: Option<i64>) -> PyResult<Option<T>> {
+    value
+        .map(|v| {
+            (v >= 1)
+                .then(|| T::try_from(v).ok())
+                .flatten()
+                .ok_or_else(|| PyValueError::new_err(format!("{name} must be at least 1, got {v}")))
         })
         .transpose()
 }
 
-fn dense_min_df_arg(dense_min_df: Option<i64>) -> PyResult<Option<u64>> {
-    dense_min_df
-        .map(|d| {
-            u64::try_from(d).ok().filter(|&d| d >= 1).ok_or_else(|| {
-                PyValueError::new_err(format!("dense_min_df must be at least 1, got {d}"))
-            })
-        })
-        .transpose()
+/// The search mode and thread count of a search call.
+fn search_args(
+    mode: &str,
+    rare_grams: i64,
+    shortlist: i64,
+    threads: Option<i64>,
+) -> PyResult<(Mode, Option<usize>)> {
+    Ok((
+        mode_arg(mode, rare_grams, shortlist)?,
+        at_least_one("threads", threads)?,
+    ))
 }
 
 fn mode_arg(mode: &str, rare_grams: i64, shortlist: i64) -> PyResult<Mode> {
@@ -98,8 +103,8 @@ impl PyRetrievalIndex {
         threads: Option<i64>,
         dense_min_df: Option<i64>,
     ) -> PyResult<Self> {
-        let threads = threads_arg(threads)?;
-        let dense_min_df = dense_min_df_arg(dense_min_df)?;
+        let threads = at_least_one("threads", threads)?;
+        let dense_min_df = at_least_one("dense_min_df", dense_min_df)?;
         let inner = py
             .detach(|| {
                 RetrievalIndex::build_with(&sources, &targets, &orders, threads, dense_min_df)
@@ -123,8 +128,8 @@ impl PyRetrievalIndex {
         threads: Option<i64>,
         dense_min_df: Option<i64>,
     ) -> PyResult<Self> {
-        let threads = threads_arg(threads)?;
-        let dense_min_df = dense_min_df_arg(dense_min_df)?;
+        let threads = at_least_one("threads", threads)?;
+        let dense_min_df = at_least_one("dense_min_df", dense_min_df)?;
         let inner = py
             .detach(|| -> Result<RetrievalIndex, RetrievalError> {
                 let (src, tgt) = with_threads(threads, || {
@@ -170,8 +175,7 @@ impl PyRetrievalIndex {
         shortlist: i64,
         threads: Option<i64>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let mode = mode_arg(mode, rare_grams, shortlist)?;
-        let threads = threads_arg(threads)?;
+        let (mode, threads) = search_args(mode, rare_grams, shortlist, threads)?;
         let (rows, stats) = py
             .detach(|| self.inner.audit(&sources, &refs, mode, threads))
             .map_err(to_py_err)?;
@@ -196,8 +200,7 @@ impl PyRetrievalIndex {
         shortlist: i64,
         threads: Option<i64>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let mode = mode_arg(mode, rare_grams, shortlist)?;
-        let threads = threads_arg(threads)?;
+        let (mode, threads) = search_args(mode, rare_grams, shortlist, threads)?;
         let (hits, stats) = py
             .detach(|| self.inner.search_source(&queries, mode, threads))
             .map_err(to_py_err)?;
@@ -218,8 +221,7 @@ impl PyRetrievalIndex {
         shortlist: i64,
         threads: Option<i64>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let mode = mode_arg(mode, rare_grams, shortlist)?;
-        let threads = threads_arg(threads)?;
+        let (mode, threads) = search_args(mode, rare_grams, shortlist, threads)?;
         let (hits, stats) = py
             .detach(|| self.inner.search_target(&refs, mode, threads))
             .map_err(to_py_err)?;

@@ -19,13 +19,17 @@ pub const MAX_ROWS: usize = (u32::MAX - 1) as usize;
 /// Largest number of distinct grams in one text, so sums of two sizes fit comfortably.
 pub const MAX_GRAMS_PER_TEXT: usize = 1 << 30;
 
-/// Fewest rows containing a gram for it to be stored as a bitmap: 1/32 of the rows (a bitmap is
-/// then no larger than the postings list it replaces), and at least this many.
-pub const DENSE_MIN_DF: u64 = 64;
+/// Fewest rows containing a gram for it to be stored as a bitmap, by default: 1/32 of the rows
+/// (a bitmap is then no larger than the postings list it replaces), and at least this many.
+const DENSE_MIN_DF: u64 = 64;
 
-/// The default dense threshold for `rows` rows.
-pub fn default_dense_min_df(rows: usize) -> u64 {
-    (rows as u64).div_ceil(32).max(DENSE_MIN_DF)
+/// The dense threshold for `rows` rows: the one asked for, else the default; never below 1/64
+/// of the rows (a bitmap then costs at most twice the postings it replaces, and each row's
+/// bitset stays short).
+fn dense_threshold(rows: usize, requested: Option<u64>) -> u64 {
+    let rows = rows as u64;
+    let default = rows.div_ceil(32).max(DENSE_MIN_DF);
+    requested.unwrap_or(default).max(rows.div_ceil(64)).max(1)
 }
 
 /// One side (sources or targets) of the training data. Gram ids ascend with document frequency;
@@ -521,12 +525,7 @@ impl TrainingIndex {
                 targets.len()
             )));
         }
-        // Never below 1/64 of the rows: a bitmap then costs at most twice the postings it
-        // replaces, and each row's bitset stays short.
-        let floor = (sources.len() as u64).div_ceil(64).max(1);
-        let min_df = dense_min_df
-            .unwrap_or_else(|| default_dense_min_df(sources.len()))
-            .max(floor);
+        let min_df = dense_threshold(sources.len(), dense_min_df);
         // One side after the other (each is built in parallel): only one side's build buffers
         // are alive at a time, and what they free goes back to the system before the next.
         let src = SideIndex::build(sources, &orders, min_df)?;

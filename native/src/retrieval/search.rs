@@ -222,6 +222,12 @@ impl Marks {
             .sum()
     }
 
+    /// |G(query) ∩ G(row d)| when the set holds the query's sparse grams.
+    #[inline]
+    fn intersection(&self, side: &SideIndex, query: &Query<'_>, d: u32) -> u64 {
+        self.count(side.doc(d)) + and_count(side.dense().row(d), &query.dense_bits)
+    }
+
     /// How many of `row`'s gram ids are in the set.
     #[inline]
     fn count(&self, row: &[u32]) -> u64 {
@@ -299,6 +305,20 @@ pub trait Valuer {
     fn cap(&self) -> Option<Ratio> {
         None
     }
+}
+
+/// Verifies row `d`, which shares `inter` grams with the query: its value is offered to `best`.
+#[inline]
+fn verify<V: Valuer>(
+    side: &SideIndex,
+    d: u32,
+    inter: u64,
+    best: &mut Best,
+    stats: &mut Stats,
+    valuer: &mut V,
+) {
+    stats.candidates_verified += 1;
+    best.offer(valuer.value(d, inter, side.doc_len(d), best), d);
 }
 
 /// The plain similarity of the query itself.
@@ -599,8 +619,7 @@ pub fn search_exact<V: Valuer>(
         if any_dense {
             inter += and_count(dense.row(d), &rest_dense);
         }
-        stats.candidates_verified += 1;
-        best.offer(valuer.value(d, inter, side.doc_len(d), best), d);
+        verify(side, d, inter, best, stats, valuer);
     }
     scratch.heap = heap;
     scratch
@@ -679,8 +698,7 @@ pub fn search_counted<V: Valuer>(
     // The first row with the highest count is usually close to the best: a high threshold
     // from the start.
     if let Some((row, count)) = counts.top {
-        stats.candidates_verified += 1;
-        best.offer(valuer.value(row, count, side.doc_len(row), best), row);
+        verify(side, row, count, best, stats, valuer);
     }
     for tile in 0..counts.tiles() {
         let need = min_shared(best, q);
@@ -690,10 +708,8 @@ pub fn search_counted<V: Valuer>(
         let mask = counts.at_least(tile, need);
         for_each_masked(tile, &mask, |d| {
             let count = counts.count(d);
-            let len = side.doc_len(d);
-            if best.admits(capped(upper_bound(count, q, len), cap), d) {
-                stats.candidates_verified += 1;
-                best.offer(valuer.value(d, count, len, best), d);
+            if best.admits(capped(upper_bound(count, q, side.doc_len(d)), cap), d) {
+                verify(side, d, count, best, stats, valuer);
             }
             true
         });
@@ -741,7 +757,6 @@ fn search_exhaustive<V: Valuer>(
 ) {
     let tag = scratch.next_tag();
     scratch.marks.set(query.sparse_grams().iter().copied());
-    let dense = side.dense();
     for &g in &query.seen {
         stats.postings_visited += side.df(g);
         side.for_each_row(g, |d| {
@@ -750,10 +765,8 @@ fn search_exhaustive<V: Valuer>(
             };
             if *st & !LOW != tag {
                 *st = tag | CLOSED;
-                let inter =
-                    scratch.marks.count(side.doc(d)) + and_count(dense.row(d), &query.dense_bits);
-                stats.candidates_verified += 1;
-                best.offer(valuer.value(d, inter, side.doc_len(d), best), d);
+                let inter = scratch.marks.intersection(side, query, d);
+                verify(side, d, inter, best, stats, valuer);
             }
         });
     }
@@ -821,10 +834,8 @@ fn verify_leaders<V: Valuer>(
         if let Some(st) = scratch.state.get_mut(d as usize) {
             *st |= CLOSED;
         }
-        let inter =
-            scratch.marks.count(side.doc(d)) + and_count(side.dense().row(d), &query.dense_bits);
-        stats.candidates_verified += 1;
-        best.offer(valuer.value(d, inter, side.doc_len(d), best), d);
+        let inter = scratch.marks.intersection(side, query, d);
+        verify(side, d, inter, best, stats, valuer);
     }
     scratch.order = order;
 }
@@ -985,9 +996,7 @@ pub fn search_fast<V: Valuer>(
     stats.postings_total += query.postings_total(side);
     shortlist_pass(side, query, scratch, stats, rare, shortlist);
     for &(_, d, _) in &scratch.order {
-        stats.candidates_verified += 1;
-        let inter = query.intersection(side, d);
-        best.offer(valuer.value(d, inter, side.doc_len(d), best), d);
+        verify(side, d, query.intersection(side, d), best, stats, valuer);
         out.push(d);
     }
 }
