@@ -7,6 +7,7 @@ from typing import Any
 
 import duckdb
 
+from warehouse.corpora import get_corpus
 from warehouse.errors import UsageError
 
 # Sort keys users may name → (view column, descending?). Never interpolated from user input.
@@ -38,11 +39,7 @@ def leaderboard(
     if limit is not None and limit < 1:
         raise UsageError("--limit must be at least 1")
     if testset is not None:
-        found = con.execute(
-            "SELECT 1 FROM corpora WHERE name = ? AND role = 'test'", [testset]
-        ).fetchone()
-        if found is None:
-            raise UsageError(f"unknown test set {testset!r}")
+        get_corpus(con, testset, "test")  # unknown names are usage errors
     column, descending = SORT_KEYS[sort]
     direction = "DESC" if descending else "ASC"
     cursor = con.execute(

@@ -15,7 +15,7 @@ from typing import Any
 import duckdb
 
 from warehouse.bootstrap import BootstrapSettings
-from warehouse.errors import UsageError
+from warehouse.corpora import get_corpus
 from warehouse.run_arrays import RunArrays, load_run_arrays
 from warehouse.significance import SignificanceResult, compare_pair
 
@@ -77,11 +77,7 @@ def _steps(
 ) -> list[RunStep]:
     """Consecutive runs of each (model, condition, test set), oldest first."""
     if testset is not None:
-        found = con.execute(
-            "SELECT 1 FROM corpora WHERE name = ? AND role = 'test'", [testset]
-        ).fetchone()
-        if found is None:
-            raise UsageError(f"unknown test set {testset!r}")
+        get_corpus(con, testset, "test")  # unknown names are usage errors
     rows = con.execute(
         "SELECT r.model_slug, r.condition, c.name, r.run_id, "
         "strftime(r.created_at, '%Y-%m-%dT%H:%M:%SZ') FROM runs r "

@@ -7,6 +7,7 @@ from typing import Any
 
 import duckdb
 
+from warehouse.corpora import get_corpus
 from warehouse.errors import UsageError
 from warehouse.surface import bleu_from_stats, chrf_from_stats, ter_from_stats
 
@@ -39,11 +40,7 @@ def list_runs(
 ) -> list[RunSummary]:
     """Runs, oldest first, optionally of one test set and/or model."""
     if testset is not None:
-        exists = con.execute(
-            "SELECT 1 FROM corpora WHERE name = ? AND role = 'test'", [testset]
-        ).fetchone()
-        if exists is None:
-            raise UsageError(f"unknown test set {testset!r}")
+        get_corpus(con, testset, "test")  # unknown names are usage errors
     rows = con.execute(
         "SELECT run_id, model_slug, condition, test_set, n_entries, n_errors, "
         "strftime(created_at, '%Y-%m-%dT%H:%M:%SZ'), strftime(ingested_at, '%Y-%m-%dT%H:%M:%SZ'), "
