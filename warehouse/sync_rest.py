@@ -122,7 +122,7 @@ def _delete_stale_bins(
     groups: dict[tuple[str, ...], list[str]] = {}
     for p in batch:
         bins = tuple(sorted(b["bin"] for b in p.bins))
-        groups.setdefault(bins, []).append(p.card["fingerprint_hash"])
+        groups.setdefault(bins, []).append(p.fingerprint)
     for bins, all_fingerprints in groups.items():
         for start in range(0, len(all_fingerprints), DELETE_FINGERPRINTS):
             fingerprints = all_fingerprints[start : start + DELETE_FINGERPRINTS]
