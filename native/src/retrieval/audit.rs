@@ -122,22 +122,18 @@ struct Worker<'a> {
     scratch: Scratch,
     stats: Stats,
     mode: Mode,
-    /// Every row's counts of the current source's grams, valid when `source_counted`.
+    /// Every row's counts of the current source's grams (when its search counted them).
     source_counts: Counts,
-    source_counted: bool,
     /// The same for each reference of the current segment.
     ref_counts: Vec<Counts>,
-    ref_counted: Vec<bool>,
 }
 
 /// Moves the counts the last exact search left in `scratch` (if it counted) into `slot`.
-fn keep_counts(scratch: &mut Scratch, slot: &mut Counts) -> bool {
-    let counted = scratch.counted;
-    if counted {
+fn keep_counts(scratch: &mut Scratch, slot: &mut Counts) {
+    if scratch.counts.is_valid() {
         std::mem::swap(&mut scratch.counts, slot);
-        scratch.counted = false;
+        scratch.counts.invalidate();
     }
-    counted
 }
 
 impl<'a> Worker<'a> {
@@ -147,7 +143,7 @@ impl<'a> Worker<'a> {
 
     /// Source exposure; in fast mode the shortlist is always collected (the pair needs it).
     fn source(&mut self, x: &Query<'_>, shortlist: &mut Vec<u32>) -> Hit {
-        self.source_counted = false;
+        self.source_counts.invalidate();
         let src = &self.index.src;
         let exact = src.texts().lowest_equal(x.text);
         let mut best = Best::NONE;
@@ -165,7 +161,7 @@ impl<'a> Worker<'a> {
                     &mut self.stats,
                     &mut sim,
                 );
-                self.source_counted = keep_counts(&mut self.scratch, &mut self.source_counts);
+                keep_counts(&mut self.scratch, &mut self.source_counts);
             }
             Mode::Fast { rare, shortlist: k } => {
                 let (scratch, stats) = (&mut self.scratch, &mut self.stats);
@@ -187,11 +183,10 @@ impl<'a> Worker<'a> {
         shortlist: &mut Vec<u32>,
     ) -> TargetHit {
         let tgt = &self.index.tgt;
-        self.ref_counted.clear();
-        self.ref_counted.resize(refs.len(), false);
         if self.ref_counts.len() < refs.len() {
             self.ref_counts.resize_with(refs.len(), Counts::default);
         }
+        self.ref_counts.iter_mut().for_each(Counts::invalidate);
         let mut exact: Option<(u32, u32)> = None;
         for (r, rq) in refs.iter().enumerate() {
             if let Some(row) = tgt.texts().lowest_equal(rq.text) {
@@ -224,10 +219,8 @@ impl<'a> Worker<'a> {
             match self.mode {
                 Mode::Exact => {
                     search_exact(tgt, rq, &mut best, scratch, stats, &mut sim);
-                    if let (Some(slot), Some(flag)) =
-                        (self.ref_counts.get_mut(r), self.ref_counted.get_mut(r))
-                    {
-                        *flag = keep_counts(scratch, slot);
+                    if let Some(slot) = self.ref_counts.get_mut(r) {
+                        keep_counts(scratch, slot);
                     }
                 }
                 Mode::Fast { rare, shortlist: k } => search_fast(
@@ -309,19 +302,20 @@ impl<'a> Worker<'a> {
             }
         }
 
+        let source_counted = self.source_counts.is_valid();
+        let refs_counts: Vec<&Counts> = self.ref_counts.iter().take(refs.len()).collect();
         let refs_counted = !refs.is_empty()
-            && self.ref_counted.len() == refs.len()
-            && self.ref_counted.iter().all(|&c| c);
-        if self.source_counted || refs_counted {
+            && refs_counts.len() == refs.len()
+            && refs_counts.iter().all(|c| c.is_valid());
+        if source_counted || refs_counted {
             // A side's search counted every row: only rows whose counts can reach the current
             // best are scored.
-            let refs_counts: Vec<&Counts> = self.ref_counts.iter().take(refs.len()).collect();
             self.stats.pairs_counted += 1;
             pair_from_counts(
                 index,
                 x,
                 refs,
-                self.source_counted.then_some(&self.source_counts),
+                source_counted.then_some(&self.source_counts),
                 refs_counted.then_some(refs_counts.as_slice()),
                 upper,
                 &mut best,
@@ -448,9 +442,7 @@ impl RetrievalIndex {
             stats: Stats::default(),
             mode,
             source_counts,
-            source_counted: false,
             ref_counts,
-            ref_counted: Vec::new(),
         }
     }
 

@@ -200,8 +200,8 @@ pub struct Counts {
     depth: usize,
     /// The first row with the highest count, and that count.
     pub top: Option<(u32, u64)>,
-    /// |G(query)| these counts were made for.
-    pub query_size: u64,
+    /// Whether the counts are those of the current query (see `invalidate`).
+    valid: bool,
 }
 
 #[inline(always)]
@@ -348,7 +348,6 @@ impl Counts {
         sparse: impl Iterator<Item = &'a [u32]>,
         dense_ids: &[u32],
         total: usize,
-        query_size: u64,
         locals: &mut Vec<usize>,
     ) {
         let depth = (usize::BITS - total.max(1).leading_zeros()) as usize;
@@ -359,7 +358,7 @@ impl Counts {
         self.tile_max.clear();
         self.tile_max.resize(tiles, 0);
         self.top = None;
-        self.query_size = query_size;
+        self.valid = true;
         for postings in sparse {
             for &d in postings {
                 self.increment(d);
@@ -391,6 +390,16 @@ impl Counts {
                 return;
             }
         }
+    }
+
+    /// Whether these are the counts of the current query.
+    pub fn is_valid(&self) -> bool {
+        self.valid
+    }
+
+    /// Marks the counts as stale (kept as a buffer for the next query).
+    pub fn invalidate(&mut self) {
+        self.valid = false;
     }
 
     /// Number of tiles.
@@ -505,7 +514,6 @@ mod tests {
             [sparse.as_slice(), &sparse[1..3]].into_iter(),
             &query,
             query.len() + 2,
-            99,
             &mut Vec::new(),
         );
         let mut top = (0u32, 0u64);

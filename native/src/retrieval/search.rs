@@ -268,9 +268,8 @@ pub struct Scratch {
     locals: Vec<usize>,
     marks: Marks,
     pub(crate) bounds: Vec<usize>,
-    /// Every row's count of the last query's grams, when the last exact search counted them.
+    /// Every row's count of the last query's grams, valid when the last exact search counted.
     pub(crate) counts: Counts,
-    pub(crate) counted: bool,
 }
 
 impl Scratch {
@@ -355,7 +354,7 @@ pub fn search_exact<V: Valuer>(
     stats: &mut Stats,
     valuer: &mut V,
 ) {
-    scratch.counted = false;
+    scratch.counts.invalidate();
     let seen = &query.seen;
     let m = seen.len();
     if m == 0 {
@@ -667,7 +666,7 @@ fn counting_pays(
 
 /// Exact search by counting every row's shared grams (bit-sliced, see `dense.rs`): the counts
 /// are exact intersections, so the rows that can still win are read off directly, in row order.
-/// The counts stay in `scratch.counts` (`scratch.counted` is set) for the caller to reuse.
+/// The counts stay (valid) in `scratch.counts` for the caller to reuse.
 pub fn search_counted<V: Valuer>(
     side: &SideIndex,
     query: &Query<'_>,
@@ -684,7 +683,6 @@ pub fn search_counted<V: Valuer>(
         query.sparse_grams().iter().map(|&g| side.postings(g)),
         query.dense_grams(),
         query.seen.len(),
-        q,
         &mut scratch.locals,
     );
     // Postings read, plus one per bitmap word read.
@@ -715,7 +713,6 @@ pub fn search_counted<V: Valuer>(
         });
     }
     scratch.counts = counts;
-    scratch.counted = true;
 }
 
 /// One generation step: counts `postings` into the per-row state (rows met for the first time
