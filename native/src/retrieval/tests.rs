@@ -109,6 +109,28 @@ impl Brute {
     }
 }
 
+/// Exact audit rows equal to brute force: values, rows, flags and reference indices.
+impl Brute {
+    fn check_audit(&self, what: &str, queries: &[String], refs: &[Vec<String>], rows: &[AuditRow]) {
+        for (i, row) in rows.iter().enumerate() {
+            let ctx = format!("{what} query {i} {:?} {:?}", queries[i], refs[i]);
+            check_hit(
+                &format!("source {ctx}"),
+                &row.source,
+                &self.source(&queries[i]),
+            );
+            let t = self.target(&refs[i]);
+            check_hit(&format!("target {ctx}"), &row.target.hit, &t.hit);
+            assert_eq!(row.target.ref_idx, t.ref_idx, "{ctx}");
+            check_hit(
+                &format!("pair {ctx}"),
+                &row.pair,
+                &self.pair(&queries[i], &refs[i]),
+            );
+        }
+    }
+}
+
 fn gram_set(orders: &Orders, text: &str) -> HashSet<String> {
     let mut out = Vec::new();
     distinct_grams(text, orders, &mut Vec::new(), &mut out);
@@ -380,22 +402,7 @@ fn exact_mode_equals_brute_force_on_templated_text() {
             .collect();
         let (rows, stats) = index.audit(&queries, &refs, Mode::Exact, None).unwrap();
         assert!(stats.postings_visited <= stats.postings_total);
-        for (i, row) in rows.iter().enumerate() {
-            let ctx = format!("seed {seed} query {i}");
-            check_hit(
-                &format!("source {ctx}"),
-                &row.source,
-                &brute.source(&queries[i]),
-            );
-            let t = brute.target(&refs[i]);
-            check_hit(&format!("target {ctx}"), &row.target.hit, &t.hit);
-            assert_eq!(row.target.ref_idx, t.ref_idx, "{ctx}");
-            check_hit(
-                &format!("pair {ctx}"),
-                &row.pair,
-                &brute.pair(&queries[i], &refs[i]),
-            );
-        }
+        brute.check_audit(&format!("seed {seed}"), &queries, &refs, &rows);
     }
 }
 
@@ -505,22 +512,7 @@ fn exact_mode_equals_brute_force_on_benchmark_like_sentences() {
         stats.postings_visited < stats.postings_total / 2,
         "{stats:?}"
     );
-    for (i, row) in rows.iter().enumerate() {
-        let ctx = format!("query {i} {:?} {:?}", queries[i], refs[i]);
-        check_hit(
-            &format!("source {ctx}"),
-            &row.source,
-            &brute.source(&queries[i]),
-        );
-        let t = brute.target(&refs[i]);
-        check_hit(&format!("target {ctx}"), &row.target.hit, &t.hit);
-        assert_eq!(row.target.ref_idx, t.ref_idx, "{ctx}");
-        check_hit(
-            &format!("pair {ctx}"),
-            &row.pair,
-            &brute.pair(&queries[i], &refs[i]),
-        );
-    }
+    brute.check_audit("benchmark-like", &queries, &refs, &rows);
 }
 
 #[test]
