@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from sacrebleu.metrics import BLEU, CHRF, TER
 from synthetic import sentence_pair
 
-from warehouse.aggregates import refresh_audit, refresh_runs
-from warehouse.schema import open_warehouse
+from warehouse.store.schema import open_warehouse
+from warehouse.store.sums import refresh_audit, refresh_runs
 
 
 def _register(con, table: str, data: pa.Table) -> None:

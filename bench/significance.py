@@ -34,10 +34,10 @@ from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest
 from synthetic import write_parallel
 
-from warehouse.bootstrap import BootstrapSettings
-from warehouse.connection import connect
-from warehouse.run_arrays import load_run_arrays
-from warehouse.significance import compare_pair
+from warehouse.stats.arrays import load_run_arrays
+from warehouse.stats.resample import BootstrapSettings
+from warehouse.stats.significance import compare_pair
+from warehouse.store.connection import connect
 
 
 def _best_seconds(work: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:

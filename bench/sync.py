@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from analytics import fill
 
-from warehouse.migrate import migrate
-from warehouse.schema import open_warehouse
-from warehouse.sync import (
+from warehouse.store.schema import open_warehouse
+from warehouse.sync.migrate import migrate
+from warehouse.sync.postgres import (
     BIN_COLUMNS,
     CARD_COLUMNS,
     RunPayload,

@@ -15,9 +15,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemaining
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, print_table, say, status
 from warehouse.errors import UsageError
-from warehouse.exposure import AuditConfig, AuditResult, run_audit, tm_hypotheses
-from warehouse.normalize import NormalizationConfig
-from warehouse.settings import read_settings
+from warehouse.exposure.audit import run_audit
+from warehouse.exposure.config import (
+    DEFAULT_ORDERS,
+    DEFAULT_RARE_GRAMS,
+    DEFAULT_SHORTLIST,
+    AuditConfig,
+    resolve_audit_config,
+)
+from warehouse.exposure.normalize import NormalizationConfig
+from warehouse.exposure.summary import AuditResult, tm_hypotheses
 
 
 def _orders(text: str) -> tuple[int, ...]:
@@ -54,7 +61,10 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             help="exact = true maximum; fast = approximate.",
         ),
         click.option(
-            "--orders", default="3,4,5", show_default=True, help="Character n-gram orders."
+            "--orders",
+            default=",".join(map(str, DEFAULT_ORDERS)),
+            show_default=True,
+            help="Character n-gram orders.",
         ),
         click.option(
             "--normalize-punctuation",
@@ -88,14 +98,14 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--rare-grams",
             type=int,
-            default=8,
+            default=DEFAULT_RARE_GRAMS,
             show_default=True,
             help="fast mode: rarest query grams used for candidates.",
         ),
         click.option(
             "--shortlist",
             type=int,
-            default=64,
+            default=DEFAULT_SHORTLIST,
             show_default=True,
             help="fast mode: candidates reranked exactly.",
         ),
@@ -118,14 +128,12 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _build_config(con: duckdb.DuckDBPyConnection, opts: dict[str, Any]) -> AuditConfig:
-    """An AuditConfig from command-line options, defaults from the `settings` table."""
-    settings = read_settings(con)
-    leak = (
-        _thresholds(opts["leak"])
-        if opts["leak"] is not None
-        else (settings["leak.low"], settings["leak.mid"], settings["leak.high"])
-    )
-    return AuditConfig(
+    """An AuditConfig from command-line options (unset ones from the warehouse's settings)."""
+    return resolve_audit_config(
+        con,
+        near=opts["near"],
+        far=opts["far"],
+        leak=_thresholds(opts["leak"]) if opts["leak"] is not None else None,
         orders=_orders(opts["orders"]),
         normalization=NormalizationConfig(
             punctuation=opts["normalize_punctuation"],
@@ -136,9 +144,6 @@ def _build_config(con: duckdb.DuckDBPyConnection, opts: dict[str, Any]) -> Audit
         rare_grams=opts["rare_grams"],
         shortlist=opts["shortlist"],
         validate_sample=opts["validate_sample"],
-        near=opts["near"] if opts["near"] is not None else settings["bin.near"],
-        far=opts["far"] if opts["far"] is not None else settings["bin.far"],
-        leak=leak,
         tm_zero_policy=opts["tm_zero_policy"],
     )
 

@@ -9,9 +9,15 @@ import click
 
 from cli.context import AppContext, bootstrap_options, json_option, pass_app
 from cli.output import ALPHA, emit_json, print_table, say
-from warehouse.bootstrap import bootstrap_settings
-from warehouse.compare import Comparison, compare_runs, is_report_file, load_runs, run_letters
-from warehouse.significance import METHODS, PairTest
+from warehouse.analysis.compare import (
+    Comparison,
+    compare_runs,
+    is_report_file,
+    load_runs,
+    run_letters,
+)
+from warehouse.stats.resample import bootstrap_settings
+from warehouse.stats.significance import METHODS, PairTest
 
 _NAMES = {
     "chrf_plus_plus": "chrF++",

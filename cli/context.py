@@ -11,8 +11,8 @@ from typing import Any
 import click
 import duckdb
 
-from warehouse.connection import DEFAULT_LOCK_TIMEOUT, connect
-from warehouse.schema import open_warehouse
+from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect
+from warehouse.store.schema import open_warehouse
 
 
 @dataclass

@@ -8,15 +8,8 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, print_fields, print_table, say, status
-from warehouse.corpora import (
-    AddResult,
-    CorpusInfo,
-    add_corpus,
-    get_corpus,
-    list_corpora,
-    read_test_set,
-    read_training_corpus,
-)
+from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
+from warehouse.store.corpora import AddResult, CorpusInfo, add_corpus, get_corpus, list_corpora
 
 _input_file = click.Path(path_type=Path, dir_okay=False)
 _lang = {"default": None, "metavar": "CODE"}

@@ -8,9 +8,9 @@ from cli.context import AppContext, json_option, pass_app
 from cli.leaderboard import print_leaderboard
 from cli.output import emit_json, say
 from cli.report import print_report
+from warehouse.analysis.leaderboard import leaderboard
+from warehouse.analysis.report import build_report
 from warehouse.demo import run_demo
-from warehouse.leaderboard import leaderboard
-from warehouse.report import build_report
 
 
 @click.command()

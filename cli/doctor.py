@@ -6,7 +6,7 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, print_fields
-from warehouse.doctor import diagnose, healthy
+from warehouse.store.doctor import diagnose, healthy
 
 
 @click.command()

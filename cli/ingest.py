@@ -8,14 +8,14 @@ import click
 
 from cli.context import AppContext, bootstrap_options, json_option, pass_app
 from cli.output import emit_json, say, status
-from warehouse.bootstrap import bootstrap_settings
-from warehouse.ingest import (
+from warehouse.ingest.runs import (
     IngestResult,
     PreparedRun,
     prepare_from_document,
     prepare_from_files,
     write_runs,
 )
+from warehouse.stats.resample import bootstrap_settings
 
 _file = click.Path(path_type=Path, dir_okay=False)
 

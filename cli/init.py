@@ -6,7 +6,7 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json
-from warehouse.schema import init_warehouse
+from warehouse.store.schema import init_warehouse
 
 
 @click.command()

@@ -9,7 +9,7 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, fmt_number, print_table, say
-from warehouse.leaderboard import SORT_KEYS, leaderboard
+from warehouse.analysis.leaderboard import SORT_KEYS, leaderboard
 
 
 def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:

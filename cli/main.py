@@ -13,8 +13,8 @@ import click
 
 from cli.context import AppContext
 from warehouse import __version__
-from warehouse.connection import DB_ENV_VAR, DEFAULT_LOCK_TIMEOUT, default_db_path
 from warehouse.errors import WarehouseError
+from warehouse.store.connection import DB_ENV_VAR, DEFAULT_LOCK_TIMEOUT, default_db_path
 
 # Subcommands, imported only when used so that start-up stays fast (`name`: "module:attribute").
 COMMANDS: dict[str, str] = {

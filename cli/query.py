@@ -13,7 +13,7 @@ import click
 
 from cli.context import AppContext, pass_app
 from cli.output import print_table
-from warehouse.query import run_query
+from warehouse.analysis.query import run_query
 
 
 def _jsonable(value: Any) -> Any:

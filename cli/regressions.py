@@ -6,8 +6,8 @@ import click
 
 from cli.context import AppContext, bootstrap_options, json_option, pass_app
 from cli.output import ALPHA, emit_json, print_table, say
-from warehouse.bootstrap import bootstrap_settings
-from warehouse.regressions import find_regressions
+from warehouse.analysis.regressions import find_regressions
+from warehouse.stats.resample import bootstrap_settings
 
 
 def _num(value: float) -> str:

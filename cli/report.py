@@ -8,7 +8,7 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, fmt_number, fmt_share, print_fields, print_table, say
-from warehouse.report import build_report
+from warehouse.analysis.report import build_report
 
 
 def print_report(doc: dict[str, Any]) -> None:

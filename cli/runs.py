@@ -6,7 +6,7 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, print_table
-from warehouse.runs import list_runs
+from warehouse.analysis.runs import list_runs
 
 
 @click.group()

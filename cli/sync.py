@@ -9,10 +9,10 @@ import click
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, say, status
 from warehouse.errors import UsageError
-from warehouse.migrate import migrate as apply_migrations
-from warehouse.pg import DSN_ENV_VAR, resolve_dsn
-from warehouse.sync import SyncReport, sync_direct
-from warehouse.sync_rest import KEY_ENV_VAR, sync_rest
+from warehouse.sync.dsn import DSN_ENV_VAR, resolve_dsn
+from warehouse.sync.migrate import migrate as apply_migrations
+from warehouse.sync.postgres import SyncReport, sync_direct
+from warehouse.sync.rest import KEY_ENV_VAR, sync_rest
 
 
 @click.command()

@@ -7,13 +7,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from warehouse.bootstrap import BootstrapSettings
-from warehouse.connection import DEFAULT_LOCK_TIMEOUT, connect
-from warehouse.corpora import AddResult, Notify, add_corpus, read_test_set, read_training_corpus
-from warehouse.exposure import AuditResult, run_audit
-from warehouse.ingest import IngestResult, prepare_from_document, prepare_from_files, write_runs
-from warehouse.resources import example_dir
-from warehouse.schema import SchemaStatus, ensure_schema
+from warehouse.exposure.audit import run_audit
+from warehouse.exposure.summary import AuditResult
+from warehouse.ingest.runs import (
+    IngestResult,
+    prepare_from_document,
+    prepare_from_files,
+    write_runs,
+)
+from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
+from warehouse.stats.resample import BootstrapSettings
+from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect
+from warehouse.store.corpora import AddResult, Notify, add_corpus
+from warehouse.store.resources import example_dir
+from warehouse.store.schema import SchemaStatus, ensure_schema
 
 DEMO_TRAIN = "demo-train"
 DEMO_TEST = "demo-test"

@@ -1,0 +1,217 @@
+"""`tame-wh compare`, `significance` and `regressions` end to end."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from cli.output import ALPHA
+from tests.conftest import VOCABULARY as _WORDS
+from tests.conftest import snapshot
+from warehouse.store.schema import open_warehouse
+
+SPEC_FIELDS = {
+    "metric_name",
+    "system_a_score",
+    "system_b_score",
+    "delta",
+    "p_value",
+    "n_bootstrap",
+    "confidence_level",
+    "significant",
+    "winner",
+    "ci_lower",
+    "ci_upper",
+    "seed",
+}
+
+
+def _report(tmp_path, name, quality, *, n=30, ids=None, created="2026-01-01T00:00:00Z", **extra):
+    """A test report whose hypotheses keep each word with probability `quality`."""
+    rng = random.Random(11)
+    keep = random.Random(name)
+    entries = []
+    for i, key in enumerate(ids or [f"s{i}" for i in range(n)]):
+        ref = " ".join(rng.choice(_WORDS) for _ in range(6))
+        hyp = " ".join(w for w in ref.split() if keep.random() < quality)
+        entries.append({"id": key, "source": f"src {i}", "expected": ref, "predicted": hyp})
+    doc = {"model_slug": "m", "created_at": created, "dataset": {"id": "ds"}, **extra}
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps({**doc, "entries": entries}))
+    return path
+
+
+def test_compare_report_files_never_touches_the_warehouse(run_cli, tmp_path, db_path):
+    good, bad = _report(tmp_path, "good", 1.0), _report(tmp_path, "bad", 0.5)
+    result = run_cli("compare", good, bad, "--significance", "--n-bootstrap", "200", "--json")
+    assert result.exit_code == 0, result.output
+    assert not db_path.exists()
+    doc = json.loads(result.stdout)
+    assert doc["method"] == "sign" and doc["seed"] == 12345 and doc["n_bootstrap"] == 200
+    assert [m["metric"] for m in doc["metrics"]][:4] == [
+        "chrf_plus_plus",
+        "bleu",
+        "ter",
+        "exact_match_rate",
+    ]
+    rows = {r["metric_name"]: r for r in doc["significance"]}
+    assert set(rows) == {"chrf_plus_plus", "bleu", "exact_match_rate"}
+    for row in doc["significance"]:
+        assert set(row) == SPEC_FIELDS | {"run_a", "run_b"}
+        assert row["winner"] == "A" and row["significant"]
+    assert rows["exact_match_rate"]["system_a_score"] == 1.0
+
+
+def test_significance_table_has_the_spec_columns_and_settings_header(run_cli, tmp_path):
+    good, bad = _report(tmp_path, "good", 1.0), _report(tmp_path, "bad", 0.6)
+    result = run_cli("significance", good, bad, "--n-bootstrap", "300", "--seed", "9")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert (
+        "n = 300" in out and f"{ALPHA} = 0.05" in out and "seed = 9" in out and "sign test" in out
+    )
+    for column in ("metric", "Δ", "p-value", "Sig?"):
+        assert column in out
+    assert "**" in out
+
+
+def test_identical_runs_compare_with_p_one(run_cli, tmp_path):
+    path = _report(tmp_path, "same", 0.8)
+    result = run_cli("significance", path, path, "--json", "--n-bootstrap", "100")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["significance"]
+    assert {r["p_value"] for r in rows} == {1.0} and {r["winner"] for r in rows} == {None}
+
+
+def test_three_runs_test_every_pair_keyed_by_run_ids(run_cli, tmp_path):
+    paths = [_report(tmp_path, name, q) for name, q in (("x", 1.0), ("y", 0.7), ("z", 0.4))]
+    result = run_cli("compare", *paths, "--significance", "--json", "--n-bootstrap", "100")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    ids = [r["run_id"] for r in doc["runs"]]
+    pairs = [(p["run_a"], p["run_b"]) for p in doc["pairs"]]
+    assert pairs == [(ids[0], ids[1]), (ids[0], ids[2]), (ids[1], ids[2])]
+    assert {(r["run_a"], r["run_b"]) for r in doc["significance"]} == set(pairs)
+
+
+def test_sacrebleu_methods_are_offered_with_their_estimates(run_cli, tmp_path):
+    a, b = _report(tmp_path, "a", 0.9), _report(tmp_path, "b", 0.7)
+    for method in ("paired-bs", "paired-ar"):
+        result = run_cli("significance", a, b, "--method", method, "--n-bootstrap", "100", "--json")
+        assert result.exit_code == 0, result.output
+        doc = json.loads(result.stdout)
+        assert doc["method"] == method
+        estimates = doc["pairs"][0]["sacrebleu_estimates"]
+        assert set(estimates["bleu"]["a"]) == {"score", "mean", "ci"}
+
+
+def test_mismatched_ids_warn_with_the_dropped_counts(run_cli, tmp_path):
+    a = _report(tmp_path, "a", 0.9, ids=[f"s{i}" for i in range(20)])
+    b = _report(tmp_path, "b", 0.7, ids=[f"s{i}" for i in range(4, 26)])
+    result = run_cli("significance", a, b, "--n-bootstrap", "100", "--json")
+    assert result.exit_code == 0, result.output
+    assert "dropping 4 of A" in result.stderr and "and 6 of B" in result.stderr
+    assert json.loads(result.stdout)["pairs"][0]["n_segments"] == 16
+
+
+def test_no_common_ids_and_too_few_runs_are_usage_errors(run_cli, tmp_path):
+    a = _report(tmp_path, "a", 0.9, ids=["a1", "a2"])
+    b = _report(tmp_path, "b", 0.9, ids=["b1", "b2"])
+    result = run_cli("compare", a, b)
+    assert result.exit_code == 2 and "no segment ids in common" in result.stderr
+    assert run_cli("compare", a).exit_code == 2
+    unknown = run_cli("compare", a, "nope")
+    assert unknown.exit_code == 2 and "unknown run 'nope'" in unknown.stderr
+
+
+def test_runs_are_named_by_id_prefix_from_the_warehouse(run_cli, tmp_path, db_path):
+    a, b = _report(tmp_path, "a", 1.0), _report(tmp_path, "b", 0.5)
+    ingested = json.loads(run_cli("ingest", a, b, "--no-ci", "--json").output)
+    ids = [r["run_id"] for r in ingested]
+    before = snapshot(db_path)
+    result = run_cli("compare", ids[0][:6], ids[1], "--significance", "--n-bootstrap", "100")
+    assert result.exit_code == 0, result.output
+    assert f"A = {ids[0]} (m)" in result.stdout and "on 30 common segments" in result.stdout
+    assert snapshot(db_path) == before
+
+
+def test_regressions_list_significant_drops_and_fail_when_asked(run_cli, tmp_path):
+    old = _report(tmp_path, "old", 1.0, created="2026-01-01T00:00:00Z")
+    new = _report(tmp_path, "new", 0.4, created="2026-02-01T00:00:00Z")
+    fine = _report(tmp_path, "fine", 0.97, created="2026-03-01T00:00:00Z")
+    assert run_cli("ingest", old, new, "--no-ci").exit_code == 0
+    found = run_cli("regressions", "--n-bootstrap", "200", "--json")
+    assert found.exit_code == 0, found.output
+    doc = json.loads(found.stdout)
+    assert len(doc["checked"]) == 1
+    assert {r["metric_name"] for r in doc["regressions"]} == {
+        "chrf_plus_plus",
+        "bleu",
+        "exact_match_rate",
+    }
+    assert all(r["winner"] == "B" and r["delta"] < 0 for r in doc["regressions"])
+    failing = run_cli("regressions", "--fail-on-regression", "--n-bootstrap", "200")
+    assert failing.exit_code == 1 and "significant drops" in failing.stdout
+    assert run_cli("ingest", fine, "--no-ci").exit_code == 0
+    latest = run_cli("regressions", "--latest", "--fail-on-regression", "--n-bootstrap", "200")
+    assert latest.exit_code == 0 and "no significant regressions in 1" in latest.stdout
+    everything = json.loads(run_cli("regressions", "--json", "--n-bootstrap", "200").stdout)
+    assert len(everything["checked"]) == 2 and everything["regressions"]
+
+
+def test_compare_and_regressions_take_bootstrap_defaults_from_the_warehouse_settings(
+    run_cli, tmp_path, db_path
+):
+    old = _report(tmp_path, "old", 1.0, created="2026-01-01T00:00:00Z")
+    new = _report(tmp_path, "new", 0.4, created="2026-02-01T00:00:00Z")
+    ids = [r["run_id"] for r in json.loads(run_cli("ingest", old, new, "--no-ci", "--json").stdout)]
+    with open_warehouse(db_path) as con:
+        con.execute("UPDATE settings SET value = 70 WHERE key = 'bootstrap.n'")
+        con.execute("UPDATE settings SET value = 5 WHERE key = 'bootstrap.seed'")
+    doc = json.loads(run_cli("compare", *ids, "--significance", "--json").stdout)
+    assert (doc["n_bootstrap"], doc["seed"]) == (70, 5)
+    assert {(r["n_bootstrap"], r["seed"]) for r in doc["significance"]} == {(70, 5)}
+    explicit = json.loads(run_cli("significance", *ids, "--seed", "8", "--json").stdout)
+    assert (explicit["n_bootstrap"], explicit["seed"]) == (70, 8)
+    found = run_cli("regressions")
+    assert "n = 70" in found.stdout and "seed = 5" in found.stdout, found.output
+    before = snapshot(db_path)
+    files = json.loads(run_cli("compare", old, new, "--significance", "--json").stdout)
+    assert (files["n_bootstrap"], files["seed"]) == (70, 5)
+    assert snapshot(db_path) == before
+
+
+@pytest.mark.parametrize("option", ["--testset", "--model-slug"])
+def test_regressions_filter_by_test_set_and_model(run_cli, tmp_path, option):
+    assert run_cli("ingest", _report(tmp_path, "one", 1.0), "--no-ci").exit_code == 0
+    if option == "--testset":
+        unknown = run_cli("regressions", "--testset", "nope")
+        assert unknown.exit_code == 2 and "unknown test set" in unknown.stderr
+    else:
+        none = run_cli("regressions", "--model-slug", "other")
+        assert none.exit_code == 0 and "in 0 comparisons" in none.stdout
+
+
+def test_reports_without_a_model_slug_are_named_after_their_file(run_cli, tmp_path):
+    a = _report(tmp_path, "first", 0.9)
+    doc = json.loads(a.read_text())
+    del doc["model_slug"]
+    a.write_text(json.dumps(doc))
+    result = run_cli("compare", a, _report(tmp_path, "second", 0.8))
+    assert result.exit_code == 0, result.output
+    assert "(first)" in result.stdout
+
+
+def test_compare_without_significance_prints_the_side_by_side_table(run_cli, tmp_path):
+    paths = [_report(tmp_path, name, q) for name, q in (("x", 1.0), ("y", 0.5), ("z", 0.7))]
+    result = run_cli("compare", *paths)
+    assert result.exit_code == 0, result.output
+    assert "Δ A-B" in result.stdout and "Δ A-C" in result.stdout
+    assert "p-value" not in result.stdout
+    doc = json.loads(run_cli("compare", *paths, "--json").stdout)
+    assert "significance" not in doc
+    chrf = doc["metrics"][0]
+    assert chrf["metric"] == "chrf_plus_plus" and len(chrf["values"]) == 3
+    assert chrf["deltas"][0] == pytest.approx(chrf["values"][0] - chrf["values"][1])

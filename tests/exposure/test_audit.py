@@ -1,0 +1,346 @@
+"""`tame-wh audit` end to end: exposures equal brute force; bins, TM and GenGap equal sacrebleu."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+from sacrebleu.metrics import BLEU, CHRF
+
+from tests.conftest import snapshot
+from tests.exposure.brute_force import BruteForce
+from tests.exposure.synthetic_corpus import make_corpus
+from warehouse.exposure.audit import run_audit
+from warehouse.exposure.config import AuditConfig
+from warehouse.exposure.normalize import normalize_many
+from warehouse.exposure.summary import tm_hypotheses
+from warehouse.exposure.udf import register_training_corpus
+from warehouse.ingest.runs import prepare_from_files, write_runs
+from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
+from warehouse.store.corpora import add_corpus
+from warehouse.store.schema import open_warehouse
+
+EXPOSURE_COLUMNS = (
+    "source_exposure, source_nn, source_exact, target_exposure, target_nn, target_ref_idx, "
+    "target_exact, pair_exposure, pair_nn, pair_exact, tm_hyp_idx, bin"
+)
+
+
+@pytest.fixture
+def corpus():
+    return make_corpus(n_train=300, n_test=60, seed=11, n_refs=2)
+
+
+@pytest.fixture
+def loaded(db_path, write_lines, corpus):
+    """A warehouse with the synthetic corpus registered as `train` and `test`."""
+    con = open_warehouse(db_path)
+    add_corpus(
+        con,
+        read_training_corpus(
+            "train",
+            write_lines("tr.src", corpus.train_src),
+            write_lines("tr.tgt", corpus.train_tgt),
+        ),
+    )
+    refs = [write_lines(f"te.ref{k}", stream) for k, stream in enumerate(corpus.refs_by_stream())]
+    add_corpus(con, read_test_set("test", write_lines("te.src", corpus.test_src), refs))
+    yield con
+    con.close()
+
+
+def _exposures(con, audit_id):
+    return con.execute(
+        f"SELECT {EXPOSURE_COLUMNS} FROM exposures WHERE audit_id = ? ORDER BY seg_idx", [audit_id]
+    ).fetchall()
+
+
+def test_stored_exposures_equal_brute_force(loaded, corpus):
+    result = run_audit(loaded, "train", "test")
+    assert result.action == "computed" and result.n_segments == 60
+    brute = BruteForce(normalize_many(corpus.train_src), normalize_many(corpus.train_tgt))
+    rows = _exposures(loaded, result.audit_id)
+    assert len(rows) == 60
+    for row, src, refs in zip(rows, corpus.test_src, corpus.test_refs, strict=True):
+        want = brute.exposure(normalize_many([src])[0], normalize_many(refs))
+        assert row[0] == pytest.approx(float(want.source_exposure), abs=1e-12)
+        assert row[1:3] == (want.source_nn, want.source_exact)
+        assert row[3] == pytest.approx(float(want.target_exposure), abs=1e-12)
+        assert row[4:7] == (want.target_nn, want.target_ref_idx, want.target_exact)
+        assert row[7] == pytest.approx(float(want.pair_exposure), abs=1e-12)
+        assert row[8:10] == (want.pair_nn, want.pair_exact)
+        assert row[10] == want.source_nn
+        expected_bin = (
+            "source_exact"
+            if want.source_exact
+            else "near"
+            if want.source_exposure >= 0.7
+            else "medium"
+            if want.source_exposure >= 0.3
+            else "far"
+        )
+        assert row[11] == expected_bin
+
+
+def test_identical_audit_is_a_no_op_and_force_recomputes(loaded):
+    first = run_audit(loaded, "train", "test")
+    again = run_audit(loaded, "train", "test")
+    assert again.action == "unchanged" and again.audit_id == first.audit_id
+    forced = run_audit(loaded, "train", "test", force=True)
+    assert forced.action == "recomputed"
+    assert loaded.execute("SELECT count(*) FROM audits").fetchone() == (1,)
+    assert loaded.execute("SELECT count(*) FROM exposures").fetchone() == (60,)
+    other = run_audit(loaded, "train", "test", AuditConfig(near=0.8))
+    assert other.audit_id != first.audit_id
+
+
+def test_an_audit_failing_mid_search_keeps_its_error_the_data_and_duckdb_threads(loaded):
+    first = run_audit(loaded, "train", "test")
+    threads = loaded.execute("SELECT current_setting('threads')").fetchone()[0]
+
+    def interrupted(_done: int, _total: int) -> None:
+        raise RuntimeError("stopped by the progress callback")
+
+    # DuckDB reports the UDF's exception as its own error, with the original message.
+    with pytest.raises(duckdb.Error, match="stopped by the progress callback"):
+        run_audit(loaded, "train", "test", force=True, progress=interrupted)
+    assert loaded.execute("SELECT current_setting('threads')").fetchone()[0] == threads
+    assert loaded.execute("SELECT audit_id FROM audits").fetchall() == [(first.audit_id,)]
+    assert len(_exposures(loaded, first.audit_id)) == 60
+
+
+def test_summary_matches_the_stored_exposures(loaded):
+    result = run_audit(loaded, "train", "test")
+    doc = result.to_dict()
+    assert doc["format"] == 1
+    values = sorted(
+        v
+        for (v,) in loaded.execute(
+            "SELECT pair_exposure FROM exposures WHERE audit_id = ?", [result.audit_id]
+        ).fetchall()
+    )
+    pair = next(s for s in doc["sides"] if s["side"] == "pair")
+    share = sum(v >= 0.85 for v in values) / len(values)
+    assert pair["at_or_above"]["0.85"] == pytest.approx(share)
+    assert doc["pair_leak"]["0.85"] == pytest.approx(share)
+    assert pair["max"] == pytest.approx(values[-1])
+    import numpy as np
+
+    assert pair["p25"] == pytest.approx(float(np.percentile(values, 25)))
+    assert sum(b["n_segments"] for b in doc["bins"]) == 60
+    assert [b["bin"] for b in doc["bins"]] == ["source_exact", "near", "medium", "far"]
+    assert result.signature.startswith("tame-wh:") and "mode:exact" in result.signature
+    assert "sacrebleu:2.6" in result.signature
+
+
+def test_bins_tm_and_gengap_equal_sacrebleu_on_the_same_subsets(loaded, corpus, tmp_path, db_path):
+    hyps = [
+        refs[0] if i % 3 else refs[0].split(" ", 1)[-1] for i, refs in enumerate(corpus.test_refs)
+    ]
+    path = tmp_path / "hyp.txt"
+    path.write_text("".join(h + "\n" for h in hyps))
+    run = prepare_from_files(db_path, testset="test", hyp_path=path, model_slug="m")
+    [ingested] = write_runs(loaded, [run])
+    audit = run_audit(loaded, "train", "test")
+    tm = tm_hypotheses(loaded, audit.audit_id)
+    bins = dict(
+        loaded.execute(
+            "SELECT seg_idx, bin FROM exposures WHERE audit_id = ?", [audit.audit_id]
+        ).fetchall()
+    )
+    rows = loaded.execute(
+        "SELECT bin, n_segments, bleu, chrf_plus_plus, tm_bleu, tm_chrf_plus_plus FROM run_bins "
+        "WHERE run_id = ? AND audit_id = ?",
+        [ingested.run_id, audit.audit_id],
+    ).fetchall()
+    streams = corpus.refs_by_stream()
+    scores = {}
+    for name, n, bleu, chrf, tm_bleu, tm_chrf in rows:
+        idx = [i for i in range(60) if name == "all" or bins[i] == name]
+        assert n == len(idx)
+        if not idx:
+            assert bleu is None and tm_bleu is None
+            continue
+        sub_refs = [[s[i] for i in idx] for s in streams]
+        for ours, text in ((bleu, hyps), (tm_bleu, tm)):
+            want = BLEU(tokenize="13a").corpus_score([text[i] for i in idx], sub_refs).score
+            assert ours == pytest.approx(want, abs=1e-9)
+        for ours, text in ((chrf, hyps), (tm_chrf, tm)):
+            want = CHRF(word_order=2).corpus_score([text[i] for i in idx], sub_refs).score
+            assert ours == pytest.approx(want, abs=1e-9)
+        scores[name] = (bleu, tm_bleu)
+    gengap = loaded.execute(
+        "SELECT gengap_bleu, tm_gengap_bleu FROM run_exposure WHERE run_id = ?", [ingested.run_id]
+    ).fetchone()
+    if scores.get("near", (None,))[0] is not None and scores.get("far", (None,))[0] is not None:
+        assert gengap[0] == pytest.approx(scores["near"][0] - scores["far"][0])
+        assert gengap[1] == pytest.approx(scores["near"][1] - scores["far"][1])
+    else:
+        assert gengap == (None, None)
+
+
+def test_gengap_is_null_when_a_bin_is_empty(loaded, tmp_path, corpus, db_path):
+    path = tmp_path / "hyp.txt"
+    path.write_text("".join(r[0] + "\n" for r in corpus.test_refs))
+    db = loaded.execute("PRAGMA database_list").fetchone()[2]
+    [run] = write_runs(
+        loaded, [prepare_from_files(db, testset="test", hyp_path=path, model_slug="m")]
+    )
+    run_audit(loaded, "train", "test", AuditConfig(near=1.0, far=1.0))  # nothing is near
+    gengap = loaded.execute(
+        "SELECT gengap_bleu, gengap_chrf FROM run_exposure WHERE run_id = ?", [run.run_id]
+    ).fetchone()
+    assert gengap == (None, None)
+
+
+def test_tm_baseline_cli_writes_neighbour_targets(run_cli, loaded, corpus, tmp_path, db_path):
+    loaded.close()
+    out = tmp_path / "tm.txt"
+    result = run_cli("tm-baseline", "--train", "train", "--testset", "test", "--out", out)
+    assert result.exit_code == 0, result.output
+    lines = out.read_text().split("\n")[:-1]
+    con = duckdb.connect(str(db_path), read_only=True)
+    nn = [n for (n,) in con.execute("SELECT source_nn FROM exposures ORDER BY seg_idx").fetchall()]
+    assert lines == [corpus.train_tgt[j] if j is not None else "" for j in nn]
+
+
+def test_unmatched_segment_gets_empty_or_source_tm_hypothesis(db_path, write_lines):
+    con = open_warehouse(db_path)
+    add_corpus(
+        con,
+        read_training_corpus(
+            "tr", write_lines("s", ["aaaa bbbb"]), write_lines("t", ["AAAA BBBB"])
+        ),
+    )
+    add_corpus(
+        con,
+        read_test_set(
+            "te", write_lines("q", ["zzzz", "aaaa bbbb"]), [write_lines("r", ["ZZZZ", "AAAA BBBB"])]
+        ),
+    )
+    empty = run_audit(con, "tr", "te")
+    assert tm_hypotheses(con, empty.audit_id) == ["", "AAAA BBBB"]
+    source = run_audit(con, "tr", "te", AuditConfig(tm_zero_policy="source"))
+    assert tm_hypotheses(con, source.audit_id) == ["zzzz", "AAAA BBBB"]
+    row = con.execute(
+        "SELECT source_exposure, source_nn, pair_nn FROM exposures "
+        "WHERE audit_id = ? AND seg_idx = 0",
+        [empty.audit_id],
+    ).fetchone()
+    assert row == (0.0, None, None)
+
+
+def test_udfs_can_be_registered_and_used_in_plain_sql(loaded, corpus):
+    audit = run_audit(loaded, "train", "test")
+    register_training_corpus(loaded, "train")
+    ours = loaded.execute(
+        "SELECT s.seg_idx, tame_source_nn(s.src) AS src, tame_target_nn(s.refs) AS tgt, "
+        "tame_pair_nn(s.src, s.refs) AS pair FROM segments s JOIN corpora c USING (corpus_id) "
+        "WHERE c.name = 'test' ORDER BY s.seg_idx"
+    ).fetchall()
+    stored = _exposures(loaded, audit.audit_id)
+    for (_i, src, tgt, pair), row in zip(ours, stored, strict=True):
+        assert (src["exposure"], src["nn"], src["exact"]) == row[0:3]
+        assert (tgt["exposure"], tgt["nn"], tgt["ref_idx"], tgt["exact"]) == row[3:7]
+        assert (pair["exposure"], pair["nn"], pair["exact"]) == row[7:10]
+
+
+def test_fast_mode_stores_its_validation_and_warns(loaded):
+    result = run_audit(loaded, "train", "test", AuditConfig(mode="fast", validate_sample=25))
+    assert result.mode == "fast"
+    assert result.validation["sample_size"] == 25 and result.validation["seed"] == 12345
+    assert 0 <= result.validation["top1_agreement"] <= 1
+    assert any("approximate retrieval" in w for w in result.warnings)
+    stored = json.loads(loaded.execute("SELECT validation FROM audits").fetchone()[0])
+    assert stored == result.validation
+    exact = run_audit(loaded, "train", "test")
+    pairs = loaded.execute(
+        "SELECT f.source_exposure <= e.source_exposure + 1e-12, f.source_exact = e.source_exact "
+        "FROM exposures f JOIN exposures e USING (seg_idx) WHERE f.audit_id = ? AND e.audit_id = ?",
+        [result.audit_id, exact.audit_id],
+    ).fetchall()
+    assert all(a and b for a, b in pairs)
+
+
+def test_warnings_name_small_far_bin_pair_leak_and_exact_pairs(db_path, write_lines):
+    con = open_warehouse(db_path)
+    train = ["the cat sat on the mat", "a dog ran in the park", "birds fly south in winter"]
+    targets = ["el gato", "un perro", "los pájaros"]
+    add_corpus(con, read_training_corpus("tr", write_lines("s", train), write_lines("t", targets)))
+    add_corpus(
+        con,
+        read_test_set(
+            "te",
+            write_lines("q", [train[0], "something else entirely"]),
+            [write_lines("r", [targets[0], "otra cosa"])],
+        ),
+    )
+    warnings = run_audit(con, "tr", "te").warnings
+    assert any(w.startswith("far bin has") for w in warnings)
+    assert any(w.startswith("PairLeak@0.85 is 50.0%") for w in warnings)
+    assert any("1 test pair(s) occur verbatim" in w for w in warnings)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--near", "0.2", "--far", "0.5"], "--far (0.5) must not exceed --near (0.2)"),
+        (["--near", "1.5"], "--near: thresholds must be finite numbers in [0, 1]"),
+        (["--far", "nan"], "--far: thresholds must be finite"),
+        (["--near", "inf"], "--near: thresholds must be finite"),
+        (["--orders", "0,3"], "--orders: gram orders must be whole numbers >= 1"),
+        (["--orders", "a,b"], "--orders: expected comma-separated whole numbers"),
+        (["--orders", "3,3"], "--orders: repeated gram order"),
+        (["--leak", "0.9,0.8,0.95"], "--leak: thresholds must be ascending"),
+        (["--leak", "0.5,0.6"], "--leak: expected three thresholds"),
+        (["--validate-sample", "5"], "--validate-sample only applies to --mode fast"),
+        (["--mode", "fast", "--shortlist", "0"], "must be at least 1"),
+    ],
+)
+def test_bad_audit_options_exit_2_and_change_nothing(run_cli, loaded, db_path, args, message):
+    loaded.close()
+    before = snapshot(db_path)
+    result = run_cli("audit", "--train", "train", "--testset", "test", *args)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert snapshot(db_path) == before
+
+
+def test_unknown_corpora_are_usage_errors(run_cli, loaded):
+    loaded.close()
+    result = run_cli("audit", "--train", "test", "--testset", "test")
+    assert result.exit_code == 2 and "unknown training corpus 'test'" in result.stderr
+
+
+def test_audit_cli_json_is_a_stable_document(run_cli, loaded):
+    loaded.close()
+    doc = json.loads(run_cli("audit", "--train", "train", "--testset", "test", "--json").output)
+    assert set(doc) == {
+        "format",
+        "action",
+        "audit_id",
+        "train_corpus",
+        "test_set",
+        "signature",
+        "mode",
+        "n_segments",
+        "n_train",
+        "timings",
+        "sides",
+        "bins",
+        "pair_leak",
+        "warnings",
+        "validation",
+        "postings",
+    }
+    assert doc["action"] == "computed" and doc["postings"]["total"] > 0
+
+
+def test_replacing_the_training_corpus_drops_its_audits(loaded, write_lines):
+    run_audit(loaded, "train", "test")
+    new = read_training_corpus("train", write_lines("n.src", ["x"]), write_lines("n.tgt", ["y"]))
+    result = add_corpus(loaded, new, replace=True)
+    assert result.removed_audits == 1
+    for table in ("audits", "exposures", "tm_segment_stats", "run_bin_sums"):
+        assert loaded.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,), table

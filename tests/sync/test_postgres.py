@@ -1,0 +1,341 @@
+"""The Supabase/Postgres side on a real Postgres: migrations, direct and REST sync, RLS, secrets."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import duckdb
+import psycopg
+import pytest
+
+from tests.sync.postgrest_stub import PostgrestStub
+from warehouse.errors import UsageError
+from warehouse.store.resources import NumberedSql, migration_files
+from warehouse.store.schema import open_warehouse
+from warehouse.sync.migrate import migrate
+from warehouse.sync.postgres import CARD_COLUMNS, REAL_COLUMNS, sync_direct
+from warehouse.sync import migrate as migrate_module
+from warehouse.sync.rest import sync_rest
+
+KEY = "test-service-role.key.sekrit"
+
+
+@pytest.fixture
+def demo(run_cli, db_path):
+    assert run_cli("demo").exit_code == 0
+    return db_path
+
+
+def _cards(dsn):
+    with psycopg.connect(dsn) as conn:
+        cur = conn.execute("SELECT * FROM run_cards ORDER BY fingerprint_hash")
+        names = [d.name for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def test_migrate_applies_in_order_and_twice_is_a_no_op(pg_dsn):
+    first = migrate(pg_dsn)
+    assert first.applied_now == [f.name for f in migration_files()]
+    second = migrate(pg_dsn)
+    assert second.applied_now == [] and second.pending == []
+    with psycopg.connect(pg_dsn) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM tame_wh_migrations ORDER BY name")]
+        assert names == [f.name for f in migration_files()]
+        index = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'run_cards_leaderboard_idx'"
+        ).fetchone()
+        assert "(dataset_id, chrf_plus_plus)" in index[0]
+
+
+def test_dry_run_plans_without_applying(pg_dsn, run_cli):
+    result = run_cli("migrate", "--dsn", pg_dsn, "--dry-run", "--json")
+    doc = json.loads(result.output)
+    assert doc["pending"] == [f.name for f in migration_files()] and doc["applied_now"] == []
+    with psycopg.connect(pg_dsn) as conn:
+        assert conn.execute("SELECT to_regclass('run_cards')").fetchone() == (None,)
+
+
+def test_changed_migration_is_refused(pg_dsn, monkeypatch):
+    migrate(pg_dsn)
+    files = migration_files()
+    edited = [
+        NumberedSql(f.number, f.name, f.text + "\n-- edited\n") if f.number == 1 else f
+        for f in files
+    ]
+    monkeypatch.setattr(migrate_module, "migration_files", lambda: edited)
+    with pytest.raises(UsageError, match=r"001_create_run_cards\.sql changed after it was applied"):
+        migrate(pg_dsn)
+
+
+def test_sync_then_resync_sends_nothing_and_keeps_synced_at(pg_dsn, demo):
+    migrate(pg_dsn)
+    con = open_warehouse(demo)
+    first = sync_direct(con, pg_dsn)
+    assert (first.sent_runs, first.unchanged_runs) == (3, 0)
+    before = {c["fingerprint_hash"]: c["synced_at"] for c in _cards(pg_dsn)}
+    again = sync_direct(con, pg_dsn)
+    assert (again.sent_runs, again.unchanged_runs) == (0, 3)
+    full = sync_direct(con, pg_dsn, full=True)
+    assert full.sent_runs == 3
+    after = {c["fingerprint_hash"]: c["synced_at"] for c in _cards(pg_dsn)}
+    assert after == before and len(after) == 3
+
+
+def test_synced_columns_equal_the_duckdb_leaderboard(pg_dsn, demo):
+    migrate(pg_dsn)
+    con = open_warehouse(demo)
+    sync_direct(con, pg_dsn)
+    cursor = con.execute("SELECT * FROM leaderboard")
+    names = [d[0] for d in cursor.description]
+    board = {
+        r["fingerprint_hash"]: r
+        for r in (dict(zip(names, row, strict=True)) for row in cursor.fetchall())
+    }
+    cards = _cards(pg_dsn)
+    assert {c["fingerprint_hash"] for c in cards} == set(board)
+    for card in cards:
+        row = board[card["fingerprint_hash"]]
+        for column in REAL_COLUMNS:
+            ours, theirs = row.get(column), card[column]
+            if ours is None:
+                assert theirs is None, column
+            else:
+                assert math.isclose(theirs, ours, rel_tol=1e-6, abs_tol=1e-6), column
+        for column in ("model_slug", "condition", "dataset_id", "language_pair", "quality_tier"):
+            assert card[column] == row[column], column
+
+
+def test_raw_text_never_leaves_the_warehouse(pg_dsn, demo):
+    migrate(pg_dsn)
+    con = open_warehouse(demo)
+    sync_direct(con, pg_dsn)
+    texts = {s for (s,) in con.execute("SELECT src FROM segments").fetchall()}
+    texts |= {r[0] for (r,) in con.execute("SELECT refs FROM segments").fetchall()}
+    texts |= {h for (h,) in con.execute("SELECT hyp FROM hypotheses WHERE hyp <> ''").fetchall()}
+    with psycopg.connect(pg_dsn) as conn:
+        dump = json.dumps([list(map(str, r)) for r in conn.execute("SELECT * FROM run_cards")])
+        dump += json.dumps([list(map(str, r)) for r in conn.execute("SELECT * FROM run_bins")])
+    leaked = [t for t in texts if len(t) > 12 and t in dump]
+    assert leaked == []
+
+
+def test_replaced_run_is_updated_on_the_next_sync(pg_dsn, run_cli, write_lines, tmp_path):
+    src = write_lines("s", ["one two", "three four"])
+    ref = write_lines("r", ["uno dos", "tres cuatro"])
+    hyp = write_lines("h", ["uno dos", "tres"])
+    assert run_cli("testset", "add", "ts", "--src", src, "--ref", ref).exit_code == 0
+    card = tmp_path / "card.json"
+    card.write_text(
+        json.dumps(
+            {"model_slug": "m", "fingerprint": {"hash": "fp-1"}, "totals": {"total_cost_usd": 1.0}}
+        )
+    )
+    assert run_cli("ingest", "--testset", "ts", "--hyp", hyp, "--run-card", card).exit_code == 0
+    assert run_cli("migrate", "--dsn", pg_dsn).exit_code == 0
+    assert run_cli("sync", "--dsn", pg_dsn).exit_code == 0
+    [before] = _cards(pg_dsn)
+    card.write_text(
+        json.dumps(
+            {"model_slug": "m", "fingerprint": {"hash": "fp-1"}, "totals": {"total_cost_usd": 2.0}}
+        )
+    )
+    replaced = run_cli("ingest", "--testset", "ts", "--hyp", hyp, "--run-card", card, "--replace")
+    assert replaced.exit_code == 0
+    result = run_cli("sync", "--dsn", pg_dsn, "--json")
+    assert json.loads(result.output)["sent_runs"] == 1
+    [after] = _cards(pg_dsn)
+    assert after["total_cost_usd"] == 2.0 and after["synced_at"] > before["synced_at"]
+    assert after["id"] == before["id"]
+
+
+def test_sync_killed_mid_transaction_leaves_no_partial_rows(pg_dsn, demo):
+    migrate(pg_dsn)
+    blocker = psycopg.connect(pg_dsn)
+    blocker.execute("LOCK TABLE run_bins IN ACCESS EXCLUSIVE MODE")  # sync waits after run_cards
+    env = {**os.environ, "TAME_WH_PG_DSN": pg_dsn}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli", "--db", str(demo), "sync"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        with psycopg.connect(pg_dsn, autocommit=True) as watcher:
+            while time.monotonic() < deadline:
+                waiting = watcher.execute(
+                    "SELECT count(*) FROM pg_locks WHERE relation = 'run_bins'::regclass "
+                    "AND NOT granted"
+                ).fetchone()[0]
+                if waiting:
+                    break
+                time.sleep(0.05)
+            else:
+                pytest.fail("sync never reached run_bins")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        blocker.rollback()
+        blocker.close()
+    assert _cards(pg_dsn) == []
+    con = duckdb.connect(str(demo), read_only=True)
+    assert con.execute("SELECT count(*) FROM sync_state").fetchone() == (0,)
+
+
+def test_row_level_security_lets_anon_read_but_not_write(pg_dsn, demo):
+    migrate(pg_dsn)
+    sync_direct(open_warehouse(demo), pg_dsn)
+    with psycopg.connect(pg_dsn) as conn:
+        conn.execute("SET ROLE anon")
+        assert conn.execute("SELECT count(*) FROM run_cards").fetchone() == (3,)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("INSERT INTO run_cards (fingerprint_hash, run_card) VALUES ('x', '{}')")
+    with psycopg.connect(pg_dsn) as conn:
+        conn.execute("SET ROLE anon")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("DELETE FROM run_bins")
+
+
+def test_secrets_never_appear_in_output(pg_dsn, demo, run_cli, monkeypatch):
+    info = psycopg.conninfo.conninfo_to_dict(pg_dsn)
+    secret = "Sup3rS3cretPassw0rd"
+    with_password = psycopg.conninfo.make_conninfo(**{**info, "password": secret})
+    ok = run_cli("migrate", "--dsn", with_password)
+    synced = run_cli("sync", "--dsn", with_password)
+    broken = run_cli(
+        "sync", "--dsn", with_password.replace(str(info.get("port", 5432)), "1"), "--full"
+    )
+    assert ok.exit_code == 0 and synced.exit_code == 0 and broken.exit_code == 2
+    url_form = f"postgresql://nobody:{secret}@127.0.0.1:1/none"
+    refused = run_cli("migrate", "--dsn", url_form)
+    assert refused.exit_code == 2
+    monkeypatch.setenv("SUPABASE_SERVICE_ROLE_KEY", KEY)
+    rest = run_cli("sync", "--supabase-url", "http://127.0.0.1:1", "--full")
+    assert rest.exit_code == 2
+    for result in (ok, synced, broken, refused, rest):
+        assert secret not in result.output and secret not in (result.stderr or "")
+        assert KEY not in result.output and KEY not in (result.stderr or "")
+
+
+def test_rest_sync_upserts_in_batches_and_resyncs_nothing(pg_dsn, demo, monkeypatch):
+    migrate(pg_dsn)
+    monkeypatch.setattr("warehouse.sync.rest.MAX_ROWS", 2)
+    con = open_warehouse(demo)
+    with PostgrestStub(pg_dsn, KEY) as stub:
+        report = sync_rest(con, stub.url, KEY, sleep=lambda _s: None)
+        card_posts = [r for r in stub.requests if "/run_cards" in r["path"]]
+        assert report.sent_runs == 3 and len(card_posts) == 2
+        assert len(_cards(pg_dsn)) == 3
+        before = len(stub.requests)
+        again = sync_rest(con, stub.url, KEY, sleep=lambda _s: None)
+        assert again.sent_runs == 0 and again.unchanged_runs == 3
+        assert len(stub.requests) == before
+
+
+def test_rest_sync_retries_429_and_5xx(pg_dsn, demo):
+    migrate(pg_dsn)
+    con = open_warehouse(demo)
+    waits: list[float] = []
+    with PostgrestStub(pg_dsn, KEY) as stub:
+        stub.scripted = [429, 503, 500]
+        report = sync_rest(con, stub.url, KEY, sleep=waits.append)
+    assert report.sent_runs == 3 and len(waits) == 3
+    assert len(_cards(pg_dsn)) == 3
+
+
+def test_rest_sync_4xx_is_a_clear_error_and_marks_nothing(pg_dsn, demo, monkeypatch):
+    migrate(pg_dsn)
+    monkeypatch.setattr("warehouse.sync.rest.MAX_ROWS", 2)
+    con = open_warehouse(demo)
+    with PostgrestStub(pg_dsn, KEY) as stub:
+        first = sync_rest(con, stub.url, KEY, sleep=lambda _s: None, full=True)
+        assert first.sent_runs == 3
+    with PostgrestStub(pg_dsn, "another-key") as stub, pytest.raises(UsageError) as info:
+        sync_rest(con, stub.url, KEY, sleep=lambda _s: None, full=True)
+    assert "HTTP 401" in str(info.value) and KEY not in str(info.value)
+
+
+def test_rest_sync_failing_midway_marks_only_sent_batches(pg_dsn, demo, monkeypatch):
+    migrate(pg_dsn)
+    monkeypatch.setattr("warehouse.sync.rest.MAX_ROWS", 2)
+    con = open_warehouse(demo)
+    with PostgrestStub(pg_dsn, KEY) as stub:
+        original = stub.handle
+        state = {"card_posts": 0, "failing": True}
+
+        def fail_second_batch(path, headers, body, method="POST"):
+            if "/run_cards" in path:
+                state["card_posts"] += 1
+                if state["failing"] and state["card_posts"] > 1:
+                    return 400, {"message": "bad row", "code": "PGRST"}
+            return original(path, headers, body, method)
+
+        stub.handle = fail_second_batch
+        with pytest.raises(UsageError, match="HTTP 400"):
+            sync_rest(con, stub.url, KEY, sleep=lambda _s: None)
+        marked = con.execute("SELECT count(*) FROM sync_state").fetchone()[0]
+        assert marked == 2 and len(_cards(pg_dsn)) == 2
+        state["failing"] = False
+        resumed = sync_rest(con, stub.url, KEY, sleep=lambda _s: None)
+    assert resumed.sent_runs == 1 and len(_cards(pg_dsn)) == 3
+
+
+def _bin_rows(dsn):
+    with psycopg.connect(dsn) as conn:
+        return conn.execute("SELECT count(*) FROM run_bins").fetchone()[0]
+
+
+@pytest.mark.parametrize("transport", ["direct", "rest"])
+def test_bins_of_a_removed_audit_are_deleted_on_the_next_sync(
+    pg_dsn, demo, run_cli, write_lines, transport, monkeypatch
+):
+    migrate(pg_dsn)
+    monkeypatch.setattr("warehouse.sync.rest.DELETE_FINGERPRINTS", 2)  # 3 runs: two requests
+
+    def sync() -> None:
+        con = open_warehouse(demo)
+        try:
+            if transport == "direct":
+                sync_direct(con, pg_dsn)
+            else:
+                with PostgrestStub(pg_dsn, KEY) as stub:
+                    sync_rest(con, stub.url, KEY, sleep=lambda _s: None)
+                    deletes = [r for r in stub.requests if r["method"] == "DELETE"]
+                    assert len(deletes) == 2 and all(len(r["path"]) < 2000 for r in deletes)
+        finally:
+            con.close()
+
+    sync()
+    assert _bin_rows(pg_dsn) == 15  # three runs, five bins each
+    # Replacing the training corpus removes the audit: the runs now have no bins.
+    src, tgt = write_lines("s", ["a b", "c d"]), write_lines("t", ["x y", "z w"])
+    replaced = run_cli("corpus", "add", "demo-train", "--src", src, "--tgt", tgt, "--replace")
+    assert replaced.exit_code == 0, replaced.output
+    sync()
+    assert _bin_rows(pg_dsn) == 0 and len(_cards(pg_dsn)) == 3
+    assert run_cli("audit", "--train", "demo-train", "--testset", "demo-test").exit_code == 0
+    sync()
+    assert _bin_rows(pg_dsn) == 15
+
+
+def test_sync_requires_migrations(pg_dsn, demo):
+    with pytest.raises(UsageError, match="run `tame-wh migrate` first"):
+        sync_direct(open_warehouse(demo), pg_dsn)
+
+
+def test_card_columns_exist_in_the_migrated_table(pg_dsn):
+    migrate(pg_dsn)
+    with psycopg.connect(pg_dsn) as conn:
+        columns = {
+            r[0]
+            for r in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'run_cards'"
+            )
+        }
+    assert set(CARD_COLUMNS) <= columns

@@ -1,0 +1,1 @@
+"""Reading the warehouse: runs, reports, leaderboard, comparisons, regressions, guarded SQL."""

@@ -1,0 +1,182 @@
+"""Comparing runs: side-by-side scores on their common segments and a paired test of every pair.
+
+A run is named by a run id or unique prefix in the warehouse, or by a test-report / run-card
+JSON file, which is scored in a private in-memory warehouse (the user's warehouse and the file are
+only read).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from warehouse.analysis.runs import resolve_run
+from warehouse.errors import UsageError
+from warehouse.ingest.runs import prepare_from_document, write_runs
+from warehouse.inputs.runcard import read_run_document
+from warehouse.metrics.scores import ter_from_stats
+from warehouse.stats.arrays import RunArrays, load_run_arrays
+from warehouse.stats.resample import BLEU, CHRF, EXACT_MATCH, BootstrapSettings, run_scores
+from warehouse.stats.significance import METHODS, PairTest, compare_pair
+from warehouse.store.schema import ensure_schema
+
+TER = "ter"
+
+
+def is_report_file(ref: str) -> bool:
+    """Whether a run argument names an existing file (else it is a run id or prefix)."""
+    return Path(ref).is_file()
+
+
+def load_runs(refs: Sequence[str], con: duckdb.DuckDBPyConnection | None) -> list[RunArrays]:
+    """Per-segment arrays of each named run: report files are scored in memory, run ids and
+    prefixes are read from `con` (needed only when some argument is not a file)."""
+    memory: duckdb.DuckDBPyConnection | None = None
+    runs: list[RunArrays] = []
+    try:
+        for ref in refs:
+            if is_report_file(ref):
+                if memory is None:
+                    memory = duckdb.connect(":memory:")
+                    ensure_schema(memory)
+                # A report without a model slug is named after its file.
+                slug = None if read_run_document(ref).model_slug else Path(ref).stem
+                prepared = prepare_from_document(ref, model_slug=slug)
+                write_runs(memory, [prepared])
+                condition = f"/{prepared.condition}" if prepared.condition else ""
+                label = f"{ref} ({prepared.model_slug}{condition})"
+                runs.append(load_run_arrays(memory, prepared.run_id, label))
+            else:
+                if con is None:
+                    raise UsageError(f"{ref!r} is neither a file nor a run in the warehouse")
+                runs.append(load_run_arrays(con, resolve_run(con, ref)))
+    finally:
+        if memory is not None:
+            memory.close()
+    return runs
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    """One metric for every run (argument order) and the first run minus each of the others."""
+
+    metric: str
+    values: list[float | None]
+    deltas: list[float | None]
+
+
+@dataclass
+class Comparison:
+    """Side-by-side scores and, when asked for, the paired tests of every pair of runs."""
+
+    runs: list[RunArrays]
+    n_segments: int
+    rows: list[MetricRow]
+    settings: BootstrapSettings | None = None
+    method: str | None = None
+    pairs: list[PairTest] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form; `significance` lists SPEC §7's objects keyed by run_a and run_b."""
+        out: dict[str, Any] = {
+            "runs": [{"run_id": r.run_id, "label": r.label} for r in self.runs],
+            "n_segments": self.n_segments,
+            "metrics": [
+                {"metric": row.metric, "values": row.values, "deltas": row.deltas}
+                for row in self.rows
+            ],
+            "warnings": self.warnings,
+        }
+        if self.settings is not None:
+            out.update(
+                method=self.method,
+                n_bootstrap=self.settings.n_bootstrap,
+                alpha=self.settings.alpha,
+                confidence_level=self.settings.confidence_level,
+                seed=self.settings.seed,
+                pairs=[p.to_dict() for p in self.pairs],
+                significance=[
+                    {"run_a": p.run_a, "run_b": p.run_b, **r.to_dict()}
+                    for p in self.pairs
+                    for r in p.results
+                ],
+            )
+        return out
+
+
+def run_letters(n: int) -> list[str]:
+    """The letters naming `n` compared runs in tables: A, B, C, ... (A2, B2, ... past Z)."""
+    return [chr(ord("A") + i % 26) + (str(i // 26 + 1) if i >= 26 else "") for i in range(n)]
+
+
+def _common(runs: Sequence[RunArrays]) -> tuple[list[RunArrays], list[str]]:
+    """Every run restricted to the segment ids all of them have (in the first run's order)."""
+    shared = set(runs[0].keys)
+    for run in runs[1:]:
+        shared &= set(run.keys)
+    if not shared:
+        raise UsageError("the runs have no segment ids in common; nothing to compare")
+    order = [k for k in runs[0].keys if k in shared]
+    warnings = []
+    aligned = []
+    for letter, run in zip(run_letters(len(runs)), runs, strict=True):
+        if len(shared) < run.n_segments:
+            warnings.append(
+                f"{letter} ({run.run_id}): {run.n_segments - len(shared)} of {run.n_segments} "
+                "segments have ids another run lacks; the table leaves them out"
+            )
+        position = {k: i for i, k in enumerate(run.keys)}
+        aligned.append(run.take(np.array([position[k] for k in order], dtype=np.int64)))
+    return aligned, warnings
+
+
+def side_by_side(runs: Sequence[RunArrays]) -> tuple[list[MetricRow], int, list[str]]:
+    """chrF++, BLEU, TER, exact match and every per-entry metric of each run on the segments all
+    runs share, with the first run's lead over each other run."""
+    aligned, warnings = _common(runs)
+    scores = []
+    for run in aligned:
+        one: dict[str, float | None] = dict(run_scores(run))
+        one[TER] = ter_from_stats(run.ter.sum(axis=0).tolist())
+        scores.append(one)
+    entry = sorted({m for run in aligned for m in run.entry_metrics})
+    rows = []
+    for metric in [CHRF, BLEU, TER, EXACT_MATCH, *entry]:
+        values = [s.get(metric) for s in scores]
+        first = values[0]
+        deltas = [None if first is None or v is None else first - v for v in values[1:]]
+        rows.append(MetricRow(metric, values, deltas))
+    return rows, aligned[0].n_segments, warnings
+
+
+def compare_runs(
+    runs: Sequence[RunArrays],
+    *,
+    significance: bool = False,
+    method: str = "sign",
+    settings: BootstrapSettings | None = None,
+) -> Comparison:
+    """Side-by-side scores of two or more runs and, with `significance`, every pair tested."""
+    if len(runs) < 2:
+        raise UsageError("give at least two runs to compare")
+    if method not in METHODS:
+        raise UsageError(f"--method: expected one of {', '.join(METHODS)}, got {method!r}")
+    rows, n_common, warnings = side_by_side(runs)
+    if not significance and len({r.test_corpus_id for r in runs}) > 1:
+        warnings.append("the runs are on different test sets; segments were matched by id")
+    result = Comparison(list(runs), n_common, rows, warnings=warnings)
+    if significance:
+        result.settings = settings or BootstrapSettings()
+        result.method = method
+        result.pairs = [
+            compare_pair(a, b, method=method, settings=result.settings)
+            for a, b in combinations(runs, 2)
+        ]
+    return result

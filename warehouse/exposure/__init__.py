@@ -1,0 +1,1 @@
+"""Exposure audits: normalisation, the native retrieval index, the DuckDB UDF, audit runs."""

@@ -1,0 +1,263 @@
+"""Running an exposure audit: build the index, fill `exposures` through the UDF, score the TM.
+
+The definitions (exposure, bins, TM baseline, fast-mode validation) are in docs/exposure.md.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from warehouse import __version__
+from warehouse.exposure.config import AuditConfig, audit_id_for, resolve_audit_config
+from warehouse.exposure.retrieval import RetrievalIndex, build_index
+from warehouse.exposure.retrieval import audit as retrieval_audit
+from warehouse.exposure.summary import AuditResult, load_audit, tm_hypotheses
+from warehouse.exposure.udf import EXPOSURE_FUNCTION, SearchCounters, register_exposure_functions
+from warehouse.metrics.scores import bleu_from_stats
+from warehouse.metrics.surface import compute_segment_stats
+from warehouse.store.connection import duckdb_threads, transaction
+from warehouse.store.corpora import CorpusInfo, corpus_texts, get_corpus, training_texts
+from warehouse.store.purge import delete_audits
+from warehouse.store.sums import refresh_audit
+
+Progress = Callable[[int, int], None]  # (done, total)
+VALIDATION_SEED = 12345
+
+
+def _utcnow() -> datetime:
+    """Naive UTC timestamp."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def _insert_audit_row(
+    con: duckdb.DuckDBPyConnection,
+    audit_id: str,
+    test: CorpusInfo,
+    train: CorpusInfo,
+    config: AuditConfig,
+) -> None:
+    """The `audits` row (timings and validation are added when the audit is done)."""
+    con.execute(
+        "INSERT INTO audits (audit_id, test_corpus_id, train_corpus_id, mode, near_threshold, "
+        "far_threshold, leak_thresholds, n_segments, config, signature, backend, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            audit_id,
+            test.corpus_id,
+            train.corpus_id,
+            config.mode,
+            config.near,
+            config.far,
+            list(config.leak),
+            test.n_segments,
+            json.dumps(config.identity()),
+            config.signature(),
+            f"tame-wh-native {__version__}",
+            _utcnow(),
+        ],
+    )
+
+
+def _fill_exposures(
+    con: duckdb.DuckDBPyConnection, audit_id: str, test: CorpusInfo, config: AuditConfig
+) -> None:
+    """Every test segment's exposures from the registered UDF, with its bin."""
+    con.execute(
+        f"""
+        INSERT INTO exposures
+        SELECT ? AS audit_id, seg_idx,
+               x.source_exposure, x.source_nn, x.source_exact,
+               x.target_exposure, x.target_nn, x.target_ref_idx, x.target_exact,
+               x.pair_exposure, x.pair_nn, x.pair_exact,
+               x.source_nn AS tm_hyp_idx,
+               exposure_bin(x.source_exposure, x.source_exact, ?, ?) AS bin
+        FROM (SELECT seg_idx, {EXPOSURE_FUNCTION}(src, refs) AS x
+              FROM segments WHERE corpus_id = ?)
+        """,
+        [audit_id, config.near, config.far, test.corpus_id],
+    )
+
+
+def _store_tm_stats(con: duckdb.DuckDBPyConnection, audit_id: str, refs: list[list[str]]) -> None:
+    """Score the audit's TM hypotheses against the references and store their statistics."""
+    hyps = tm_hypotheses(con, audit_id)
+    # TM scores in the views are BLEU and chrF++; TER, the slowest to extract, is not stored.
+    stats = compute_segment_stats(hyps, refs, [False] * len(hyps), with_ter=False)
+    n = len(hyps)
+    table = pa.table(
+        {
+            "audit_id": pa.array([audit_id] * n, pa.string()),
+            "seg_idx": pa.array(range(n), pa.int64()),
+            "bleu_stats": pa.array(stats.bleu, pa.list_(pa.int64())),
+            "chrf_stats": pa.array(stats.chrf, pa.list_(pa.int64())),
+            "ter_stats": pa.array([None] * n, pa.list_(pa.float64())),
+            "exact_match": pa.array(stats.exact_match, pa.bool_()),
+            "length_ratio": pa.array(stats.length_ratio, pa.float64()),
+            "chrf_sentence": pa.array(stats.chrf_sentence, pa.float64()),
+        }
+    )
+    con.register("_tame_tm_stats", table)
+    try:
+        con.execute("INSERT INTO tm_segment_stats BY NAME SELECT * FROM _tame_tm_stats")
+    finally:
+        con.unregister("_tame_tm_stats")
+
+
+# Fast against exact on a sample: bins and TM hypotheses of both, by the rules of sql/008.
+_VALIDATION_SQL = """
+SELECT e.source_nn = s.exact_nn OR (e.source_nn IS NULL AND s.exact_nn IS NULL) AS same_nn,
+       exposure_bin(e.source_exposure, e.source_exact, $near, $far)
+           = exposure_bin(s.exact_exposure, s.exact_exact, $near, $far) AS same_bin,
+       tm_hypothesis(ft.refs[1], te.src, $policy) AS fast_tm,
+       tm_hypothesis(xt.refs[1], te.src, $policy) AS exact_tm,
+       te.refs
+FROM (SELECT unnest($seg) AS seg_idx, unnest($nn) AS exact_nn,
+             unnest($exposure) AS exact_exposure, unnest($exact) AS exact_exact) s
+JOIN exposures e ON e.audit_id = $audit AND e.seg_idx = s.seg_idx
+JOIN segments te ON te.corpus_id = $test AND te.seg_idx = s.seg_idx
+LEFT JOIN segments ft ON ft.corpus_id = $train AND ft.seg_idx = e.source_nn
+LEFT JOIN segments xt ON xt.corpus_id = $train AND xt.seg_idx = s.exact_nn
+ORDER BY s.seg_idx
+"""
+
+
+def _tm_bleu(hyps: list[str], refs: list[list[str]]) -> float:
+    """Corpus BLEU of TM hypotheses."""
+    stats = compute_segment_stats(hyps, refs, [False] * len(hyps), with_ter=False)
+    return bleu_from_stats([sum(col) for col in zip(*stats.bleu, strict=True)])
+
+
+def _validate_fast(
+    con: duckdb.DuckDBPyConnection,
+    index: RetrievalIndex,
+    audit_id: str,
+    corpora: tuple[CorpusInfo, CorpusInfo],
+    texts: tuple[list[str], list[list[str]]],
+    config: AuditConfig,
+    threads: int | None,
+) -> dict[str, Any]:
+    """Rerun a seeded sample in exact mode; top-1 agreement, bin agreement and |ΔTM-BLEU|."""
+    (test, train), (test_src, test_refs) = corpora, texts
+    sample = sorted(
+        random.Random(VALIDATION_SEED).sample(
+            range(len(test_src)), min(config.validate_sample, len(test_src))
+        )
+    )
+    exact = retrieval_audit(
+        index,
+        [test_src[i] for i in sample],
+        [test_refs[i] for i in sample],
+        config.normalization,
+        mode="exact",
+        threads=threads,
+    )
+    rows = con.execute(
+        _VALIDATION_SQL,
+        {
+            "seg": sample,
+            "nn": [int(j) if j is not None else None for j in exact["source_nn"]],
+            "exposure": [float(v) for v in exact["source_exposure"]],
+            "exact": [bool(v) for v in exact["source_exact"]],
+            "near": config.near,
+            "far": config.far,
+            "policy": config.tm_zero_policy,
+            "audit": audit_id,
+            "test": test.corpus_id,
+            "train": train.corpus_id,
+        },
+    ).fetchall()
+    n = len(rows)
+    refs = [list(r[4]) for r in rows]
+    exact_bleu = _tm_bleu([r[3] for r in rows], refs) if n else 0.0
+    fast_bleu = _tm_bleu([r[2] for r in rows], refs) if n else 0.0
+    return {
+        "sample_size": n,
+        "seed": VALIDATION_SEED,
+        "top1_agreement": sum(bool(r[0]) for r in rows) / n if n else None,
+        "bin_agreement": sum(bool(r[1]) for r in rows) / n if n else None,
+        "tm_bleu_exact": exact_bleu,
+        "tm_bleu_fast": fast_bleu,
+        "abs_delta_tm_bleu": abs(exact_bleu - fast_bleu),
+    }
+
+
+def _record(
+    con: duckdb.DuckDBPyConnection,
+    audit_id: str,
+    timings: dict[str, float],
+    counters: SearchCounters,
+    validation: dict[str, Any] | None,
+) -> None:
+    """Store the audit's timings, search counters and fast-mode validation."""
+    con.execute(
+        "UPDATE audits SET timings = ?, validation = ? WHERE audit_id = ?",
+        [
+            json.dumps({**timings, "postings": counters.postings()}),
+            json.dumps(validation) if validation else None,
+            audit_id,
+        ],
+    )
+
+
+def run_audit(
+    con: duckdb.DuckDBPyConnection,
+    train_name: str,
+    test_name: str,
+    config: AuditConfig | None = None,
+    *,
+    threads: int | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> AuditResult:
+    """Audit a test set against a training corpus; an identical stored audit is reused.
+
+    Without `config`, the defaults and the warehouse's `settings` rows define the audit.
+    """
+    config = config or resolve_audit_config(con)
+    train = get_corpus(con, train_name, "train")
+    test = get_corpus(con, test_name, "test")
+    audit_id = audit_id_for(test.corpus_id, train.corpus_id, config)
+    exists = con.execute("SELECT 1 FROM audits WHERE audit_id = ?", [audit_id]).fetchone()
+    if exists and not force:
+        return load_audit(con, audit_id, action="unchanged")
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    train_src, train_tgt = training_texts(con, train.corpus_id)
+    test_src, test_refs = corpus_texts(con, test.corpus_id)
+    timings["read_seconds"] = time.perf_counter() - started
+    mark = time.perf_counter()
+    index = build_index(train_src, train_tgt, config.orders, config.normalization, threads)
+    del train_src, train_tgt  # the index holds what the search needs
+    timings["index_seconds"] = time.perf_counter() - mark
+    counters = register_exposure_functions(
+        con, index, config, threads=threads, progress=progress, total=len(test_src)
+    )
+    # DuckDB's own workers stay idle while the native engine searches (restored afterwards,
+    # also after a rollback).
+    with duckdb_threads(con, 1), transaction(con):
+        if exists:
+            delete_audits(con, [audit_id])
+        _insert_audit_row(con, audit_id, test, train, config)
+        mark = time.perf_counter()
+        _fill_exposures(con, audit_id, test, config)
+        timings["search_seconds"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        _store_tm_stats(con, audit_id, test_refs)
+        refresh_audit(con, audit_id)
+        timings["tm_seconds"] = time.perf_counter() - mark
+        validation = None
+        if config.mode == "fast" and config.validate_sample:
+            validation = _validate_fast(
+                con, index, audit_id, (test, train), (test_src, test_refs), config, threads
+            )
+        timings["total_seconds"] = time.perf_counter() - started
+        _record(con, audit_id, timings, counters, validation)
+    return load_audit(con, audit_id, action="recomputed" if exists else "computed")

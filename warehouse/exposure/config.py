@@ -1,0 +1,169 @@
+"""What defines an exposure audit: its configuration, defaults, id and signature.
+
+The definitions are in docs/exposure.md. Defaults live here once; the warehouse's `settings` rows
+(`bin.near`, `bin.far`, `leak.low`, `leak.mid`, `leak.high`) override the bin and leak defaults
+through `resolve_audit_config`, for the CLI and the Python API alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import duckdb
+
+from warehouse import __version__
+from warehouse.errors import UsageError
+from warehouse.exposure.normalize import NormalizationConfig
+from warehouse.metrics.surface import metric_settings
+from warehouse.store.settings import read_settings
+
+MODES = ("exact", "fast", "auto")
+TM_ZERO_POLICIES = ("empty", "source")
+DEFAULT_ORDERS: tuple[int, ...] = (3, 4, 5)
+DEFAULT_RARE_GRAMS = 8  # fast mode: rarest query grams used for candidates
+DEFAULT_SHORTLIST = 64  # fast mode: candidates reranked exactly
+DEFAULT_NEAR = 0.70
+DEFAULT_FAR = 0.30
+DEFAULT_LEAK: tuple[float, float, float] = (0.70, 0.85, 0.95)
+_ID_LENGTH = 16
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """Everything that defines an audit's numbers; part of its id and signature."""
+
+    orders: tuple[int, ...] = DEFAULT_ORDERS
+    normalization: NormalizationConfig = field(default_factory=NormalizationConfig)
+    mode: str = "exact"
+    rare_grams: int = DEFAULT_RARE_GRAMS
+    shortlist: int = DEFAULT_SHORTLIST
+    validate_sample: int = 0
+    near: float = DEFAULT_NEAR
+    far: float = DEFAULT_FAR
+    leak: tuple[float, float, float] = DEFAULT_LEAK
+    tm_zero_policy: str = "empty"
+
+    def __post_init__(self) -> None:
+        self._validate()
+        if self.mode == "auto":
+            object.__setattr__(self, "mode", "exact")
+
+    def _validate(self) -> None:
+        """Reject values that make no sense, with the option name in the message."""
+        if not self.orders or any(not isinstance(o, int) or o < 1 for o in self.orders):
+            raise UsageError(f"--orders: gram orders must be whole numbers >= 1, got {self.orders}")
+        if len(set(self.orders)) != len(self.orders):
+            raise UsageError(f"--orders: repeated gram order in {self.orders}")
+        if self.mode not in MODES:
+            raise UsageError(f"--mode: expected one of {', '.join(MODES)}, got {self.mode!r}")
+        for name, value in (("--near", self.near), ("--far", self.far)):
+            _check_unit(name, value)
+        if self.far > self.near:
+            raise UsageError(f"--far ({self.far:g}) must not exceed --near ({self.near:g})")
+        if len(self.leak) != 3:
+            raise UsageError("--leak: give exactly three thresholds")
+        for value in self.leak:
+            _check_unit("--leak", value)
+        if list(self.leak) != sorted(self.leak):
+            raise UsageError(f"--leak: thresholds must be ascending, got {self.leak}")
+        if self.tm_zero_policy not in TM_ZERO_POLICIES:
+            raise UsageError(
+                f"--tm-zero-policy: expected one of {', '.join(TM_ZERO_POLICIES)}, "
+                f"got {self.tm_zero_policy!r}"
+            )
+        if self.rare_grams < 1 or self.shortlist < 1:
+            raise UsageError("--rare-grams and --shortlist must be at least 1")
+        if self.validate_sample < 0:
+            raise UsageError("--validate-sample must not be negative")
+        if self.validate_sample and self.mode != "fast":
+            raise UsageError("--validate-sample only applies to --mode fast")
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that define the audit's numbers (fast-mode knobs only in fast mode)."""
+        out: dict[str, Any] = {
+            "orders": list(self.orders),
+            "normalization": self.normalization.signature_part(),
+            "mode": self.mode,
+            "pair": "exact" if self.mode == "exact" else "rerank",
+            "near": self.near,
+            "far": self.far,
+            "leak": list(self.leak),
+            "tm_zero_policy": self.tm_zero_policy,
+        }
+        if self.mode == "fast":
+            out.update(
+                rare_grams=self.rare_grams,
+                shortlist=self.shortlist,
+                validate_sample=self.validate_sample,
+            )
+        return out
+
+    def signature(self) -> str:
+        """sacrebleu-style signature naming every setting behind the numbers."""
+        orders = sorted(self.orders)
+        grams = (
+            f"{orders[0]}-{orders[-1]}"
+            if orders == list(range(orders[0], orders[-1] + 1))
+            else ",".join(map(str, orders))
+        )
+        mode = self.mode
+        if mode == "fast":
+            mode += f"(rare:{self.rare_grams},short:{self.shortlist})"
+        settings = metric_settings(1)["signatures"]
+        bleu_tok = settings["bleu"].split("|")[3]
+        parts = [
+            f"tame-wh:{__version__}",
+            f"norm:{self.normalization.signature_part()}",
+            f"grams:char{grams}",
+            f"mode:{mode}",
+            f"pair:{'exact' if self.mode == 'exact' else 'rerank'}",
+            f"bins:far{self.far:g},near{self.near:g}",
+            f"leak:{','.join(f'{t:g}' for t in self.leak)}",
+            f"tm0:{self.tm_zero_policy}",
+            f"sacrebleu:{metric_settings(1)['sacrebleu']}({bleu_tok},chrf:nc6nw2,ter:default)",
+        ]
+        return "|".join(parts)
+
+
+def _check_unit(name: str, value: float) -> None:
+    """A threshold: finite and within [0, 1]."""
+    if not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 <= value <= 1:
+        raise UsageError(f"{name}: thresholds must be finite numbers in [0, 1], got {value!r}")
+
+
+def _check_unit(name: str, value: float) -> None:
+    """A threshold: finite and within [0, 1]."""
+    if not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 <= value <= 1:
+        raise UsageError(f"{name}: thresholds must be finite numbers in [0, 1], got {value!r}")
+
+
+def audit_id_for(test_corpus_id: str, train_corpus_id: str, config: AuditConfig) -> str:
+    """Content id of an audit: test set, training corpus and configuration."""
+    payload = {"test": test_corpus_id, "train": train_corpus_id, "config": config.identity()}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:_ID_LENGTH]
+
+
+def resolve_audit_config(
+    con: duckdb.DuckDBPyConnection | None,
+    *,
+    near: float | None = None,
+    far: float | None = None,
+    leak: tuple[float, float, float] | None = None,
+    **options: Any,
+) -> AuditConfig:
+    """An AuditConfig from explicit values, else the warehouse's settings rows, else defaults."""
+    stored = read_settings(con) if con is not None else {}
+    base = AuditConfig(**options) if options else AuditConfig()
+    stored_leak = tuple(stored.get(k) for k in ("leak.low", "leak.mid", "leak.high"))
+    return replace(
+        base,
+        near=near if near is not None else stored.get("bin.near", DEFAULT_NEAR),
+        far=far if far is not None else stored.get("bin.far", DEFAULT_FAR),
+        leak=leak
+        if leak is not None
+        else (stored_leak if None not in stored_leak else DEFAULT_LEAK),  # type: ignore[arg-type]
+    )

@@ -1,0 +1,155 @@
+"""A stored audit read back: exposure per side, bins, PairLeak, warnings, TM hypotheses."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import duckdb
+
+from warehouse.errors import UsageError
+from warehouse.store.settings import read_settings
+
+
+@dataclass
+class AuditResult:
+    """What `run_audit` did and the audit's summary."""
+
+    action: str  # computed | unchanged | recomputed
+    audit_id: str
+    train_corpus: str
+    test_set: str
+    signature: str
+    mode: str
+    n_segments: int
+    n_train: int
+    timings: dict[str, float]
+    sides: list[dict[str, Any]]
+    bins: list[dict[str, Any]]
+    pair_leak: dict[str, float]
+    warnings: list[str]
+    validation: dict[str, Any] | None
+    postings: dict[str, int] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Stable JSON document (`format` versions its shape)."""
+        return {"format": 1, **asdict(self)}
+
+
+def load_audit(con: duckdb.DuckDBPyConnection, audit_id: str, *, action: str) -> AuditResult:
+    """An audit's summary as stored: sides, bins, PairLeak, warnings, validation."""
+    row = con.execute(
+        "SELECT a.signature, a.mode, a.n_segments, a.timings, a.validation, tr.name, te.name, "
+        "tr.n_segments, a.far_threshold, a.leak_thresholds FROM audits a "
+        "JOIN corpora tr ON tr.corpus_id = a.train_corpus_id "
+        "JOIN corpora te ON te.corpus_id = a.test_corpus_id WHERE a.audit_id = ?",
+        [audit_id],
+    ).fetchone()
+    if row is None:
+        raise UsageError(f"unknown audit {audit_id!r}")
+    signature, mode, n, timings_json, validation_json, train, test, n_train, _far, leak = row
+    side_rows = con.execute(
+        "SELECT side, n_segments, mean, median, p05, p25, p75, p95, max, exact_share, "
+        "thresholds, shares_at_or_above FROM audit_exposure_summary WHERE audit_id = ? "
+        "ORDER BY side_order",
+        [audit_id],
+    ).fetchall()
+    sides = []
+    for side, count, mean, median, p05, p25, p75, p95, top, exact, thresholds, shares in side_rows:
+        sides.append(
+            {
+                "side": side,
+                "n_segments": count,
+                "mean": mean,
+                "median": median,
+                "p05": p05,
+                "p25": p25,
+                "p75": p75,
+                "p95": p95,
+                "max": top,
+                "exact_share": exact,
+                "at_or_above": {f"{t:.2f}": s for t, s in zip(thresholds, shares, strict=True)},
+            }
+        )
+    bins = [
+        {"bin": b, "n_segments": c, "share": s, "mean_source_exposure": m}
+        for b, c, s, m in con.execute(
+            "SELECT bin, n_segments, share, mean_source_exposure FROM audit_bins "
+            "WHERE audit_id = ? ORDER BY bin_order",
+            [audit_id],
+        ).fetchall()
+    ]
+    pair = next(s for s in sides if s["side"] == "pair")
+    timings = json.loads(timings_json) if timings_json else {}
+    postings = timings.pop("postings", None)
+    validation = json.loads(validation_json) if validation_json else None
+    result = AuditResult(
+        action=action,
+        audit_id=audit_id,
+        train_corpus=train,
+        test_set=test,
+        signature=signature,
+        mode=mode,
+        n_segments=n,
+        n_train=n_train,
+        timings=timings,
+        sides=sides,
+        bins=bins,
+        pair_leak=dict(pair["at_or_above"]),
+        warnings=[],
+        validation=validation,
+        postings=postings,
+    )
+    result.warnings = audit_warnings(con, result, list(leak))
+    return result
+
+
+def audit_warnings(
+    con: duckdb.DuckDBPyConnection, result: AuditResult, leak: list[float]
+) -> list[str]:
+    """The audit-level warnings of SPEC §4 (thresholds from the `settings` table)."""
+    settings = read_settings(con)
+    warnings: list[str] = []
+    far = next(b for b in result.bins if b["bin"] == "far")
+    min_count = int(settings.get("warn.far_min_count", 30))
+    min_share = settings.get("warn.far_min_share", 0.10)
+    if far["n_segments"] < min_count or far["share"] < min_share:
+        warnings.append(
+            f"far bin has {far['n_segments']} segments ({far['share']:.1%} of the test set); "
+            f"below {min_count} segments or {min_share:.0%} its scores are unreliable"
+        )
+    pair = next(s for s in result.sides if s["side"] == "pair")
+    mid_key = f"{leak[1]:.2f}"
+    limit = settings.get("warn.pairleak_share", 0.05)
+    if pair["at_or_above"][mid_key] >= limit:
+        warnings.append(
+            f"PairLeak@{mid_key} is {pair['at_or_above'][mid_key]:.1%} "
+            f"(>= {limit:.0%}): many test pairs are near-copies of training pairs"
+        )
+    if pair["exact_share"] > 0:
+        count = round(pair["exact_share"] * result.n_segments)
+        warnings.append(f"{count} test pair(s) occur verbatim in the training corpus")
+    if result.mode == "fast":
+        warnings.append("approximate retrieval (--mode fast) was used; exposures may be too low")
+    return warnings
+
+
+def tm_hypotheses(con: duckdb.DuckDBPyConnection, audit_id: str) -> list[str]:
+    """The TM hypotheses of an audit, in test-segment order."""
+    row = con.execute(
+        "SELECT train_corpus_id, test_corpus_id, config->>'tm_zero_policy' FROM audits "
+        "WHERE audit_id = ?",
+        [audit_id],
+    ).fetchone()
+    if row is None:
+        raise UsageError(f"unknown audit {audit_id!r}")
+    train_id, test_id, policy = row
+    hyps = con.execute(
+        "SELECT tm_hypothesis(tr.refs[1], te.src, ?) "
+        "FROM exposures e JOIN segments te ON te.corpus_id = ? AND te.seg_idx = e.seg_idx "
+        "LEFT JOIN segments tr ON tr.corpus_id = ? AND tr.seg_idx = e.tm_hyp_idx "
+        "WHERE e.audit_id = ? ORDER BY e.seg_idx",
+        [policy, test_id, train_id, audit_id],
+    ).fetchall()
+    return [h for (h,) in hyps]

@@ -1,0 +1,1 @@
+"""Ingesting evaluated runs: parse and score, then write in one transaction."""

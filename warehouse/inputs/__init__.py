@@ -1,0 +1,1 @@
+"""Reading inputs: text files, JSON checks, run cards, test reports, segment metadata, CI."""

@@ -1,0 +1,279 @@
+"""Run cards and test reports (SPEC §8): parsed and type-checked, unknown fields kept."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from warehouse.errors import InputError
+from warehouse.inputs.json_checks import (
+    JsonPath,
+    describe,
+    flatten_numbers,
+    optional_count,
+    optional_number,
+    optional_object,
+    optional_str,
+    required_str,
+)
+from warehouse.inputs.segment_meta import parse_difficulty, parse_key, parse_provenance
+from warehouse.inputs.textio import decode_utf8, read_bytes
+
+TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens")
+
+# Run-card scores the warehouse computes itself (from text, stats or other columns): they stay in
+# the stored JSON but are not copied to `metric_values`, so views never mix claimed and computed.
+COMPUTED_SCORES = frozenset(
+    {
+        "exact_match_rate",
+        "exact_matches",
+        "chrf_plus_plus",
+        "bleu",
+        "ter",
+        "length_ratio",
+        "composite",
+        "quality_tier",
+        "cost_adjusted",
+        "tokens_per_second",
+        "entries_per_minute",
+        "avg_latency_seconds",
+        "median_latency_seconds",
+        "p95_latency_seconds",
+        "confidence_intervals",
+        "confidence_intervals_by_tier",
+        "by_difficulty",
+        "by_provenance",
+        "total",
+        "evaluated",
+        "errors",
+    }
+)
+
+# Entry fields with a fixed meaning; every other numeric field is a per-entry metric.
+ENTRY_FIELDS = frozenset(
+    {
+        "id",
+        "source",
+        "expected",
+        "predicted",
+        "exact_match",
+        "error",
+        "latency_s",
+        "difficulty",
+        "provenance",
+        "usage",
+        "plugin_metrics",
+    }
+)
+
+
+@dataclass
+class EntryInput:
+    """One entry of a run card or test report."""
+
+    key: str | None
+    source: str | None
+    refs: list[str] | None
+    hyp: str | None
+    error: str | None
+    latency_s: float | None
+    tokens: dict[str, int | None]
+    difficulty: int | None
+    provenance: str | None
+    extra_meta: dict[str, Any]
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class RunDocument:
+    """A parsed run card or test report."""
+
+    file: str
+    doc: dict[str, Any]
+    model_slug: str | None
+    condition: str | None
+    created_at: datetime | None
+    dataset_id: str | None
+    language_pair: str | None
+    fingerprint_hash: str | None
+    elapsed_seconds: float | None
+    tokens: dict[str, int | None]
+    total_cost_usd: float | None
+    run_metrics: dict[str, float]
+    entries: list[EntryInput] | None
+
+
+def load_json(path: str | Path) -> Any:
+    """Parse a JSON file; syntax errors and NaN/Infinity name the line and column."""
+    name = str(path)
+    text = decode_utf8(read_bytes(path), name)
+    if not text.strip():
+        raise InputError("empty file (expected a JSON object)", name)
+
+    def reject(token: str) -> Any:
+        raise ValueError(f"{token} is not allowed (numbers must be finite)")
+
+    try:
+        document = json.loads(text, parse_constant=reject)
+    except json.JSONDecodeError as exc:
+        problem = f"invalid JSON at column {exc.colno}: {exc.msg}"
+        raise InputError(problem, name, exc.lineno) from None
+    except ValueError as exc:
+        raise InputError(str(exc), name) from None
+    try:
+        json.dumps(document, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        # A \uD800-\uDFFF escape without its other half decodes to no character at all.
+        found = _LONE_SURROGATE.search(text)
+        line = text.count("\n", 0, found.start()) + 1 if found else None
+        problem = "a \\u escape is half of a surrogate pair (not a character)"
+        raise InputError(problem, name, line) from None
+    return document
+
+
+# A high-surrogate escape not followed by a low one, or a low one not preceded by a high one.
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+def _timestamp(value: Any, where: JsonPath) -> datetime | None:
+    """An ISO 8601 timestamp (stored as naive UTC)."""
+    text = optional_str(value, where)
+    if text is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise where.fail(f"must be an ISO 8601 timestamp, got {text!r}") from None
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(timezone.utc).replace(tzinfo=None)
+    return parsed
+
+
+def _tokens(usage: dict[str, Any], where: JsonPath) -> dict[str, int | None]:
+    """Token counts of a usage or totals block (OpenAI-style `*_details` accepted)."""
+    counts = {name: optional_count(usage.get(name), where / name) for name in TOKEN_FIELDS}
+    details = {
+        "reasoning_tokens": ("completion_tokens_details", "reasoning_tokens"),
+        "cached_tokens": ("prompt_tokens_details", "cached_tokens"),
+    }
+    for name, (block, key) in details.items():
+        if counts[name] is None and isinstance(usage.get(block), dict):
+            counts[name] = optional_count(usage[block].get(key), where / block / key)
+    return counts
+
+
+def _refs(value: Any, where: JsonPath) -> list[str] | None:
+    """`expected`: one reference string or a non-empty list of them."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise where.fail(f"must be a string or a list of strings, got {describe(value)}")
+
+
+def _entry(raw: Any, where: JsonPath) -> EntryInput:
+    """Parse one entry."""
+    if not isinstance(raw, dict):
+        raise where.fail(f"must be an object, got {describe(raw)}")
+    error_value = raw.get("error")
+    if error_value in (None, False, ""):
+        error = None
+    elif error_value is True:
+        error = "error"
+    elif isinstance(error_value, str):
+        error = error_value
+    else:
+        error = json.dumps(error_value, ensure_ascii=False)
+    line = (where.file, None)
+    try:
+        key = parse_key(raw.get("id"), line)  # type: ignore[arg-type]
+        difficulty = parse_difficulty(raw.get("difficulty"), line)  # type: ignore[arg-type]
+        provenance = parse_provenance(raw.get("provenance"), line)  # type: ignore[arg-type]
+    except InputError as exc:
+        raise where.fail(exc.problem) from None
+    metrics: dict[str, float] = {}
+    for name, value in raw.items():
+        if name not in ENTRY_FIELDS:
+            metrics.update(flatten_numbers(value, name, where / name))
+    if "plugin_metrics" in raw:
+        plugins = optional_object(raw["plugin_metrics"], where / "plugin_metrics")
+        metrics.update(flatten_numbers(plugins, "plugin_metrics", where / "plugin_metrics"))
+    extra = {
+        k: v for k, v in raw.items() if k not in ENTRY_FIELDS and not isinstance(v, (int, float))
+    }
+    return EntryInput(
+        key=key,
+        source=optional_str(raw.get("source"), where / "source"),
+        refs=_refs(raw.get("expected"), where / "expected"),
+        hyp=optional_str(raw.get("predicted"), where / "predicted"),
+        error=error,
+        latency_s=optional_number(raw.get("latency_s"), where / "latency_s", non_negative=True),
+        tokens=_tokens(optional_object(raw.get("usage"), where / "usage"), where / "usage"),
+        difficulty=difficulty,
+        provenance=provenance,
+        extra_meta=extra,
+        metrics=metrics,
+    )
+
+
+def parse_run_document(doc: Any, file: str) -> RunDocument:
+    """Type-check a run card / test report already parsed from JSON."""
+    root = JsonPath(file)
+    if not isinstance(doc, dict):
+        raise root.fail(f"must be a JSON object, got {describe(doc)}")
+    dataset = optional_object(doc.get("dataset"), root / "dataset")
+    fingerprint = optional_object(doc.get("fingerprint"), root / "fingerprint")
+    totals = optional_object(doc.get("totals"), root / "totals")
+    scores = optional_object(doc.get("scores"), root / "scores")
+    slug = doc.get("model_slug")
+    run_metrics: dict[str, float] = {}
+    for name, value in scores.items():
+        if name not in COMPUTED_SCORES:
+            run_metrics.update(flatten_numbers(value, name, root / "scores" / name))
+    if "plugin_metrics" in doc:
+        plugins = optional_object(doc["plugin_metrics"], root / "plugin_metrics")
+        run_metrics.update(flatten_numbers(plugins, "plugin_metrics", root / "plugin_metrics"))
+    for name, value in totals.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            optional_number(value, root / "totals" / name, non_negative=True)
+    entries: list[EntryInput] | None = None
+    if "entries" in doc:
+        raw_entries = doc["entries"]
+        if not isinstance(raw_entries, list):
+            raise (root / "entries").fail(f"must be a list, got {describe(raw_entries)}")
+        entries = [_entry(raw, root / "entries" / i) for i, raw in enumerate(raw_entries)]
+    return RunDocument(
+        file=file,
+        doc=doc,
+        model_slug=None if slug is None else required_str(slug, root / "model_slug"),
+        condition=optional_str(doc.get("condition"), root / "condition"),
+        created_at=_timestamp(doc.get("created_at", doc.get("timestamp")), root / "created_at"),
+        dataset_id=optional_str(dataset.get("id"), root / "dataset" / "id"),
+        language_pair=optional_str(
+            dataset.get("language_pair"), root / "dataset" / "language_pair"
+        ),
+        fingerprint_hash=optional_str(fingerprint.get("hash"), root / "fingerprint" / "hash"),
+        elapsed_seconds=optional_number(
+            doc.get("elapsed_seconds"), root / "elapsed_seconds", non_negative=True
+        ),
+        tokens=_tokens(totals, root / "totals"),
+        total_cost_usd=optional_number(
+            totals.get("total_cost_usd"), root / "totals" / "total_cost_usd", non_negative=True
+        ),
+        run_metrics=run_metrics,
+        entries=entries,
+    )
+
+
+def read_run_document(path: str | Path) -> RunDocument:
+    """Read and type-check a run card or test report file."""
+    return parse_run_document(load_json(path), str(path))

@@ -1,0 +1,1 @@
+"""Metrics: the metric registry, surface statistics and corpus scores, cyzil kernels."""

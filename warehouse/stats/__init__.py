@@ -1,0 +1,1 @@
+"""Statistics over stored per-segment values: run arrays, resampling, intervals, significance."""

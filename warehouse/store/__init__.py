@@ -1,0 +1,1 @@
+"""The warehouse store: connection, schema, settings, packaged SQL, corpora, stored sums, purge."""

@@ -1,0 +1,218 @@
+"""The corpora table: registering training corpora and test sets, finding and listing them,
+reading their texts back."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import duckdb
+
+from warehouse import __version__
+from warehouse.errors import UsageError
+from warehouse.inputs.corpus_files import CorpusData
+from warehouse.store.connection import transaction
+from warehouse.store.purge import delete_corpus, dependents
+
+Notify = Callable[[str], None]
+
+ROLES = ("train", "test")
+
+
+def _silent(_message: str) -> None:
+    """Default notifier: say nothing."""
+
+
+@dataclass(frozen=True)
+class CorpusInfo:
+    """One row of the `corpora` table."""
+
+    corpus_id: str
+    name: str
+    role: str
+    src_lang: str | None
+    tgt_lang: str | None
+    n_segments: int
+    n_refs: int
+    sha256: str
+    added_at: str
+    meta: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """What `add_corpus` did: `added`, `unchanged` or `replaced`."""
+
+    action: str
+    corpus: CorpusInfo
+    removed_audits: int = 0
+    removed_runs: int = 0
+    replaced_corpus_id: str | None = None
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        out = asdict(self)
+        out["corpus"] = self.corpus.to_dict()
+        return out
+
+
+_CORPUS_COLUMNS = (
+    "corpus_id, name, role, src_lang, tgt_lang, n_segments, n_refs, sha256, "
+    "strftime(added_at, '%Y-%m-%dT%H:%M:%SZ'), meta"
+)
+
+
+def _row_to_info(row: tuple[Any, ...]) -> CorpusInfo:
+    """Build a CorpusInfo from a `_CORPUS_COLUMNS` row."""
+    *head, meta = row
+    return CorpusInfo(*head, meta=json.loads(meta) if meta else {})
+
+
+def _find(con: duckdb.DuckDBPyConnection, column: str, value: str) -> CorpusInfo | None:
+    """The corpus whose `column` (name or corpus_id) equals `value`."""
+    assert column in ("name", "corpus_id")
+    row = con.execute(
+        f"SELECT {_CORPUS_COLUMNS} FROM corpora WHERE {column} = ?", [value]
+    ).fetchone()
+    return _row_to_info(row) if row else None
+
+
+def _role_label(role: str) -> str:
+    """Human name of a role."""
+    return "training corpus" if role == "train" else "test set"
+
+
+def add_corpus(
+    con: duckdb.DuckDBPyConnection,
+    data: CorpusData,
+    *,
+    replace: bool = False,
+    notify: Notify = _silent,
+) -> AddResult:
+    """Register a corpus in one transaction; identical content is a no-op, new needs `replace`."""
+    started = time.perf_counter()
+    label = _role_label(data.role)
+    with transaction(con):
+        by_name = _find(con, "name", data.name)
+        if by_name is not None and by_name.corpus_id == data.corpus_id:
+            return AddResult("unchanged", by_name, seconds=time.perf_counter() - started)
+        by_id = _find(con, "corpus_id", data.corpus_id)
+        if by_id is not None:
+            raise UsageError(
+                f"the same content is already registered as {_role_label(by_id.role)} "
+                f"{by_id.name!r} (id {by_id.corpus_id})"
+            )
+        removed = (0, 0)
+        if by_name is not None:
+            if by_name.role != data.role:
+                raise UsageError(
+                    f"{data.name!r} is already a {_role_label(by_name.role)}; "
+                    f"choose another name for this {label}"
+                )
+            if not replace:
+                raise UsageError(
+                    f"{label} {data.name!r} already exists with different content "
+                    f"(id {by_name.corpus_id}); pass --replace to overwrite it"
+                )
+            audit_ids, run_ids = dependents(con, by_name.corpus_id)
+            removed = (len(audit_ids), len(run_ids))
+            notify(
+                f"replacing {label} {data.name!r} (id {by_name.corpus_id}): removing "
+                f"{removed[0]} dependent audit(s) and {removed[1]} run(s)"
+            )
+            delete_corpus(con, by_name.corpus_id)
+        add_corpus_row(con, data)
+        info = _find(con, "corpus_id", data.corpus_id)
+        assert info is not None
+    return AddResult(
+        "replaced" if by_name is not None else "added",
+        info,
+        removed_audits=removed[0],
+        removed_runs=removed[1],
+        replaced_corpus_id=by_name.corpus_id if by_name is not None else None,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def add_corpus_row(con: duckdb.DuckDBPyConnection, data: CorpusData) -> None:
+    """Insert a new corpus row and bulk-load its segments from Arrow (no checks, no transaction)."""
+    meta = {"files": data.files, "loaded_by": f"tame-wh {__version__}"}
+    con.execute(
+        "INSERT INTO corpora VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            data.corpus_id,
+            data.name,
+            data.role,
+            data.src_lang,
+            data.tgt_lang,
+            data.n_segments,
+            len(data.refs),
+            sum(map(len, data.src)),
+            data.sha256,
+            datetime.now(timezone.utc).replace(tzinfo=None),
+            json.dumps(meta, ensure_ascii=False),
+        ],
+    )
+    arrow_segments = data.to_arrow()
+    con.register("_tame_new_segments", arrow_segments)
+    try:
+        con.execute(
+            "INSERT INTO segments SELECT ?, seg_idx, coalesce(seg_key, CAST(seg_idx AS VARCHAR)), "
+            "src, refs, difficulty, provenance, meta FROM _tame_new_segments",
+            [data.corpus_id],
+        )
+    finally:
+        con.unregister("_tame_new_segments")
+
+
+def list_corpora(con: duckdb.DuckDBPyConnection, role: str | None = None) -> list[CorpusInfo]:
+    """Registered corpora, optionally of one role, oldest first."""
+    if role is not None and role not in ROLES:
+        raise UsageError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
+    rows = con.execute(
+        f"SELECT {_CORPUS_COLUMNS} FROM corpora WHERE ? IS NULL OR role = ? "
+        "ORDER BY added_at, name",
+        [role, role],
+    ).fetchall()
+    return [_row_to_info(row) for row in rows]
+
+
+def get_corpus(con: duckdb.DuckDBPyConnection, name: str, role: str | None = None) -> CorpusInfo:
+    """The corpus called `name` (of `role` when given); unknown names raise UsageError."""
+    info = _find(con, "name", name)
+    if info is None or (role is not None and info.role != role):
+        label = _role_label(role) if role else "corpus or test set"
+        known = [c.name for c in list_corpora(con, role)]
+        hint = f"; known: {', '.join(known)}" if known else "; none registered yet"
+        raise UsageError(f"unknown {label} {name!r}{hint}")
+    return info
+
+
+def corpus_texts(
+    con: duckdb.DuckDBPyConnection, corpus_id: str
+) -> tuple[list[str], list[list[str]]]:
+    """Sources and reference lists of a corpus in line order (training: one reference each)."""
+    table = con.execute(
+        "SELECT src, refs FROM segments WHERE corpus_id = ? ORDER BY seg_idx", [corpus_id]
+    ).to_arrow_table()
+    return table.column("src").to_pylist(), table.column("refs").to_pylist()
+
+
+def training_texts(con: duckdb.DuckDBPyConnection, corpus_id: str) -> tuple[list[str], list[str]]:
+    """Sources and targets of a training corpus in line order."""
+    table = con.execute(
+        "SELECT src, refs[1] AS tgt FROM segments WHERE corpus_id = ? ORDER BY seg_idx",
+        [corpus_id],
+    ).to_arrow_table()
+    sources = table.column("src").to_pylist()
+    targets = table.column("tgt").to_pylist()
+    return sources, targets

@@ -1,0 +1,57 @@
+"""Delete cascades: everything stored for a run, an audit or a corpus, listed in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import duckdb
+
+# Tables keyed by run_id (the `runs` row last) and by audit_id (the `audits` row last).
+RUN_TABLES = (
+    "hypotheses",
+    "segment_stats",
+    "metric_values",
+    "run_intervals",
+    "run_sums",
+    "run_bin_sums",
+    "runs",
+)
+AUDIT_TABLES = ("exposures", "tm_segment_stats", "run_bin_sums", "audits")
+
+
+def delete_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> None:
+    """Remove runs and everything stored for them (call inside a transaction)."""
+    if run_ids:
+        for table in RUN_TABLES:
+            con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest(?))", [list(run_ids)])
+
+
+def delete_audits(con: duckdb.DuckDBPyConnection, audit_ids: Sequence[str]) -> None:
+    """Remove audits, their exposures, TM statistics and the per-bin sums that use them."""
+    if audit_ids:
+        for table in AUDIT_TABLES:
+            con.execute(
+                f"DELETE FROM {table} WHERE audit_id IN (SELECT unnest(?))", [list(audit_ids)]
+            )
+
+
+def dependents(con: duckdb.DuckDBPyConnection, corpus_id: str) -> tuple[list[str], list[str]]:
+    """The audits and runs that reference a corpus (as test set or training corpus)."""
+    audits = con.execute(
+        "SELECT audit_id FROM audits WHERE test_corpus_id = ? OR train_corpus_id = ? "
+        "ORDER BY audit_id",
+        [corpus_id, corpus_id],
+    ).fetchall()
+    runs = con.execute(
+        "SELECT run_id FROM runs WHERE test_corpus_id = ? ORDER BY run_id", [corpus_id]
+    ).fetchall()
+    return [a for (a,) in audits], [r for (r,) in runs]
+
+
+def delete_corpus(con: duckdb.DuckDBPyConnection, corpus_id: str) -> None:
+    """Remove a corpus, its segments, and every audit and run that depends on it."""
+    audit_ids, run_ids = dependents(con, corpus_id)
+    delete_audits(con, audit_ids)
+    delete_runs(con, run_ids)
+    con.execute("DELETE FROM segments WHERE corpus_id = ?", [corpus_id])
+    con.execute("DELETE FROM corpora WHERE corpus_id = ?", [corpus_id])

@@ -1,0 +1,97 @@
+"""Creating and upgrading the warehouse schema from the numbered files in `sql/`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from warehouse import __version__
+from warehouse.errors import SchemaError
+from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect, transaction
+from warehouse.store.resources import schema_files
+
+
+def code_schema_version() -> int:
+    """The schema version this code writes: the number of the last file in `sql/`."""
+    return len(schema_files())
+
+
+@dataclass(frozen=True)
+class SchemaStatus:
+    """What `ensure_schema` found and did."""
+
+    path: str
+    before: int
+    after: int
+
+    @property
+    def created(self) -> bool:
+        """Whether the warehouse was empty before."""
+        return self.before == 0
+
+    @property
+    def upgraded(self) -> bool:
+        """Whether any schema file was applied."""
+        return self.after > self.before
+
+
+def stored_schema_version(con: duckdb.DuckDBPyConnection) -> int:
+    """Schema version recorded in the warehouse; 0 for an empty database file."""
+    has_table = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'schema_version' "
+        "AND schema_name = 'main'"
+    ).fetchone()
+    if has_table is None or has_table[0] == 0:
+        others = con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()
+        if others is not None and others[0] > 0:
+            raise SchemaError(
+                "this DuckDB file holds tables but is not a tame-wh warehouse "
+                "(no schema_version table); use another --db path"
+            )
+        return 0
+    row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+    return int(row[0]) if row else 0
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection, path: str = "") -> SchemaStatus:
+    """Create or upgrade the schema in one transaction; refuse warehouses from newer code."""
+    target = code_schema_version()
+    before = stored_schema_version(con)
+    if before > target:
+        raise SchemaError(
+            f"{path or 'warehouse'}: written by a newer tame-wh (schema version {before}); "
+            f"this tame-wh {__version__} knows schema versions up to {target}; upgrade tame-wh"
+        )
+    if before < target:
+        with transaction(con):
+            for sql_file in schema_files()[before:]:
+                con.execute(sql_file.text)
+                con.execute(
+                    "INSERT INTO schema_version (version, tame_wh_version) VALUES (?, ?)",
+                    [sql_file.number, __version__],
+                )
+    return SchemaStatus(path=path, before=before, after=target)
+
+
+def open_warehouse(
+    path: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, threads: int | None = None
+) -> duckdb.DuckDBPyConnection:
+    """Open (creating or upgrading as needed) the warehouse at `path` for reading and writing."""
+    con = connect(path, lock_timeout=lock_timeout, threads=threads)
+    try:
+        ensure_schema(con, str(path))
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def init_warehouse(path: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> SchemaStatus:
+    """Create or upgrade the warehouse at `path`; a no-op when it is current."""
+    con = connect(path, lock_timeout=lock_timeout)
+    try:
+        return ensure_schema(con, str(path))
+    finally:
+        con.close()

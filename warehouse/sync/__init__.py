@@ -1,0 +1,1 @@
+"""Mirroring scores to Postgres/Supabase: DSNs, migrations, payloads, direct and REST transports."""
