@@ -1,4 +1,8 @@
-"""Exceptions the warehouse raises for problems a user can fix; the CLI maps them to exit codes."""
+"""Exceptions for problems a user can act on, each with the exit code the CLI ends with.
+
+Exit codes (docs/cli.md): 0 success, 1 internal error (a bug), 2 bad input or usage, 3 the native
+extension is missing or mismatched, 4 a remote service (Postgres, Supabase) failed.
+"""
 
 from __future__ import annotations
 
@@ -32,6 +36,13 @@ class SchemaError(WarehouseError):
 
 class LockTimeoutError(WarehouseError):
     """Another process kept the warehouse locked for longer than the lock timeout."""
+
+
+class RemoteError(WarehouseError):
+    """A remote service (Postgres, Supabase) could not be reached or refused a request; nothing
+    in the warehouse changed, and the remote side rolled back what it had begun."""
+
+    exit_code = 4
 
 
 class NativeModuleError(WarehouseError):

@@ -15,12 +15,12 @@ import psycopg
 import pytest
 
 from tests.sync.postgrest_stub import PostgrestStub
-from warehouse.errors import UsageError
+from warehouse.errors import RemoteError, UsageError
 from warehouse.store.resources import NumberedSql, migration_files
 from warehouse.store.schema import open_warehouse
+from warehouse.sync import migrate as migrate_module
 from warehouse.sync.migrate import migrate
 from warehouse.sync.postgres import CARD_COLUMNS, REAL_COLUMNS, sync_direct
-from warehouse.sync import migrate as migrate_module
 from warehouse.sync.rest import sync_rest
 
 KEY = "test-service-role.key.sekrit"
@@ -211,13 +211,13 @@ def test_secrets_never_appear_in_output(pg_dsn, demo, run_cli, monkeypatch):
     broken = run_cli(
         "sync", "--dsn", with_password.replace(str(info.get("port", 5432)), "1"), "--full"
     )
-    assert ok.exit_code == 0 and synced.exit_code == 0 and broken.exit_code == 2
+    assert ok.exit_code == 0 and synced.exit_code == 0 and broken.exit_code == RemoteError.exit_code
     url_form = f"postgresql://nobody:{secret}@127.0.0.1:1/none"
     refused = run_cli("migrate", "--dsn", url_form)
-    assert refused.exit_code == 2
+    assert refused.exit_code == RemoteError.exit_code == 4
     monkeypatch.setenv("SUPABASE_SERVICE_ROLE_KEY", KEY)
     rest = run_cli("sync", "--supabase-url", "http://127.0.0.1:1", "--full")
-    assert rest.exit_code == 2
+    assert rest.exit_code == RemoteError.exit_code
     for result in (ok, synced, broken, refused, rest):
         assert secret not in result.output and secret not in (result.stderr or "")
         assert KEY not in result.output and KEY not in (result.stderr or "")
@@ -256,7 +256,7 @@ def test_rest_sync_4xx_is_a_clear_error_and_marks_nothing(pg_dsn, demo, monkeypa
     with PostgrestStub(pg_dsn, KEY) as stub:
         first = sync_rest(con, stub.url, KEY, sleep=lambda _s: None, full=True)
         assert first.sent_runs == 3
-    with PostgrestStub(pg_dsn, "another-key") as stub, pytest.raises(UsageError) as info:
+    with PostgrestStub(pg_dsn, "another-key") as stub, pytest.raises(RemoteError) as info:
         sync_rest(con, stub.url, KEY, sleep=lambda _s: None, full=True)
     assert "HTTP 401" in str(info.value) and KEY not in str(info.value)
 
@@ -277,7 +277,7 @@ def test_rest_sync_failing_midway_marks_only_sent_batches(pg_dsn, demo, monkeypa
             return original(path, headers, body, method)
 
         stub.handle = fail_second_batch
-        with pytest.raises(UsageError, match="HTTP 400"):
+        with pytest.raises(RemoteError, match="HTTP 400"):
             sync_rest(con, stub.url, KEY, sleep=lambda _s: None)
         marked = con.execute("SELECT count(*) FROM sync_state").fetchone()[0]
         assert marked == 2 and len(_cards(pg_dsn)) == 2

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import psycopg
 
-from warehouse.errors import UsageError
+from warehouse.errors import RemoteError, UsageError
 
 DSN_ENV_VAR = "TAME_WH_PG_DSN"
 _PASSWORD_IN_KV = re.compile(r"(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
@@ -62,6 +62,6 @@ def connect_pg(dsn: str, *, autocommit: bool = False) -> psycopg.Connection:
         return psycopg.connect(dsn, autocommit=autocommit, connect_timeout=15)
     except psycopg.Error as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UsageError(
+        raise RemoteError(
             f"cannot connect to {target_label(dsn)}: {redact(message, [dsn_password(dsn)])}"
         ) from None

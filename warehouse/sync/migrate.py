@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from warehouse.errors import UsageError
+from warehouse.errors import RemoteError, UsageError
 from warehouse.store.resources import NumberedSql, migration_files
 from warehouse.sync.dsn import connect_pg, dsn_password, redact, target_label
 
@@ -86,7 +86,7 @@ def migrate(dsn: str, *, dry_run: bool = False) -> MigrationReport:
                         )
                 except psycopg.Error as exc:
                     message = str(exc).strip().splitlines()[0]
-                    raise UsageError(
+                    raise RemoteError(
                         f"migration {migration.name} failed and was rolled back: "
                         f"{redact(message, [dsn_password(dsn)])}"
                     ) from None

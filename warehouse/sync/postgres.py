@@ -18,7 +18,7 @@ import duckdb
 import psycopg
 import pyarrow as pa
 
-from warehouse.errors import UsageError
+from warehouse.errors import RemoteError, UsageError
 from warehouse.store.connection import transaction
 from warehouse.store.resources import migration_files
 from warehouse.sync.dsn import connect_pg, dsn_password, redact, target_label
@@ -353,7 +353,7 @@ def sync_direct(
                 send_direct(conn, pending)
         except psycopg.Error as exc:
             message = str(exc).strip().splitlines()[0]
-            raise UsageError(
+            raise RemoteError(
                 f"sync to {target} failed and was rolled back: "
                 f"{redact(message, [dsn_password(dsn)])}"
             ) from None

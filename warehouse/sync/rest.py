@@ -13,7 +13,7 @@ import duckdb
 import httpx
 from postgrest.exceptions import APIError
 
-from warehouse.errors import UsageError
+from warehouse.errors import RemoteError
 from warehouse.sync.dsn import redact
 from warehouse.sync.postgres import (
     RunPayload,
@@ -72,7 +72,7 @@ def _client(url: str, key: str, recorder: _StatusRecorder) -> Any:
     try:
         return create_client(url, key, options=ClientOptions(httpx_client=http))
     except Exception as exc:  # supabase raises its own exception types for bad URLs or keys
-        raise UsageError(f"cannot use Supabase at {url}: {redact(str(exc), [key])}") from None
+        raise RemoteError(f"cannot use Supabase at {url}: {redact(str(exc), [key])}") from None
 
 
 def _request(
@@ -94,7 +94,7 @@ def _request(
             detail = exc.message if isinstance(exc, APIError) and exc.message else str(exc)
             if not retryable or attempt == MAX_ATTEMPTS:
                 failure = f"HTTP {status}" if status else "network error"
-                raise UsageError(
+                raise RemoteError(
                     f"Supabase {what} failed ({failure}): {redact(detail, [key])}"
                 ) from None
             delay = recorder.retry_after or min(30.0, 0.5 * 2 ** (attempt - 1))
