@@ -16,16 +16,10 @@ from warehouse.analysis.compare import (
     load_runs,
     run_letters,
 )
+from warehouse.metrics.registry import label, on_percent_scale
 from warehouse.stats.resample import bootstrap_settings
 from warehouse.stats.significance import METHODS, PairTest
 
-_NAMES = {
-    "chrf_plus_plus": "chrF++",
-    "bleu": "BLEU",
-    "ter": "TER",
-    "exact_match_rate": "exact match",
-}
-_CORPUS_SCALE = frozenset({"chrf_plus_plus", "bleu", "ter"})  # 0-100: two decimals
 _METHOD_TITLES = {
     "sign": "paired bootstrap sign test",
     "paired-bs": "sacrebleu paired bootstrap (paired-bs)",
@@ -37,7 +31,7 @@ def _num(metric: str, value: float | None) -> str:
     """A score for people: two decimals on the 0-100 scale, four otherwise."""
     if value is None:
         return "n/a"
-    return f"{value:.2f}" if metric in _CORPUS_SCALE else f"{value:.4f}"
+    return f"{value:.2f}" if on_percent_scale(metric) else f"{value:.4f}"
 
 
 def _stars(p_value: float, delta: float) -> str:
@@ -53,7 +47,7 @@ def _print_side_by_side(comparison: Comparison, letters: list[str]) -> None:
     columns = ["metric", *letters, *(f"Δ {first}-{x}" for x in letters[1:])]
     rows = [
         [
-            _NAMES.get(row.metric, row.metric),
+            label(row.metric),
             *(_num(row.metric, v) for v in row.values),
             *(_num(row.metric, d) for d in row.deltas),
         ]
@@ -75,7 +69,7 @@ def _print_pair(comparison: Comparison, pair: PairTest, a: str, b: str) -> None:
     )
     rows = [
         [
-            _NAMES.get(r.metric_name, r.metric_name),
+            label(r.metric_name),
             _num(r.metric_name, r.system_a_score),
             _num(r.metric_name, r.system_b_score),
             _num(r.metric_name, r.delta),

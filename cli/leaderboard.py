@@ -9,7 +9,8 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, fmt_number, print_table, say
-from warehouse.analysis.leaderboard import SORT_KEYS, leaderboard
+from warehouse.analysis.leaderboard import leaderboard
+from warehouse.metrics.registry import SORT_KEYS
 
 
 def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:

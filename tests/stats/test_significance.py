@@ -11,10 +11,11 @@ from sacrebleu.significance import PairedTest
 
 from tests.conftest import VOCABULARY as _WORDS
 from warehouse.errors import UsageError
+from warehouse.metrics.registry import higher_is_better
 from warehouse.metrics.surface import compute_segment_stats
 from warehouse.stats.arrays import build_run_arrays
 from warehouse.stats.resample import BootstrapSettings, resample_indices
-from warehouse.stats.significance import SignificanceResult, compare_pair, higher_is_better
+from warehouse.stats.significance import SignificanceResult, compare_pair
 
 
 def _references(n: int, seed: int = 7) -> list[str]:

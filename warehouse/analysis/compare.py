@@ -20,13 +20,12 @@ from warehouse.analysis.runs import resolve_run
 from warehouse.errors import UsageError
 from warehouse.ingest.runs import prepare_from_document, write_runs
 from warehouse.inputs.runcard import read_run_document
+from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER
 from warehouse.metrics.scores import ter_from_stats
 from warehouse.stats.arrays import RunArrays, load_run_arrays
-from warehouse.stats.resample import BLEU, CHRF, EXACT_MATCH, BootstrapSettings, run_scores
+from warehouse.stats.resample import BootstrapSettings, run_scores
 from warehouse.stats.significance import METHODS, PairTest, compare_pair
 from warehouse.store.schema import ensure_schema
-
-TER = "ter"
 
 
 def is_report_file(ref: str) -> bool:

@@ -8,22 +8,8 @@ from typing import Any
 import duckdb
 
 from warehouse.errors import UsageError
+from warehouse.metrics.registry import SORT_KEYS
 from warehouse.store.corpora import get_corpus
-
-# Sort keys users may name → (view column, descending?). Never interpolated from user input.
-SORT_KEYS: dict[str, tuple[str, bool]] = {
-    "composite": ("composite_score", True),
-    "cost_adjusted": ("cost_adjusted", True),
-    "chrf": ("chrf_plus_plus", True),
-    "bleu": ("corpus_bleu", True),
-    "ter": ("ter", False),
-    "exact_match": ("exact_match_rate", True),
-    "cost": ("cost_per_entry_usd", False),
-    "latency": ("avg_latency_seconds", False),
-    "gengap_bleu": ("gengap_bleu", False),
-    "delta_tm_bleu": ("delta_tm_bleu", True),
-    "created": ("created_at", True),
-}
 
 
 def leaderboard(
@@ -40,7 +26,7 @@ def leaderboard(
         raise UsageError("--limit must be at least 1")
     if testset is not None:
         get_corpus(con, testset, "test")  # unknown names are usage errors
-    column, descending = SORT_KEYS[sort]
+    column, descending = SORT_KEYS[sort]  # never interpolated from user input
     direction = "DESC" if descending else "ASC"
     cursor = con.execute(
         f"SELECT * FROM leaderboard WHERE ? IS NULL OR test_set = ? "

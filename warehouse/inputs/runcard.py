@@ -22,36 +22,24 @@ from warehouse.inputs.json_checks import (
 )
 from warehouse.inputs.segment_meta import parse_difficulty, parse_key, parse_provenance
 from warehouse.inputs.textio import decode_utf8, read_bytes
+from warehouse.metrics.registry import METRICS
 
 TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens")
 
 # Run-card scores the warehouse computes itself (from text, stats or other columns): they stay in
 # the stored JSON but are not copied to `metric_values`, so views never mix claimed and computed.
-COMPUTED_SCORES = frozenset(
-    {
-        "exact_match_rate",
-        "exact_matches",
-        "chrf_plus_plus",
-        "bleu",
-        "ter",
-        "length_ratio",
-        "composite",
-        "quality_tier",
-        "cost_adjusted",
-        "tokens_per_second",
-        "entries_per_minute",
-        "avg_latency_seconds",
-        "median_latency_seconds",
-        "p95_latency_seconds",
-        "confidence_intervals",
-        "confidence_intervals_by_tier",
-        "by_difficulty",
-        "by_provenance",
-        "total",
-        "evaluated",
-        "errors",
-    }
-)
+COMPUTED_SCORES = frozenset({m.name for m in METRICS if m.computed}) | {
+    # counts, labels and breakdowns the warehouse derives itself
+    "exact_matches",
+    "quality_tier",
+    "confidence_intervals",
+    "confidence_intervals_by_tier",
+    "by_difficulty",
+    "by_provenance",
+    "total",
+    "evaluated",
+    "errors",
+}
 
 # Entry fields with a fixed meaning; every other numeric field is a per-entry metric.
 ENTRY_FIELDS = frozenset(

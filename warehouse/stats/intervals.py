@@ -17,11 +17,17 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from warehouse.metrics.registry import (
+    BLEU,
+    BY_NAME,
+    CHRF,
+    COMPOSITE,
+    EXACT_MATCH,
+    INTERVAL_ENTRY_METRICS,
+    TIER_METRICS,
+)
 from warehouse.stats.arrays import RunArrays
 from warehouse.stats.resample import (
-    BLEU,
-    CHRF,
-    EXACT_MATCH,
     BootstrapSettings,
     percentile_interval,
     resample_blocks,
@@ -29,14 +35,9 @@ from warehouse.stats.resample import (
     run_scores,
 )
 
-COMPOSITE = "composite"
 FEW_SEGMENTS = 30  # below this many segments the interval's coverage may be poor
-TIER_METRICS = (CHRF, EXACT_MATCH)
 # Stored per-entry metrics that get an interval, under the name the leaderboard uses.
-ENTRY_METRICS = {
-    "fst_acceptance_rate": ("fst_acceptance_rate", "fst_acceptance", "fst_accepted"),
-    "comet_score": ("comet_score", "comet"),
-}
+ENTRY_METRICS = {name: BY_NAME[name].aliases for name in INTERVAL_ENTRY_METRICS}
 _TRANSFORMS = {
     "identity": lambda v: v,
     "percent": lambda v: v / 100,

@@ -18,6 +18,7 @@ import duckdb
 import numpy as np
 
 from warehouse.errors import UsageError
+from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH
 from warehouse.metrics.scores import bleu_from_stats, bleu_scores, chrf_from_stats, chrf_scores
 from warehouse.native import native
 from warehouse.stats.arrays import RunArrays
@@ -28,9 +29,6 @@ DEFAULT_ALPHA = 0.05
 DEFAULT_SEED = 12345
 
 _BLOCK_INDICES = 1 << 22  # resample indices held at once (32 MiB)
-
-# The surface metrics every run has, by the names the warehouse views use.
-CHRF, BLEU, EXACT_MATCH = "chrf_plus_plus", "bleu", "exact_match_rate"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ Methods:
 For every method `ci_lower`/`ci_upper` bound Δ: numpy's linear percentiles of Δ* at alpha/2
 and 1 - alpha/2 (for paired-ar, over its confidence resamples). A winner is named only when the
 result is significant, by each metric's direction (lower is better for TER, hallucination and
-code-switching rates and any metric whose name ends in `_error_rate`).
+code-switching rates and any metric whose name ends in `_error_rate`; see
+warehouse/metrics/registry.py).
 """
 
 from __future__ import annotations
@@ -28,12 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, higher_is_better
 from warehouse.metrics.scores import bleu_scores, chrf_scores
 from warehouse.stats.arrays import Alignment, RunArrays, align
 from warehouse.stats.resample import (
-    BLEU,
-    CHRF,
-    EXACT_MATCH,
     BootstrapSettings,
     mean_scores,
     percentile_interval,
@@ -48,14 +47,7 @@ from warehouse.stats.resample import (
 METHODS = ("sign", "paired-bs", "paired-ar")
 FEW_SEGMENTS = 10  # warn below this many aligned segments
 
-_LOWER_IS_BETTER = frozenset({"ter", "hallucination_rate", "code_switching_rate"})
 _FLOAT32_EXACT = 2**24  # integers below this are exact in float32, so are sums below it
-
-
-def higher_is_better(metric: str) -> bool:
-    """Whether a larger value of `metric` is better (judged on the last dotted name part)."""
-    leaf = metric.rsplit(".", 1)[-1]
-    return not (leaf in _LOWER_IS_BETTER or leaf.endswith("_error_rate"))
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import psycopg
 import pyarrow as pa
 
 from warehouse.errors import RemoteError, UsageError
+from warehouse.metrics.registry import synced_columns
 from warehouse.store.connection import transaction
 from warehouse.store.resources import migration_files
 from warehouse.sync.dsn import connect_pg, dsn_password, redact, target_label
@@ -37,48 +38,7 @@ TEXT_COLUMNS = (
     "quality_tier",
     "audit_id",
 )
-REAL_COLUMNS = (
-    "composite_score",
-    "chrf_plus_plus",
-    "exact_match_rate",
-    "fst_acceptance_rate",
-    "corpus_bleu",
-    "comet_score",
-    "total_cost_usd",
-    "cost_per_entry_usd",
-    "cost_per_source_char",
-    "avg_latency_seconds",
-    "equivalent_match_rate",
-    "semantic_score",
-    "ter",
-    "length_ratio",
-    "code_switching_rate",
-    "hallucination_rate",
-    "terminology_adherence",
-    "tokens_per_second",
-    "entries_per_minute",
-    "elapsed_seconds",
-    "chrf_ci_lower",
-    "chrf_ci_upper",
-    "exact_match_ci_lower",
-    "exact_match_ci_upper",
-    "tm_bleu",
-    "tm_chrf_plus_plus",
-    "delta_tm_bleu",
-    "delta_tm_chrf_plus_plus",
-    "gengap_bleu",
-    "gengap_chrf",
-    "tm_gengap_bleu",
-    "tm_gengap_chrf",
-    "pairleak_070",
-    "pairleak_085",
-    "pairleak_095",
-    "source_exact_share",
-    "near_share",
-    "medium_share",
-    "far_share",
-    "mean_source_exposure",
-)
+REAL_COLUMNS = synced_columns()
 CARD_COLUMNS = (*TEXT_COLUMNS, *REAL_COLUMNS, "run_card", "content_hash")
 BIN_COLUMNS = (
     "fingerprint_hash",
