@@ -215,3 +215,15 @@ def test_compare_without_significance_prints_the_side_by_side_table(run_cli, tmp
     chrf = doc["metrics"][0]
     assert chrf["metric"] == "chrf_plus_plus" and len(chrf["values"]) == 3
     assert chrf["deltas"][0] == pytest.approx(chrf["values"][0] - chrf["values"][1])
+
+
+def test_report_files_compare_exactly_as_the_same_runs_once_stored(run_cli, tmp_path, db_path):
+    good = _report(tmp_path, "good", 0.9, plugin_metrics_note="x")
+    bad = _report(tmp_path, "bad", 0.6, ids=[f"s{i}" for i in reversed(range(30))])
+    args = ("--significance", "--n-bootstrap", "300", "--method", "paired-bs", "--json")
+    from_files = json.loads(run_cli("compare", good, bad, *args).stdout)
+    ingested = json.loads(run_cli("ingest", good, bad, "--no-ci", "--json").output)
+    stored = json.loads(run_cli("compare", *(r["run_id"] for r in ingested), *args).stdout)
+    assert from_files["metrics"] == stored["metrics"]
+    assert from_files["significance"] == stored["significance"]
+    assert [r["run_id"] for r in from_files["runs"]] == [r["run_id"] for r in stored["runs"]]

@@ -1,8 +1,7 @@
 """Comparing runs: side-by-side scores on their common segments and a paired test of every pair.
 
 A run is named by a run id or unique prefix in the warehouse, or by a test-report / run-card
-JSON file, which is scored in a private in-memory warehouse (the user's warehouse and the file are
-only read).
+JSON file, which is parsed and scored in memory (the user's warehouse and the file are only read).
 """
 
 from __future__ import annotations
@@ -18,14 +17,13 @@ import numpy as np
 
 from warehouse.analysis.runs import resolve_run
 from warehouse.errors import UsageError
-from warehouse.ingest.runs import prepare_from_document, write_runs
+from warehouse.ingest.runs import prepare_from_document
 from warehouse.inputs.runcard import read_run_document
 from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER
 from warehouse.metrics.scores import ter_from_stats
 from warehouse.stats.arrays import RunArrays, load_run_arrays
 from warehouse.stats.resample import BootstrapSettings, run_scores
 from warehouse.stats.significance import METHODS, PairTest, compare_pair
-from warehouse.store.schema import ensure_schema
 
 
 def is_report_file(ref: str) -> bool:
@@ -34,30 +32,21 @@ def is_report_file(ref: str) -> bool:
 
 
 def load_runs(refs: Sequence[str], con: duckdb.DuckDBPyConnection | None) -> list[RunArrays]:
-    """Per-segment arrays of each named run: report files are scored in memory, run ids and
-    prefixes are read from `con` (needed only when some argument is not a file)."""
-    memory: duckdb.DuckDBPyConnection | None = None
+    """Per-segment arrays of each named run: report files are parsed and scored in memory (never
+    written anywhere), run ids and prefixes are read from `con` (needed only when some argument
+    is not a file)."""
     runs: list[RunArrays] = []
-    try:
-        for ref in refs:
-            if is_report_file(ref):
-                if memory is None:
-                    memory = duckdb.connect(":memory:")
-                    ensure_schema(memory)
-                # A report without a model slug is named after its file.
-                slug = None if read_run_document(ref).model_slug else Path(ref).stem
-                prepared = prepare_from_document(ref, model_slug=slug)
-                write_runs(memory, [prepared])
-                condition = f"/{prepared.condition}" if prepared.condition else ""
-                label = f"{ref} ({prepared.model_slug}{condition})"
-                runs.append(load_run_arrays(memory, prepared.run_id, label))
-            else:
-                if con is None:
-                    raise UsageError(f"{ref!r} is neither a file nor a run in the warehouse")
-                runs.append(load_run_arrays(con, resolve_run(con, ref)))
-    finally:
-        if memory is not None:
-            memory.close()
+    for ref in refs:
+        if is_report_file(ref):
+            # A report without a model slug is named after its file.
+            slug = None if read_run_document(ref).model_slug else Path(ref).stem
+            prepared = prepare_from_document(ref, model_slug=slug)
+            condition = f"/{prepared.condition}" if prepared.condition else ""
+            runs.append(prepared.arrays(label=f"{ref} ({prepared.model_slug}{condition})"))
+        else:
+            if con is None:
+                raise UsageError(f"{ref!r} is neither a file nor a run in the warehouse")
+            runs.append(load_run_arrays(con, resolve_run(con, ref)))
     return runs
 
 

@@ -70,6 +70,7 @@ class PreparedRun:
     run_id: str = ""
     warnings: list[str] = field(default_factory=list)
     difficulty: list[int | None] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)  # segment ids (default: line numbers)
     confidence: RunConfidence | None = None
 
     def __post_init__(self) -> None:
@@ -99,14 +100,15 @@ class PreparedRun:
         out["exact_match_rate"] = sum(evaluated) / len(evaluated) if evaluated else None
         return out
 
-    def arrays(self) -> RunArrays:
-        """The run's per-segment statistics and per-entry metrics as arrays."""
+    def arrays(self, label: str | None = None) -> RunArrays:
+        """The run's per-segment statistics and per-entry metrics as arrays, keyed by segment
+        id — what `load_run_arrays` reads back once the run is stored."""
         n = len(self.hyps)
         return build_run_arrays(
             run_id=self.run_id,
-            label=self.label,
+            label=self.label if label is None else label,
             test_corpus_id=self.test_corpus_id,
-            keys=[str(i) for i in range(n)],
+            keys=self.keys or [str(i) for i in range(n)],
             bleu=self.stats.bleu,
             chrf=self.stats.chrf,
             ter=self.stats.ter,
@@ -270,6 +272,7 @@ def prepare_from_files(
         ci=ci_metadata(),
         warnings=_tokenized_period_warning(hyps),
         difficulty=difficulty,
+        keys=keys,
     ).add_confidence(ci)
 
 
@@ -340,9 +343,8 @@ def prepare_from_document(
             )
     assert n_refs is not None
     keys = [e.key for e in entries]
-    check_unique_keys(
-        [k if k is not None else str(i) for i, k in enumerate(keys)], f"{file} ($.entries[].id)"
-    )
+    segment_ids = [k if k is not None else str(i) for i, k in enumerate(keys)]
+    check_unique_keys(segment_ids, f"{file} ($.entries[].id)")
     meta = SegmentMeta(
         keys=keys,
         difficulty=[e.difficulty for e in entries],
@@ -385,6 +387,7 @@ def prepare_from_document(
         ci=ci_metadata(),
         warnings=_tokenized_period_warning(hyps),
         difficulty=[e.difficulty for e in entries],
+        keys=segment_ids,
     ).add_confidence(ci)
 
 
