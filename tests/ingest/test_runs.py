@@ -62,7 +62,7 @@ def test_plain_files_store_statistics_that_reproduce_sacrebleu(db_path, testset,
     [result] = write_runs(con, [run])
     assert result.action == "added" and result.n_entries == 4
     sums = con.execute(
-        "SELECT bleu_stats, chrf_stats, ter_stats FROM run_stat_sums WHERE run_id = ?",
+        "SELECT bleu_stats, chrf_stats, ter_stats FROM run_sums WHERE run_id = ?",
         [result.run_id],
     ).fetchone()
     streams = [REF1, REF2]

@@ -97,3 +97,20 @@ def test_composite_weights_sum_to_one_per_profile(db_path):
         "SELECT profile, round(sum(weight), 9) FROM composite_weights GROUP BY profile ORDER BY 1"
     ).fetchall()
     assert sums == [("A", 1.0), ("B", 1.0)]
+
+
+def test_bin_and_tm_rules_are_the_sql_macros_the_audit_uses(db_path):
+    init_warehouse(db_path)
+    con = duckdb.connect(str(db_path))
+    bins = con.execute(
+        "SELECT exposure_bin(e, x, 0.70, 0.30) FROM (VALUES (1.0, true), (0.70, false), "
+        "(0.6999, false), (0.30, false), (0.2999, false)) t(e, x)"
+    ).fetchall()
+    assert [b for (b,) in bins] == ["source_exact", "near", "medium", "medium", "far"]
+    tm = con.execute(
+        "SELECT tm_hypothesis('target', 'src', 'empty'), tm_hypothesis(NULL, 'src', 'source'), "
+        "tm_hypothesis(NULL, 'src', 'empty')"
+    ).fetchone()
+    assert tm == ("target", "src", "")
+    views = {v for (v,) in con.execute("SELECT view_name FROM duckdb_views()").fetchall()}
+    assert "run_stat_sums" not in views and "run_surface" in views
