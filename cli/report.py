@@ -11,8 +11,8 @@ from cli.output import emit_json, fmt_number, fmt_share, print_fields, print_tab
 from warehouse.analysis.report import build_report
 
 
-def print_report(doc: dict[str, Any]) -> None:
-    """The human report."""
+def _print_quality(doc: dict[str, Any]) -> None:
+    """Header line and the quality table: system against the TM baseline."""
     run, q = doc["run"], doc["quality"]
     label = f"{run['model_slug']}/{run['condition']}" if run["condition"] else run["model_slug"]
     click.echo(
@@ -40,12 +40,20 @@ def print_report(doc: dict[str, Any]) -> None:
             ["length ratio", fmt_number(q["length_ratio"], 3), "", ""],
         ],
     )
+
+
+def _print_ingested_metrics(doc: dict[str, Any]) -> None:
+    """Metrics ingested from the run card or test report."""
     if doc["metrics"]:
         print_table(
             "ingested metrics",
             ["metric", "value", "from"],
             [[m["metric"], fmt_number(m["value"], 4), m["source"]] for m in doc["metrics"]],
         )
+
+
+def _print_exposure(doc: dict[str, Any]) -> None:
+    """Exposure per side, per-bin scores against the TM, GenGap and PairLeak."""
     exposure = doc["exposure"]
     if exposure:
         click.echo(
@@ -109,6 +117,10 @@ def print_report(doc: dict[str, Any]) -> None:
             "PairLeak: "
             + "  ".join(f"@{t} {fmt_share(v)}" for t, v in exposure["pair_leak"].items())
         )
+
+
+def _print_composite(doc: dict[str, Any]) -> None:
+    """The composite, its tier and its weighted inputs."""
     c = doc["composite"]
     click.echo(
         f"\ncomposite {fmt_number(c['composite'], 4)} (profile {c['profile']}) -> "
@@ -130,6 +142,10 @@ def print_report(doc: dict[str, Any]) -> None:
         )
     if c["missing"]:
         click.echo(f"not available: {', '.join(c['missing'])}")
+
+
+def _print_intervals(doc: dict[str, Any]) -> None:
+    """The stored bootstrap intervals."""
     if doc["intervals"]:
         first = doc["intervals"][0]
         print_table(
@@ -148,6 +164,10 @@ def print_report(doc: dict[str, Any]) -> None:
                 for i in doc["intervals"]
             ],
         )
+
+
+def _print_cost_and_speed(doc: dict[str, Any]) -> None:
+    """Tokens, cost, the cost-adjusted score, latency and throughput."""
     cost, speed = doc["cost"], doc["speed"]
     print_fields(
         [
@@ -172,6 +192,10 @@ def print_report(doc: dict[str, Any]) -> None:
             ("entries per minute", fmt_number(speed.get("entries_per_minute"), 1)),
         ]
     )
+
+
+def _print_breakdowns(doc: dict[str, Any]) -> None:
+    """Scores by difficulty tier and provenance."""
     if doc["breakdowns"]:
         print_table(
             "breakdowns",
@@ -189,12 +213,31 @@ def print_report(doc: dict[str, Any]) -> None:
                 for b in doc["breakdowns"]
             ],
         )
+
+
+def _print_signatures_and_warnings(doc: dict[str, Any]) -> None:
+    """Metric and exposure signatures, then warnings."""
     for name, signature in doc["signatures"].items():
         click.echo(f"{name} signature: {signature}")
-    if exposure:
-        click.echo(f"exposure signature: {exposure['signature']}")
+    if doc["exposure"]:
+        click.echo(f"exposure signature: {doc['exposure']['signature']}")
     for warning in doc["warnings"]:
         say(f"warning: {warning}")
+
+
+def print_report(doc: dict[str, Any]) -> None:
+    """The human report, section by section."""
+    for section in (
+        _print_quality,
+        _print_ingested_metrics,
+        _print_exposure,
+        _print_composite,
+        _print_intervals,
+        _print_cost_and_speed,
+        _print_breakdowns,
+        _print_signatures_and_warnings,
+    ):
+        section(doc)
 
 
 @click.command()
