@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -12,7 +13,7 @@ from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
 from warehouse.store.corpora import AddResult, CorpusInfo, add_corpus, get_corpus, list_corpora
 
 _input_file = click.Path(path_type=Path, dir_okay=False)
-_lang = {"default": None, "metavar": "CODE"}
+_lang: dict[str, Any] = {"default": None, "metavar": "CODE"}
 
 
 def _report_add(result: AddResult, as_json: bool) -> None:

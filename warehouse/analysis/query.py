@@ -132,7 +132,7 @@ def vet_query(sql: str, known_relations: set[str]) -> None:
 
 def _locked_connection(db: str | Path) -> duckdb.DuckDBPyConnection:
     """A read-only connection with external access disabled and configuration locked."""
-    config = {
+    config: dict[str, str | bool | int | float | list[str]] = {
         "enable_external_access": False,
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,

@@ -91,7 +91,10 @@ def _steps(
     for previous, current in pairwise(rows):
         if previous[:3] != current[:3]:
             continue
-        step = RunStep(*current[:3], current[3], current[4], previous[3], previous[4])
+        model_slug, condition, test_set, run_id, created_at = current
+        step = RunStep(
+            model_slug, condition, test_set, run_id, created_at, previous[3], previous[4]
+        )
         if latest and steps and steps[-1].group == step.group:
             steps.pop()
         steps.append(step)

@@ -135,12 +135,6 @@ def _check_unit(name: str, value: float) -> None:
         raise UsageError(f"{name}: thresholds must be finite numbers in [0, 1], got {value!r}")
 
 
-def _check_unit(name: str, value: float) -> None:
-    """A threshold: finite and within [0, 1]."""
-    if not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 <= value <= 1:
-        raise UsageError(f"{name}: thresholds must be finite numbers in [0, 1], got {value!r}")
-
-
 def audit_id_for(test_corpus_id: str, train_corpus_id: str, config: AuditConfig) -> str:
     """Content id of an audit: test set, training corpus and configuration."""
     payload = {"test": test_corpus_id, "train": train_corpus_id, "config": config.identity()}

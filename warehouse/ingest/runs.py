@@ -459,7 +459,9 @@ def _insert_run(con: duckdb.DuckDBPyConnection, run: PreparedRun) -> None:
             "chrf_sentence": pa.array(run.stats.chrf_sentence, pa.float64()),
         }
     )
-    metric_rows = [(None, name, value) for name, value in sorted(run.run_metrics.items())]
+    metric_rows: list[tuple[int | None, str, float]] = [
+        (None, name, value) for name, value in sorted(run.run_metrics.items())
+    ]
     metric_rows += run.seg_metrics
     metrics = pa.table(
         {

@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 BLEU_STATS = 10  # hyp_len, ref_len, correct[1..4], total[1..4]
 CHRF_STATS = 24  # (6 character + 2 word orders) x (hyp, ref, match)
@@ -26,7 +27,7 @@ _CHRF_EPS = 1e-16
 _LOG_FLOOR = -9999999999.0  # sacrebleu's log(0)
 
 
-def _rows(sums: np.ndarray | Sequence[Sequence[float]], width: int) -> np.ndarray:
+def _rows(sums: npt.ArrayLike, width: int) -> np.ndarray:
     """Summed statistics as a two-dimensional array of `width` columns (dtype kept)."""
     array = np.asarray(sums)
     if array.dtype != np.float32 and array.dtype.kind != "f":
@@ -45,7 +46,7 @@ def _elementwise(fn: object, values: np.ndarray) -> np.ndarray:
     return np.fromiter(map(fn, values.astype(np.float64).tolist()), np.float64, len(values))  # type: ignore[call-overload]
 
 
-def bleu_scores(sums: np.ndarray | Sequence[Sequence[float]]) -> np.ndarray:
+def bleu_scores(sums: npt.ArrayLike) -> np.ndarray:
     """BLEU (exp smoothing, as `BLEU(tokenize=...)` sums it) of each row of summed
     [hyp_len, ref_len, correct1-4, total1-4] statistics."""
     s = _rows(sums, 2 + 2 * _BLEU_ORDERS)
@@ -80,7 +81,7 @@ def bleu_scores(sums: np.ndarray | Sequence[Sequence[float]]) -> np.ndarray:
     return np.where(correct.any(axis=1), score, 0.0)
 
 
-def chrf_scores(sums: np.ndarray | Sequence[Sequence[float]]) -> np.ndarray:
+def chrf_scores(sums: npt.ArrayLike) -> np.ndarray:
     """chrF++ (beta 2, effective-order averaging, as `CHRF(word_order=2)`) of each row of
     summed [hyp, ref, match] x 8 orders statistics."""
     s = _rows(sums, 3 * _CHRF_ORDERS)
@@ -105,7 +106,7 @@ def chrf_scores(sums: np.ndarray | Sequence[Sequence[float]]) -> np.ndarray:
         return np.where(avg_prec + avg_rec != 0, 100 * score, dtype(0.0))
 
 
-def ter_scores(sums: np.ndarray | Sequence[Sequence[float]]) -> np.ndarray:
+def ter_scores(sums: npt.ArrayLike) -> np.ndarray:
     """TER (in percent) of each row of summed [edits, reference length] statistics; an empty
     reference scores 100 when there are edits, else 0."""
     s = np.asarray(sums, dtype=np.float64).reshape(-1, TER_STATS)
@@ -115,19 +116,19 @@ def ter_scores(sums: np.ndarray | Sequence[Sequence[float]]) -> np.ndarray:
     return 100 * ratio
 
 
-def bleu_from_stats(summed: Sequence[float] | np.ndarray) -> float:
+def bleu_from_stats(summed: npt.ArrayLike) -> float:
     """Corpus BLEU from one row of summed statistics."""
-    return float(bleu_scores([summed])[0])
+    return float(bleu_scores(np.asarray(summed)[None])[0])
 
 
-def chrf_from_stats(summed: Sequence[float] | np.ndarray) -> float:
+def chrf_from_stats(summed: npt.ArrayLike) -> float:
     """Corpus chrF++ from one row of summed statistics."""
-    return float(chrf_scores([summed])[0])
+    return float(chrf_scores(np.asarray(summed)[None])[0])
 
 
-def ter_from_stats(summed: Sequence[float] | np.ndarray) -> float:
+def ter_from_stats(summed: npt.ArrayLike) -> float:
     """Corpus TER from one row of summed statistics."""
-    return float(ter_scores([summed])[0])
+    return float(ter_scores(np.asarray(summed)[None])[0])
 
 
 def corpus_scores(

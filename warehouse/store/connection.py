@@ -38,7 +38,7 @@ def connect(
     threads: int | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """Open the warehouse file, retrying with jittered backoff while another process holds it."""
-    config: dict[str, str | int | bool] = {}
+    config: dict[str, str | bool | int | float | list[str]] = {}
     if threads is not None:
         config["threads"] = threads
     deadline = time.monotonic() + lock_timeout
@@ -94,7 +94,8 @@ def duckdb_threads(con: duckdb.DuckDBPyConnection, threads: int) -> Iterator[Non
     on the same cores. Enter it outside a transaction, so that the setting can be restored after
     a rollback.
     """
-    before = int(con.execute("SELECT current_setting('threads')").fetchone()[0])
+    row = con.execute("SELECT current_setting('threads')").fetchone()
+    before = int(row[0]) if row else 1
     con.execute(f"SET threads = {int(threads)}")
     try:
         yield

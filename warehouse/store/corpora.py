@@ -73,8 +73,19 @@ _CORPUS_COLUMNS = (
 
 def _row_to_info(row: tuple[Any, ...]) -> CorpusInfo:
     """Build a CorpusInfo from a `_CORPUS_COLUMNS` row."""
-    *head, meta = row
-    return CorpusInfo(*head, meta=json.loads(meta) if meta else {})
+    corpus_id, name, role, src_lang, tgt_lang, n_segments, n_refs, sha256, added_at, meta = row
+    return CorpusInfo(
+        corpus_id,
+        name,
+        role,
+        src_lang,
+        tgt_lang,
+        n_segments,
+        n_refs,
+        sha256,
+        added_at,
+        meta=json.loads(meta) if meta else {},
+    )
 
 
 def _find(con: duckdb.DuckDBPyConnection, column: str, value: str) -> CorpusInfo | None:

@@ -128,8 +128,8 @@ def build_payloads(con: duckdb.DuckDBPyConnection) -> tuple[list[RunPayload], li
     )
     # Only the bins of the audit the leaderboard row uses (read above, not recomputed here).
     chosen_audit = {row["run_id"]: row["audit_id"] for row in rows}
-    for row in bin_cursor.fetchall():
-        run_id, bin_name, audit_id, n, *reals = row
+    for bin_row in bin_cursor.fetchall():
+        run_id, bin_name, audit_id, n, *reals = bin_row
         if chosen_audit.get(run_id) != audit_id:
             continue
         bins_by_run.setdefault(run_id, []).append(
