@@ -45,7 +45,7 @@ def _thresholds(text: str) -> tuple[float, float, float]:
         raise UsageError(f"--leak: expected three comma-separated numbers, got {text!r}") from None
     if len(values) != 3:
         raise UsageError(f"--leak: expected three thresholds, got {len(values)}")
-    return values  # type: ignore[return-value]
+    return values[0], values[1], values[2]
 
 
 def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from importlib.resources.abc import Traversable
+
+if sys.version_info >= (3, 11):
+    from importlib.resources.abc import Traversable
+else:  # Python 3.10
+    from importlib.abc import Traversable
 
 _NUMBERED = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 
