@@ -344,3 +344,42 @@ def test_replacing_the_training_corpus_drops_its_audits(loaded, write_lines):
     assert result.removed_audits == 1
     for table in ("audits", "exposures", "tm_segment_stats", "run_bin_sums"):
         assert loaded.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,), table
+
+
+def test_fast_validation_on_every_segment_agrees_with_the_stored_exact_audit(loaded):
+    n = loaded.execute("SELECT n_segments FROM corpora WHERE name = 'test'").fetchone()[0]
+    fast = run_audit(loaded, "train", "test", AuditConfig(mode="fast", validate_sample=n))
+    exact = run_audit(loaded, "train", "test")
+    same_nn, same_bin = loaded.execute(
+        "SELECT avg((f.source_nn IS NOT DISTINCT FROM e.source_nn)::INT), "
+        "avg((f.bin = e.bin)::INT) FROM exposures f JOIN exposures e USING (seg_idx) "
+        "WHERE f.audit_id = ? AND e.audit_id = ?",
+        [fast.audit_id, exact.audit_id],
+    ).fetchone()
+    tm_bleu = {
+        audit_id: loaded.execute(
+            "SELECT corpus_bleu(bleu_stats) "
+            "FROM tm_segment_stats WHERE audit_id = ?",
+            [audit_id],
+        ).fetchone()[0]
+        for audit_id in (fast.audit_id, exact.audit_id)
+    }
+    v = fast.validation
+    assert v["sample_size"] == n
+    assert v["top1_agreement"] == pytest.approx(same_nn, abs=1e-12)
+    assert v["bin_agreement"] == pytest.approx(same_bin, abs=1e-12)
+    assert v["tm_bleu_exact"] == pytest.approx(tm_bleu[exact.audit_id], abs=1e-9)
+    assert v["tm_bleu_fast"] == pytest.approx(tm_bleu[fast.audit_id], abs=1e-9)
+
+
+def test_run_audit_from_python_takes_bin_and_leak_defaults_from_settings(loaded):
+    loaded.execute("UPDATE settings SET value = 0.5 WHERE key = 'bin.near'")
+    loaded.execute("UPDATE settings SET value = 0.2 WHERE key = 'bin.far'")
+    loaded.execute("UPDATE settings SET value = 0.9 WHERE key = 'leak.high'")
+    result = run_audit(loaded, "train", "test")
+    near, far, leak = loaded.execute(
+        "SELECT near_threshold, far_threshold, leak_thresholds FROM audits WHERE audit_id = ?",
+        [result.audit_id],
+    ).fetchone()
+    assert (near, far, leak) == (0.5, 0.2, [0.70, 0.85, 0.9])
+    assert "bins:far0.2,near0.5" in result.signature
