@@ -17,6 +17,7 @@ LAYERS = (
     ("stats",),
     ("ingest",),
     ("analysis",),
+    ("html",),
     ("sync",),
     ("demo",),
 )
