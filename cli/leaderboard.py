@@ -9,7 +9,8 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, fmt_number, print_table, say
-from warehouse.analysis.leaderboard import leaderboard
+from warehouse.analysis.leaderboard import TRAIN_RULE, leaderboard
+from warehouse.analysis.runs import parse_tags
 from warehouse.metrics.registry import SORT_KEYS
 
 
@@ -30,14 +31,34 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
     help="Ranking key (best first; NULLs last).",
 )
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Show at most N runs.")
+@click.option(
+    "--train",
+    default=None,
+    help="Exposure columns against this training corpus (default: the largest one audited).",
+)
+@click.option(
+    "--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only runs with this tag (repeat)."
+)
 @json_option
 @pass_app
 def leaderboard_cmd(
-    app: AppContext, testset: str | None, sort: str, limit: int | None, as_json: bool
+    app: AppContext,
+    testset: str | None,
+    sort: str,
+    limit: int | None,
+    train: str | None,
+    tags: tuple[str, ...],
+    as_json: bool,
 ) -> None:
-    """Rank runs; runs whose available composite metrics differ from the rest are marked."""
+    """Rank runs; runs whose available composite metrics differ from the rest are marked.
+
+    Exposure columns (Δ TM BLEU, GenGap) refer to the training corpus shown in the `train`
+    column: --train NAME, else each test set's largest audited training corpus.
+    """
     with app.warehouse() as con:
-        rows = leaderboard(con, testset=testset, sort=sort, limit=limit)
+        rows = leaderboard(
+            con, testset=testset, sort=sort, limit=limit, train=train, tags=parse_tags(tags)
+        )
     if as_json:
         emit_json(
             [
@@ -69,6 +90,7 @@ def print_leaderboard(rows: list[dict[str, Any]]) -> None:
             "BLEU",
             "TER",
             "exact",
+            "train",
             "Δ TM BLEU",
             "GenGap BLEU",
             "$/entry",
@@ -90,6 +112,7 @@ def print_leaderboard(rows: list[dict[str, Any]]) -> None:
                 _with_ci(
                     r["exact_match_rate"], r["exact_match_ci_lower"], r["exact_match_ci_upper"], 3
                 ),
+                r["train_corpus"],
                 fmt_number(r["delta_tm_bleu"]),
                 fmt_number(r["gengap_bleu"]),
                 fmt_number(r["cost_per_entry_usd"], 5),
@@ -97,7 +120,12 @@ def print_leaderboard(rows: list[dict[str, Any]]) -> None:
             ]
             for i, r in enumerate(rows)
         ],
+        keep=(0, 1),
+        # most important first: rank, run, model, composite, tier, chrF++, BLEU, condition, ...
+        priority=(0, 1, 2, 5, 6, 8, 9, 3, 4, 10, 11, 13, 7, 12, 14, 15, 16),
     )
+    if any(r["train_corpus"] for r in rows):
+        say(f"train: {TRAIN_RULE}")
     if any(r["chrf_ci_lower"] is not None for r in rows):
         seeds = sorted({r["ci_seed"] for r in rows if r["ci_seed"] is not None})
         say(

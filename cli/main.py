@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from cli.context import AppContext
+from cli.output import configure
 from warehouse import __version__
 from warehouse.errors import WarehouseError
 from warehouse.store.connection import DB_ENV_VAR, DEFAULT_LOCK_TIMEOUT, default_db_path
@@ -102,8 +103,13 @@ def _debug(ctx: click.Context) -> bool:
     help="Seconds to wait while another process holds the warehouse.",
 )
 @click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+@click.option("--wide", is_flag=True, help="Print every table column, however wide.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @click.version_option(__version__, "--version", prog_name="tame-wh")
 @click.pass_context
-def main(ctx: click.Context, db: Path | None, lock_timeout: float, debug: bool) -> None:
+def main(
+    ctx: click.Context, db: Path | None, lock_timeout: float, debug: bool, wide: bool, quiet: bool
+) -> None:
     """tame-wh: training-aware MT evaluation warehouse (DuckDB)."""
+    configure(wide=wide, quiet=quiet)
     ctx.obj = AppContext(db=db or default_db_path(), lock_timeout=lock_timeout, debug=debug)

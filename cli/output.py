@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -14,6 +18,25 @@ from rich.table import Table
 
 _stderr = Console(stderr=True, highlight=False)
 ALPHA = "\N{GREEK SMALL LETTER ALPHA}"  # for significance-level headers
+PIPED_WIDTH = 100  # table width when stdout is not a terminal (--wide: no limit)
+PROGRESS_EVERY = 5.0  # seconds between progress lines when stderr is not a terminal
+
+
+@dataclass
+class OutputOptions:
+    """The global output options (`--wide`, `--quiet`)."""
+
+    wide: bool = False
+    quiet: bool = False
+
+
+OPTIONS = OutputOptions()
+
+
+def configure(*, wide: bool = False, quiet: bool = False) -> None:
+    """Set the global output options for this process."""
+    OPTIONS.wide = wide
+    OPTIONS.quiet = quiet
 
 
 def emit_json(document: Any) -> None:
@@ -22,8 +45,45 @@ def emit_json(document: Any) -> None:
 
 
 def say(message: str) -> None:
-    """A progress or status message on stderr (stdout stays clean for data)."""
+    """A status message or warning on stderr (stdout stays clean for data)."""
     click.echo(message, err=True)
+
+
+def progress(message: str) -> None:
+    """A progress line on stderr, unless --quiet."""
+    if not OPTIONS.quiet:
+        click.echo(message, err=True)
+
+
+def table_width() -> int | None:
+    """Columns a table may use: the terminal's width, 100 when piped, no limit with --wide."""
+    if OPTIONS.wide:
+        return None
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size((PIPED_WIDTH, 24)).columns
+    return PIPED_WIDTH
+
+
+def _fitting_columns(
+    widths: Sequence[int], limit: int | None, keep: Sequence[int], priority: Sequence[int]
+) -> list[int]:
+    """Indices of the columns that fit in `limit` characters, leaving out the least important
+    first (`priority` lists columns most important first; unlisted ones follow left to right);
+    the columns in `keep` are never left out."""
+    shown = list(range(len(widths)))
+    if limit is None:
+        return shown
+
+    def total(columns: list[int]) -> int:
+        return sum(widths[i] for i in columns) + 3 * max(len(columns) - 1, 0)
+
+    order = [*priority, *(i for i in shown if i not in priority)]
+    for i in reversed(order):
+        if total(shown) <= limit:
+            break
+        if i not in keep:
+            shown.remove(i)
+    return shown
 
 
 def print_table(
@@ -31,20 +91,37 @@ def print_table(
     columns: Sequence[str],
     rows: Sequence[Sequence[Any]],
     right: Sequence[int] = (),
+    keep: Sequence[int] = (0,),
+    priority: Sequence[int] = (),
 ) -> None:
-    """A table on stdout; right-aligned numbers (and columns listed in `right`), empty cells
-    for None."""
+    """A table on stdout that fits the width (`table_width`): columns that do not fit are left
+    out from the right and named on stderr; the `keep` columns (handles such as run ids) are
+    never left out or cut; `priority` orders the others, most important first. Numbers (and
+    columns in `right`) are right-aligned; None is empty."""
+    cells = [["" if v is None else str(v) for v in row] for row in rows]
+    widths = [max([len(name), *(len(r[i]) for r in cells)]) for i, name in enumerate(columns)]
+    limit = table_width()
+    shown = _fitting_columns(widths, limit, keep, priority)
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-    numeric = [
-        i in right
-        or (bool(rows) and all(isinstance(r[i], (int, float)) for r in rows if r[i] is not None))
-        for i in range(len(columns))
-    ]
-    for name, is_num in zip(columns, numeric, strict=True):
-        table.add_column(name, justify="right" if is_num else "left")
-    for row in rows:
-        table.add_row(*("" if v is None else str(v) for v in row))
-    Console(soft_wrap=True, width=_width()).print(table)
+    for i in shown:
+        numeric = i in right or (
+            bool(rows) and all(isinstance(r[i], (int, float)) for r in rows if r[i] is not None)
+        )
+        table.add_column(
+            columns[i],
+            justify="right" if numeric else "left",
+            no_wrap=i in keep,
+            min_width=widths[i] if i in keep else None,
+        )
+    for row in cells:
+        table.add_row(*(row[i] for i in shown))
+    Console(soft_wrap=True, width=limit if limit is not None else 10_000).print(table)
+    hidden = [columns[i] for i in range(len(columns)) if i not in shown]
+    if hidden:
+        say(
+            f"({len(hidden)} columns left out to fit {limit} characters: {', '.join(hidden)}; "
+            "--wide shows all)"
+        )
 
 
 def print_fields(pairs: Sequence[tuple[str, Any]]) -> None:
@@ -54,19 +131,31 @@ def print_fields(pairs: Sequence[tuple[str, Any]]) -> None:
         click.echo(f"{key.ljust(width)}  {'' if value is None else value}")
 
 
-def _width() -> int | None:
-    """Terminal width, or a wide fixed width when stdout is not a terminal."""
-    return None if sys.stdout.isatty() else 200
-
-
 @contextmanager
 def status(message: str) -> Iterator[None]:
-    """A spinner on stderr while long work runs (plain text when stderr is not a terminal)."""
+    """Tell people on stderr that long work runs: a spinner on a terminal, else a line every few
+    seconds once it has run that long (quick commands stay silent); nothing with --quiet."""
+    if OPTIONS.quiet:
+        yield
+        return
     if _stderr.is_terminal:
         with _stderr.status(message):
             yield
-    else:
+        return
+    started = time.monotonic()
+    done = threading.Event()
+
+    def tick() -> None:
+        while not done.wait(PROGRESS_EVERY):
+            say(f"{message}... ({time.monotonic() - started:.0f} s)")
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    try:
         yield
+    finally:
+        done.set()
+        ticker.join()
 
 
 def fmt_number(value: Any, digits: int = 2) -> str:

@@ -57,8 +57,8 @@ def _print_exposure(doc: dict[str, Any]) -> None:
     exposure = doc["exposure"]
     if exposure:
         click.echo(
-            f"\nexposure to {exposure['train_corpus']!r} (audit {exposure['audit_id']}, "
-            f"{exposure['mode']})"
+            f"\nexposure to training corpus {exposure['train_corpus']!r} "
+            f"(audit {exposure['audit_id']}, {exposure['mode']}; {exposure['train_rule']})"
         )
         thresholds = list(exposure["sides"][0]["at_or_above"])
         print_table(

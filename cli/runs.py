@@ -1,34 +1,35 @@
-"""`tame-wh runs …`: list evaluated runs."""
+"""`tame-wh runs …`: list, show, tag and delete evaluated runs."""
 
 from __future__ import annotations
 
 import click
 
 from cli.context import AppContext, json_option, pass_app
-from cli.output import emit_json, print_table
-from warehouse.analysis.runs import list_runs
+from cli.output import emit_json, print_fields, print_table, say
+from warehouse.analysis.runs import (
+    RunSummary,
+    delete_runs_by_ref,
+    list_runs,
+    parse_tags,
+    show_run,
+    tag_run,
+)
+
+_RUN_HELP = "A run id, a unique id prefix, or a model slug (MODEL or MODEL/CONDITION)."
 
 
 @click.group()
 def runs() -> None:
-    """Evaluated runs."""
+    """Evaluated runs: list, show, tag, delete."""
 
 
-@runs.command("list")
-@click.option("--testset", default=None, help="Only runs on this test set.")
-@click.option("--model-slug", default=None, help="Only runs of this model.")
-@json_option
-@pass_app
-def runs_list(app: AppContext, testset: str | None, model_slug: str | None, as_json: bool) -> None:
-    """List runs with corpus BLEU, chrF++, TER and exact match."""
-    with app.warehouse() as con:
-        items = list_runs(con, testset=testset, model_slug=model_slug)
-    if as_json:
-        emit_json([r.to_dict() for r in items])
-        return
-    if not items:
-        click.echo("no runs ingested yet")
-        return
+def _fmt(value: float | None, digits: int) -> float | None:
+    """A rounded score, None stays None."""
+    return None if value is None else round(value, digits)
+
+
+def _print_runs(items: list[RunSummary]) -> None:
+    """The runs table for people."""
     columns = [
         "run",
         "model",
@@ -41,6 +42,7 @@ def runs_list(app: AppContext, testset: str | None, model_slug: str | None, as_j
         "TER",
         "exact",
         "created (UTC)",
+        "tags",
     ]
     rows = [
         [
@@ -50,12 +52,109 @@ def runs_list(app: AppContext, testset: str | None, model_slug: str | None, as_j
             r.test_set,
             r.n_entries,
             r.n_errors,
-            round(r.bleu, 2),
-            round(r.chrf, 2),
-            round(r.ter, 2),
-            None if r.exact_match_rate is None else round(r.exact_match_rate, 3),
+            _fmt(r.bleu, 2),
+            _fmt(r.chrf, 2),
+            _fmt(r.ter, 2),
+            _fmt(r.exact_match_rate, 3),
             r.created_at,
+            " ".join(f"{k}={v}" for k, v in r.tags.items()),
         ]
         for r in items
     ]
-    print_table(None, columns, rows)
+    print_table(None, columns, rows, keep=(0,))
+
+
+@runs.command("list")
+@click.option("--testset", default=None, help="Only runs on this test set.")
+@click.option("--model-slug", default=None, help="Only runs of this model.")
+@click.option(
+    "--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only runs with this tag (repeat)."
+)
+@json_option
+@pass_app
+def runs_list(
+    app: AppContext,
+    testset: str | None,
+    model_slug: str | None,
+    tags: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """List runs with corpus BLEU, chrF++, TER, exact match and tags."""
+    wanted = parse_tags(tags)
+    with app.warehouse() as con:
+        items = list_runs(con, testset=testset, model_slug=model_slug, tags=wanted)
+    if as_json:
+        emit_json([r.to_dict() for r in items])
+        return
+    if not items:
+        click.echo("no runs match" if (testset or model_slug or wanted) else "no runs ingested yet")
+        return
+    _print_runs(items)
+
+
+@runs.command("show")
+@click.argument("run")
+@json_option
+@pass_app
+def runs_show(app: AppContext, run: str, as_json: bool) -> None:
+    """Show one run: identity, counts, scores, tags, warnings, signatures.
+
+    RUN is a run id, a unique id prefix, or a model slug (MODEL or MODEL/CONDITION) that names
+    exactly one run.
+    """
+    with app.warehouse() as con:
+        doc = show_run(con, run)
+    if as_json:
+        emit_json(doc)
+        return
+    skip = {"tags", "warnings", "signatures", "ci"}
+    print_fields([(k, v) for k, v in doc.items() if k not in skip])
+    for key, value in doc["tags"].items():
+        click.echo(f"tag {key}={value}")
+    for name, signature in doc["signatures"].items():
+        click.echo(f"{name} signature: {signature}")
+    for warning in doc["warnings"]:
+        say(f"warning: {warning}")
+
+
+@runs.command("tag")
+@click.argument("run")
+@click.argument("tags", nargs=-1, metavar="KEY=VALUE...")
+@click.option("--remove", multiple=True, metavar="KEY", help="Remove this tag (repeat).")
+@json_option
+@pass_app
+def runs_tag(
+    app: AppContext, run: str, tags: tuple[str, ...], remove: tuple[str, ...], as_json: bool
+) -> None:
+    """Set tags (KEY=VALUE, replacing a key's old value) or remove them with --remove.
+
+    Tags are stored in the `run_tags` table, shown by `runs list` and the leaderboard, and
+    filter both with --tag KEY=VALUE.
+    """
+    if not tags and not remove:
+        raise click.UsageError("give KEY=VALUE tags to set or --remove KEY")
+    with app.warehouse() as con:
+        run_id, now = tag_run(con, run, parse_tags(tags), remove)
+    if as_json:
+        emit_json({"run_id": run_id, "tags": now})
+        return
+    shown = " ".join(f"{k}={v}" for k, v in now.items()) or "(none)"
+    click.echo(f"run {run_id} tags: {shown}")
+
+
+@runs.command("delete")
+@click.argument("runs_", nargs=-1, required=True, metavar="RUN...")
+@click.option("--dry-run", is_flag=True, help="Say what would be deleted; change nothing.")
+@json_option
+@pass_app
+def runs_delete(app: AppContext, runs_: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
+    """Delete runs and everything stored for them (hypotheses, statistics, metrics, intervals,
+    sums, tags, warnings), in one transaction."""
+    with app.warehouse() as con:
+        deletion = delete_runs_by_ref(con, runs_, dry_run=dry_run)
+    if as_json:
+        emit_json(deletion.to_dict())
+        return
+    verb = "would delete" if dry_run else "deleted"
+    rows = ", ".join(f"{n} {table}" for table, n in deletion.rows.items() if n)
+    click.echo(f"{verb} {len(deletion.run_ids)} run(s): {', '.join(deletion.run_ids)} ({rows})")

@@ -11,6 +11,11 @@ from warehouse.errors import UsageError
 from warehouse.metrics.registry import SORT_KEYS
 from warehouse.store.corpora import get_corpus
 
+TRAIN_RULE = (
+    "exposure columns use each test set's exact audit against its largest audited training "
+    "corpus (--train NAME picks another)"
+)
+
 
 def leaderboard(
     con: duckdb.DuckDBPyConnection,
@@ -18,20 +23,40 @@ def leaderboard(
     testset: str | None = None,
     sort: str = "composite",
     limit: int | None = None,
+    train: str | None = None,
+    tags: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Leaderboard rows, best first by `sort` (NULLs last), each with a `coverage_differs` flag."""
+    """Leaderboard rows, best first by `sort` (NULLs last), each with a `coverage_differs` flag.
+
+    Exposure columns refer to the training corpus named in each row's `train_corpus`: `train`
+    when given, else the largest training corpus audited for the row's test set (TRAIN_RULE).
+    Only runs carrying every tag in `tags` are listed.
+    """
     if sort not in SORT_KEYS:
         raise UsageError(f"--sort: expected one of {', '.join(SORT_KEYS)}, got {sort!r}")
     if limit is not None and limit < 1:
         raise UsageError("--limit must be at least 1")
     if testset is not None:
         get_corpus(con, testset, "test")  # unknown names are usage errors
+    if train is not None:
+        get_corpus(con, train, "train")
+    wanted = tags or {}
     column, descending = SORT_KEYS[sort]  # never interpolated from user input
     direction = "DESC" if descending else "ASC"
     cursor = con.execute(
-        f"SELECT * FROM leaderboard WHERE ? IS NULL OR test_set = ? "
+        f"SELECT * FROM leaderboard_for(?) WHERE (? IS NULL OR test_set = ?) "
+        f"AND (SELECT count(*) FROM (SELECT unnest(?) AS k, unnest(?) AS v) w "
+        f"     WHERE map_extract_value(tags, w.k) = w.v) = ? "
         f"ORDER BY {column} {direction} NULLS LAST, run_id LIMIT ?",
-        [testset, testset, limit if limit is not None else 2**62],
+        [
+            train,
+            testset,
+            testset,
+            list(wanted),
+            list(wanted.values()),
+            len(wanted),
+            limit if limit is not None else 2**62,
+        ],
     )
     names = [d[0] for d in cursor.description or []]
     rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]

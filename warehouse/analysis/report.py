@@ -7,7 +7,8 @@ from typing import Any
 
 import duckdb
 
-from warehouse.analysis.runs import resolve_run
+from warehouse.analysis.leaderboard import TRAIN_RULE
+from warehouse.analysis.runs import resolve_run, run_warnings
 from warehouse.errors import UsageError
 from warehouse.exposure.summary import load_audit
 from warehouse.store.corpora import get_corpus
@@ -32,12 +33,15 @@ def _one(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> dict[st
 def _choose_audit(
     con: duckdb.DuckDBPyConnection, test_corpus_id: str, train: str | None
 ) -> str | None:
-    """The audit a report uses: the test set's latest exact one (against `train` if given)."""
+    """The audit a report uses, by the leaderboard's rule: against `train` if given, else the
+    largest training corpus audited for the test set; an exact audit before a fast one, then
+    the newest."""
     train_id = get_corpus(con, train, "train").corpus_id if train is not None else None
     row = con.execute(
-        "SELECT audit_id FROM audits WHERE test_corpus_id = ? "
-        "AND (? IS NULL OR train_corpus_id = ?) "
-        "ORDER BY mode = 'exact' DESC, created_at DESC, audit_id LIMIT 1",
+        "SELECT a.audit_id FROM audits a JOIN corpora tr ON tr.corpus_id = a.train_corpus_id "
+        "WHERE a.test_corpus_id = ? AND (? IS NULL OR a.train_corpus_id = ?) "
+        "ORDER BY a.mode = 'exact' DESC, tr.n_segments DESC, a.created_at DESC, a.audit_id "
+        "LIMIT 1",
         [test_corpus_id, train_id, train_id],
     ).fetchone()
     if row is None and train is not None:
@@ -93,6 +97,7 @@ def _exposure(
         "mode": audit.mode,
         "sides": audit.sides,
         "pair_leak": audit.pair_leak,
+        "train_rule": None,
     }
     warnings = list(audit.warnings)
     bins = _rows(
@@ -132,6 +137,7 @@ def build_report(
     gengap: dict[str, Any] | None = None
     if audit_id is not None:
         exposure, bins, gengap, warnings = _exposure(con, run_id, audit_id)
+        exposure["train_rule"] = "given (--train)" if train is not None else TRAIN_RULE
     else:
         warnings = [
             "no exposure audit for this test set; run `tame-wh audit --train NAME "
@@ -174,7 +180,7 @@ def build_report(
             "FROM run_intervals WHERE run_id = ? ORDER BY scope, metric",
             [run_id],
         ),
-        "warnings": warnings,
+        "warnings": [*run_warnings(con, run_id), *warnings],
         "signatures": settings.get("signatures", {}),
     }
 

@@ -8,6 +8,8 @@ import duckdb
 
 # Tables keyed by run_id (the `runs` row last) and by audit_id (the `audits` row last).
 RUN_TABLES = (
+    "run_tags",
+    "run_warnings",
     "hypotheses",
     "segment_stats",
     "metric_values",
