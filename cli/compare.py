@@ -17,8 +17,7 @@ from warehouse.analysis.compare import (
     run_letters,
 )
 from warehouse.metrics.registry import label, on_percent_scale
-from warehouse.stats.resample import bootstrap_settings
-from warehouse.stats.significance import METHODS, PairTest
+from warehouse.stats.significance import METHODS, PairTest, method_settings
 
 _METHOD_TITLES = {
     "sign": "paired bootstrap sign test",
@@ -93,6 +92,7 @@ def _run(
     seed: int | None,
     method: str,
     as_json: bool,
+    allow_different_testsets: bool,
 ) -> None:
     """Load the runs, compare them, print."""
     if len(runs) < 2:
@@ -100,9 +100,15 @@ def _run(
     needs_warehouse = not all(is_report_file(r) for r in runs)
     # Report files alone never open the warehouse for writing; its settings are still read.
     with app.warehouse() if needs_warehouse else app.existing_warehouse() as con:
-        settings = bootstrap_settings(con, n_bootstrap, alpha, seed)
+        settings = method_settings(con, method, n_bootstrap, alpha, seed)
         arrays = load_runs(runs, con if needs_warehouse else None)
-    comparison = compare_runs(arrays, significance=significance, method=method, settings=settings)
+    comparison = compare_runs(
+        arrays,
+        significance=significance,
+        method=method,
+        settings=settings,
+        allow_different_testsets=allow_different_testsets,
+    )
     warnings = comparison.warnings + [
         f"{p.run_a} vs {p.run_b}: {w}" for p in comparison.pairs for w in p.warnings
     ]
@@ -127,8 +133,8 @@ def _run(
 
 _resampling = bootstrap_options(
     "--n-bootstrap",
-    "Resamples (paired-ar: randomisation trials and confidence resamples; "
-    "default: the warehouse's settings bootstrap.n, 1000).",
+    "Resamples (default: the warehouse's settings bootstrap.n, 1000); for paired-ar the "
+    "randomisation trials and confidence resamples (default: sacrebleu's 10,000).",
     "--alpha",
     "Significance level; intervals cover 1 - alpha (default: settings bootstrap.alpha, 0.05).",
     "Seed of numpy's default_rng for the resamples (default: settings bootstrap.seed, 12345).",
@@ -146,6 +152,11 @@ def _test_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 default="sign",
                 show_default=True,
                 help="sign: SPEC §7 bootstrap sign test; paired-bs / paired-ar: sacrebleu's tests.",
+            ),
+            click.option(
+                "--allow-different-testsets",
+                is_flag=True,
+                help="Compare runs on different test sets, pairing segments by id alone.",
             ),
             json_option,
         ]
@@ -168,13 +179,24 @@ def compare(
     seed: int | None,
     method: str,
     as_json: bool,
+    allow_different_testsets: bool,
 ) -> None:
-    """Compare runs side by side (run ids, unique prefixes or test-report JSON files).
+    """Compare runs side by side (run ids, unique prefixes, model slugs or test-report files).
 
     Runs are aligned by segment id. With --significance every pair is tested on the metrics
     both runs have: corpus chrF++, corpus BLEU, exact match and each per-entry metric.
     """
-    _run(app, runs, significance, n_bootstrap, alpha, seed, method, as_json)
+    _run(
+        app,
+        runs,
+        significance,
+        n_bootstrap,
+        alpha,
+        seed,
+        method,
+        as_json,
+        allow_different_testsets,
+    )
 
 
 @click.command("significance")
@@ -189,6 +211,7 @@ def significance(
     seed: int | None,
     method: str,
     as_json: bool,
+    allow_different_testsets: bool,
 ) -> None:
     """Paired significance tests between runs: `compare --significance`."""
-    _run(app, runs, True, n_bootstrap, alpha, seed, method, as_json)
+    _run(app, runs, True, n_bootstrap, alpha, seed, method, as_json, allow_different_testsets)

@@ -7,6 +7,7 @@ import click
 from cli.context import AppContext, bootstrap_options, json_option, pass_app
 from cli.output import ALPHA, emit_json, print_table, say
 from warehouse.analysis.regressions import find_regressions
+from warehouse.errors import UsageError
 from warehouse.stats.resample import bootstrap_settings
 
 
@@ -59,6 +60,8 @@ def regressions(
         say(f"warning: {warning}")
     if as_json:
         emit_json(report.to_dict())
+    elif report.nothing_checked:
+        click.echo(f"no comparisons: {report.nothing_checked}")
     elif not report.regressions:
         click.echo(
             f"no significant regressions in {len(report.checked)} comparisons "
@@ -99,3 +102,6 @@ def regressions(
         )
     if fail_on_regression and report.regressions:
         click.get_current_context().exit(1)
+    if fail_on_regression and report.nothing_checked:
+        # A gate that compared nothing must not pass silently.
+        raise UsageError(f"--fail-on-regression made no comparison: {report.nothing_checked}")

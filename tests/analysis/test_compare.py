@@ -57,7 +57,7 @@ def test_compare_report_files_never_touches_the_warehouse(run_cli, tmp_path, db_
         "exact_match_rate",
     ]
     rows = {r["metric_name"]: r for r in doc["significance"]}
-    assert set(rows) == {"chrf_plus_plus", "bleu", "exact_match_rate"}
+    assert set(rows) == {"chrf_plus_plus", "bleu", "ter", "exact_match_rate"}
     for row in doc["significance"]:
         assert set(row) == SPEC_FIELDS | {"run_a", "run_b"}
         assert row["winner"] == "A" and row["significant"]
@@ -110,7 +110,8 @@ def test_sacrebleu_methods_are_offered_with_their_estimates(run_cli, tmp_path):
 def test_mismatched_ids_warn_with_the_dropped_counts(run_cli, tmp_path):
     a = _report(tmp_path, "a", 0.9, ids=[f"s{i}" for i in range(20)])
     b = _report(tmp_path, "b", 0.7, ids=[f"s{i}" for i in range(4, 26)])
-    result = run_cli("significance", a, b, "--n-bootstrap", "100", "--json")
+    args = ("--n-bootstrap", "100", "--allow-different-testsets", "--json")
+    result = run_cli("significance", a, b, *args)
     assert result.exit_code == 0, result.output
     assert "dropping 4 of A" in result.stderr and "and 6 of B" in result.stderr
     assert json.loads(result.stdout)["pairs"][0]["n_segments"] == 16
@@ -119,7 +120,7 @@ def test_mismatched_ids_warn_with_the_dropped_counts(run_cli, tmp_path):
 def test_no_common_ids_and_too_few_runs_are_usage_errors(run_cli, tmp_path):
     a = _report(tmp_path, "a", 0.9, ids=["a1", "a2"])
     b = _report(tmp_path, "b", 0.9, ids=["b1", "b2"])
-    result = run_cli("compare", a, b)
+    result = run_cli("compare", a, b, "--allow-different-testsets")
     assert result.exit_code == 2 and "no segment ids in common" in result.stderr
     assert run_cli("compare", a).exit_code == 2
     unknown = run_cli("compare", a, "nope")
@@ -149,9 +150,12 @@ def test_regressions_list_significant_drops_and_fail_when_asked(run_cli, tmp_pat
     assert {r["metric_name"] for r in doc["regressions"]} == {
         "chrf_plus_plus",
         "bleu",
+        "ter",
         "exact_match_rate",
     }
-    assert all(r["winner"] == "B" and r["delta"] < 0 for r in doc["regressions"])
+    assert all(r["winner"] == "B" for r in doc["regressions"])
+    # A drop is a lower score, except for TER, where lower is better.
+    assert all((r["delta"] < 0) == (r["metric_name"] != "ter") for r in doc["regressions"])
     failing = run_cli("regressions", "--fail-on-regression", "--n-bootstrap", "200")
     assert failing.exit_code == 1 and "significant drops" in failing.stdout
     assert run_cli("ingest", fine, "--no-ci").exit_code == 0
@@ -191,7 +195,7 @@ def test_regressions_filter_by_test_set_and_model(run_cli, tmp_path, option):
         assert unknown.exit_code == 2 and "unknown test set" in unknown.stderr
     else:
         none = run_cli("regressions", "--model-slug", "other")
-        assert none.exit_code == 0 and "in 0 comparisons" in none.stdout
+        assert none.exit_code == 0 and "no comparisons: no runs of model 'other'" in none.stdout
 
 
 def test_reports_without_a_model_slug_are_named_after_their_file(run_cli, tmp_path):
@@ -221,9 +225,57 @@ def test_report_files_compare_exactly_as_the_same_runs_once_stored(run_cli, tmp_
     good = _report(tmp_path, "good", 0.9, plugin_metrics_note="x")
     bad = _report(tmp_path, "bad", 0.6, ids=[f"s{i}" for i in reversed(range(30))])
     args = ("--significance", "--n-bootstrap", "300", "--method", "paired-bs", "--json")
+    args = (*args, "--allow-different-testsets")
     from_files = json.loads(run_cli("compare", good, bad, *args).stdout)
     ingested = json.loads(run_cli("ingest", good, bad, "--no-ci", "--json").output)
     stored = json.loads(run_cli("compare", *(r["run_id"] for r in ingested), *args).stdout)
     assert from_files["metrics"] == stored["metrics"]
     assert from_files["significance"] == stored["significance"]
     assert [r["run_id"] for r in from_files["runs"]] == [r["run_id"] for r in stored["runs"]]
+
+
+def test_runs_on_different_test_sets_are_refused_by_name_unless_allowed(run_cli, tmp_path):
+    test = _report(tmp_path, "on-test", 0.9, dataset={"id": "test"})
+    doc = json.loads(test.read_text())
+    doc["dataset"] = {"id": "dev"}
+    for entry in doc["entries"]:  # the same ids "s0".."s29", other sentences
+        entry["source"] = "dev " + entry["source"]
+        entry["expected"] = entry["expected"] + " river"
+    dev = tmp_path / "on-dev.json"
+    dev.write_text(json.dumps(doc))
+    refused = run_cli("significance", test, dev, "--n-bootstrap", "100")
+    assert refused.exit_code == 2
+    assert "different test sets" in refused.stderr
+    assert "'test'" in refused.stderr and "'dev'" in refused.stderr
+    assert "--allow-different-testsets" in refused.stderr
+    allowed = run_cli(
+        "significance", test, dev, "--n-bootstrap", "100", "--allow-different-testsets"
+    )
+    assert allowed.exit_code == 0, allowed.output
+    assert "different test sets" in allowed.stderr
+
+
+def test_paired_ar_runs_sacrebleus_10000_trials_by_default(run_cli, tmp_path):
+    a, b = _report(tmp_path, "a", 0.9), _report(tmp_path, "b", 0.6)
+    doc = json.loads(run_cli("significance", a, b, "--method", "paired-ar", "--json").stdout)
+    assert doc["n_bootstrap"] == 10_000
+    assert {r["n_bootstrap"] for r in doc["significance"]} == {10_000}
+    explicit = run_cli(
+        "significance", a, b, "--method", "paired-ar", "--n-bootstrap", "50", "--json"
+    )
+    assert json.loads(explicit.stdout)["n_bootstrap"] == 50
+
+
+def test_a_regression_gate_that_compared_nothing_fails_and_says_why(run_cli, tmp_path):
+    empty = run_cli("regressions", "--latest", "--fail-on-regression")
+    assert empty.exit_code == 2 and "no runs yet" in empty.stderr
+    only = _report(tmp_path, "only", 0.9)
+    assert run_cli("ingest", only, "--no-ci").exit_code == 0
+    single = run_cli("regressions", "--latest", "--fail-on-regression")
+    assert single.exit_code == 2
+    assert "made no comparison" in single.stderr and "single run" in single.stderr
+    wrong_model = run_cli("regressions", "--model-slug", "nope", "--fail-on-regression")
+    assert wrong_model.exit_code == 2 and "no runs of model 'nope'" in wrong_model.stderr
+    assert "models with runs: m" in wrong_model.stderr
+    without_gate = run_cli("regressions", "--latest")
+    assert without_gate.exit_code == 0 and "no comparisons" in without_gate.stdout

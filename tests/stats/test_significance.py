@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 import pytest
-from sacrebleu.metrics import BLEU, CHRF
+from sacrebleu.metrics import BLEU, CHRF, TER
 from sacrebleu.significance import PairedTest
 
 from tests.conftest import VOCABULARY as _WORDS
@@ -71,6 +71,7 @@ def test_identical_runs_have_p_one_and_no_winner():
     assert [r.metric_name for r in test.results] == [
         "chrf_plus_plus",
         "bleu",
+        "ter",
         "exact_match_rate",
         "comet",
     ]
@@ -149,7 +150,7 @@ def test_sacrebleu_paired_tests_are_reproduced_to_full_precision(
     monkeypatch.setenv("SACREBLEU_SEED", str(seed))
     paired = PairedTest(
         [("a", hyps_a), ("b", hyps_b)],
-        {"BLEU": BLEU(tokenize="13a"), "chrF2++": CHRF(word_order=2)},
+        {"BLEU": BLEU(tokenize="13a"), "chrF2++": CHRF(word_order=2), "TER": TER()},
         [refs],
         test_type=test_type,
         n_samples=n,
@@ -163,7 +164,7 @@ def test_sacrebleu_paired_tests_are_reproduced_to_full_precision(
         settings=BootstrapSettings(n, 0.05, seed),
     )
     results = _by_metric(ours.results)
-    for sacre_name, name in (("BLEU", "bleu"), ("chrF2++", "chrf_plus_plus")):
+    for sacre_name, name in (("BLEU", "bleu"), ("chrF2++", "chrf_plus_plus"), ("TER", "ter")):
         baseline, system = expected[sacre_name]
         est_a, est_b = ours.estimates[name]
         assert results[name].p_value == system.p_value
@@ -205,7 +206,7 @@ def test_few_aligned_segments_warn_but_run():
     refs = _references(6)
     test = compare_pair(_run("a", refs, refs), _run("b", refs, refs), settings=SMALL)
     assert any("only 6 aligned segments" in w for w in test.warnings)
-    assert len(test.results) == 3
+    assert len(test.results) == 4  # chrF++, BLEU, TER, exact match
 
 
 def test_runs_without_common_ids_are_an_error():

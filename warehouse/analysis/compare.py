@@ -20,7 +20,6 @@ from warehouse.errors import UsageError
 from warehouse.ingest.runs import prepare_from_document
 from warehouse.inputs.runcard import read_run_document
 from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER
-from warehouse.metrics.scores import ter_from_stats
 from warehouse.stats.arrays import RunArrays, load_run_arrays
 from warehouse.stats.resample import BootstrapSettings, run_scores
 from warehouse.stats.significance import METHODS, PairTest, compare_pair
@@ -132,7 +131,6 @@ def side_by_side(runs: Sequence[RunArrays]) -> tuple[list[MetricRow], int, list[
     scores = []
     for run in aligned:
         one: dict[str, float | None] = dict(run_scores(run))
-        one[TER] = ter_from_stats(run.ter.sum(axis=0).tolist())
         scores.append(one)
     entry = sorted({m for run in aligned for m in run.entry_metrics})
     rows = []
@@ -144,18 +142,37 @@ def side_by_side(runs: Sequence[RunArrays]) -> tuple[list[MetricRow], int, list[
     return rows, aligned[0].n_segments, warnings
 
 
+def _check_same_test_set(runs: Sequence[RunArrays], allow: bool) -> None:
+    """Refuse runs on different test sets, naming each by its test set's name."""
+    if allow or len({r.test_corpus_id for r in runs}) <= 1:
+        return
+    first = runs[0]
+    other = next(r for r in runs if r.test_corpus_id != first.test_corpus_id)
+    raise UsageError(
+        f"the runs are on different test sets: {first.run_id} on "
+        f"{first.test_set or first.test_corpus_id!r}, {other.run_id} on "
+        f"{other.test_set or other.test_corpus_id!r}; pass --allow-different-testsets to "
+        "compare them by segment id anyway"
+    )
+
+
 def compare_runs(
     runs: Sequence[RunArrays],
     *,
     significance: bool = False,
     method: str = "sign",
     settings: BootstrapSettings | None = None,
+    allow_different_testsets: bool = False,
 ) -> Comparison:
-    """Side-by-side scores of two or more runs and, with `significance`, every pair tested."""
+    """Side-by-side scores of two or more runs and, with `significance`, every pair tested.
+
+    Runs on different test sets are refused unless `allow_different_testsets` (their segments
+    would be paired by id alone, which says nothing about whether the sentences match)."""
     if len(runs) < 2:
         raise UsageError("give at least two runs to compare")
     if method not in METHODS:
         raise UsageError(f"--method: expected one of {', '.join(METHODS)}, got {method!r}")
+    _check_same_test_set(runs, allow_different_testsets)
     rows, n_common, warnings = side_by_side(runs)
     if not significance and len({r.test_corpus_id for r in runs}) > 1:
         warnings.append("the runs are on different test sets; segments were matched by id")

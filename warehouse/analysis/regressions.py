@@ -58,6 +58,7 @@ class RegressionReport:
     checked: list[RunStep] = field(default_factory=list)
     regressions: list[Regression] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    nothing_checked: str | None = None  # why no run had a predecessor to compare with
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -69,6 +70,7 @@ class RegressionReport:
             "checked": [step.__dict__ for step in self.checked],
             "regressions": [r.to_dict() for r in self.regressions],
             "warnings": self.warnings,
+            "nothing_checked": self.nothing_checked,
         }
 
 
@@ -101,6 +103,40 @@ def _steps(
     return steps
 
 
+def _why_nothing_checked(
+    con: duckdb.DuckDBPyConnection, testset: str | None, model_slug: str | None
+) -> str:
+    """Why no run has a predecessor: no runs at all, none matching the filters, or one run
+    per (model, condition, test set)."""
+    total = con.execute("SELECT count(*) FROM runs").fetchone()
+    if not total or total[0] == 0:
+        return "the warehouse has no runs yet"
+    rows = con.execute(
+        "SELECT count(*), count(DISTINCT (r.model_slug, r.condition, c.name)) FROM runs r "
+        "JOIN corpora c ON c.corpus_id = r.test_corpus_id "
+        "WHERE (? IS NULL OR c.name = ?) AND (? IS NULL OR r.model_slug = ?)",
+        [testset, testset, model_slug, model_slug],
+    ).fetchone()
+    n_runs, n_groups = rows if rows else (0, 0)
+    if n_runs == 0:
+        wanted = " and ".join(
+            part
+            for part in (
+                f"model {model_slug!r}" if model_slug is not None else "",
+                f"test set {testset!r}" if testset is not None else "",
+            )
+            if part
+        )
+        known = [
+            m for (m,) in con.execute("SELECT DISTINCT model_slug FROM runs ORDER BY 1").fetchall()
+        ]
+        return f"no runs of {wanted} (models with runs: {', '.join(known)})"
+    return (
+        f"each of the {n_groups} (model, condition, test set) group(s) has a single run "
+        f"({n_runs} run(s) in all): there is no previous run to compare with"
+    )
+
+
 def find_regressions(
     con: duckdb.DuckDBPyConnection,
     *,
@@ -125,4 +161,6 @@ def find_regressions(
         )
         report.warnings += [f"{step.run_id} vs {step.previous_run_id}: {w}" for w in test.warnings]
         report.regressions += [Regression(step, r) for r in test.results if r.winner == "B"]
+    if not report.checked:
+        report.nothing_checked = _why_nothing_checked(con, testset, model_slug)
     return report

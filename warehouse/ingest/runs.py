@@ -115,6 +115,7 @@ class PreparedRun:
             exact=self.stats.exact_match,
             difficulty=self.difficulty or [None] * n,
             entry_values=self.seg_metrics,
+            test_set=self.test_name,
         )
 
     def add_confidence(self, settings: BootstrapSettings | None) -> PreparedRun:

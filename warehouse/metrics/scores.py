@@ -108,11 +108,15 @@ def chrf_scores(sums: npt.ArrayLike) -> np.ndarray:
 
 def ter_scores(sums: npt.ArrayLike) -> np.ndarray:
     """TER (in percent) of each row of summed [edits, reference length] statistics; an empty
-    reference scores 100 when there are edits, else 0."""
-    s = np.asarray(sums, dtype=np.float64).reshape(-1, TER_STATS)
+    reference scores 100 when there are edits, else 0 (float32 sums in float32, as sacrebleu's
+    paired tests)."""
+    s = np.asarray(sums)
+    dtype = _working_dtype(s)
+    s = s.astype(dtype, copy=False).reshape(-1, TER_STATS)
     edits, ref_len = s[:, 0], s[:, 1]
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(ref_len > 0, edits / ref_len, np.where(edits > 0, 1.0, 0.0))
+        empty_ref = np.where(edits > 0, dtype(1.0), dtype(0.0))
+        ratio = np.where(ref_len > 0, edits / ref_len, empty_ref)
     return 100 * ratio
 
 

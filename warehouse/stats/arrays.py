@@ -18,8 +18,9 @@ from warehouse.metrics.scores import BLEU_STATS, CHRF_STATS, TER_STATS
 class RunArrays:
     """Per-segment statistics of one run, row k = segment `keys[k]`.
 
-    `exact` is 1.0 / 0.0, NaN for errored entries; `difficulty` is 0 where unknown; each array of
-    `entry_metrics` holds one per-entry metric, NaN where the entry has no value.
+    `exact` is 1.0 / 0.0, NaN for errored entries; `ter` is NaN when TER was not computed;
+    `difficulty` is 0 where unknown; each array of `entry_metrics` holds one per-entry metric,
+    NaN where the entry has no value.
     """
 
     run_id: str
@@ -32,6 +33,7 @@ class RunArrays:
     exact: np.ndarray
     difficulty: np.ndarray
     entry_metrics: dict[str, np.ndarray]
+    test_set: str = ""  # the test set's name (people read it; `test_corpus_id` identifies it)
 
     @property
     def n_segments(self) -> int:
@@ -64,6 +66,7 @@ def build_run_arrays(
     exact: Sequence[bool | None],
     difficulty: Sequence[int | None],
     entry_values: Sequence[tuple[int, str, float]],
+    test_set: str = "",
 ) -> RunArrays:
     """Arrays from per-segment Python values; `entry_values` are (segment, metric, value)."""
     n = len(keys)
@@ -77,16 +80,24 @@ def build_run_arrays(
         keys=list(keys),
         bleu=np.asarray(bleu, dtype=np.int64).reshape(n, BLEU_STATS),
         chrf=np.asarray(chrf, dtype=np.int64).reshape(n, CHRF_STATS),
-        ter=np.asarray(ter, dtype=np.float64).reshape(n, TER_STATS),
+        ter=np.asarray(ter, dtype=np.float64).reshape(n, TER_STATS)
+        if len(ter) or not n
+        else np.full((n, TER_STATS), np.nan),
         exact=np.array([np.nan if e is None else float(e) for e in exact], dtype=np.float64),
         difficulty=np.array([d or 0 for d in difficulty], dtype=np.int64),
         entry_metrics=dict(sorted(metrics.items())),
+        test_set=test_set,
     )
 
 
-def _matrix(table: pa.Table, column: str, width: int, dtype: type) -> np.ndarray:
-    """A list column of fixed-width statistic vectors as an (n, width) array."""
+def _matrix(
+    table: pa.Table, column: str, width: int, dtype: type, *, optional: bool = False
+) -> np.ndarray:
+    """A list column of fixed-width statistic vectors as an (n, width) array; with `optional`,
+    a column of NULLs (statistics not computed, e.g. TER turned off) gives NaN rows."""
     lists = table.column(column).combine_chunks()
+    if optional and lists.null_count == len(lists):
+        return np.full((len(lists), width), np.nan)
     if lists.null_count or pc.any(pc.not_equal(pc.list_value_length(lists), width)).as_py():
         raise UsageError(f"stored {column} are missing or not {width} values long; re-ingest")
     return lists.flatten().to_numpy(zero_copy_only=False).astype(dtype).reshape(-1, width)
@@ -95,7 +106,9 @@ def _matrix(table: pa.Table, column: str, width: int, dtype: type) -> np.ndarray
 def load_run_arrays(con: duckdb.DuckDBPyConnection, run_id: str, label: str = "") -> RunArrays:
     """Read one stored run's per-segment statistics, segment ids and per-entry metrics."""
     head = con.execute(
-        "SELECT test_corpus_id, model_slug, condition FROM runs WHERE run_id = ?", [run_id]
+        "SELECT r.test_corpus_id, r.model_slug, r.condition, c.name FROM runs r "
+        "JOIN corpora c ON c.corpus_id = r.test_corpus_id WHERE r.run_id = ?",
+        [run_id],
     ).fetchone()
     if head is None:
         raise UsageError(f"unknown run {run_id!r}")
@@ -129,10 +142,11 @@ def load_run_arrays(con: duckdb.DuckDBPyConnection, run_id: str, label: str = ""
         keys=table.column("seg_key").to_pylist(),
         bleu=_matrix(table, "bleu_stats", BLEU_STATS, np.int64),
         chrf=_matrix(table, "chrf_stats", CHRF_STATS, np.int64),
-        ter=_matrix(table, "ter_stats", TER_STATS, np.float64),
+        ter=_matrix(table, "ter_stats", TER_STATS, np.float64, optional=True),
         exact=table.column("exact_match").cast(pa.float64()).fill_null(np.nan).to_numpy(),
         difficulty=table.column("difficulty").cast(pa.int64()).fill_null(0).to_numpy(),
         entry_metrics=entry_metrics,
+        test_set=head[3],
     )
 
 

@@ -27,13 +27,15 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import duckdb
 import numpy as np
 
-from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, higher_is_better
-from warehouse.metrics.scores import bleu_scores, chrf_scores
+from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER, higher_is_better
+from warehouse.metrics.scores import bleu_scores, chrf_scores, ter_scores
 from warehouse.stats.arrays import Alignment, RunArrays, align
 from warehouse.stats.resample import (
     BootstrapSettings,
+    bootstrap_settings,
     mean_scores,
     percentile_interval,
     resample_blocks,
@@ -45,6 +47,7 @@ from warehouse.stats.resample import (
 )
 
 METHODS = ("sign", "paired-bs", "paired-ar")
+PAIRED_AR_TRIALS = 10_000  # sacrebleu's default number of approximate-randomisation trials
 FEW_SEGMENTS = 10  # warn below this many aligned segments
 
 _FLOAT32_EXACT = 2**24  # integers below this are exact in float32, so are sums below it
@@ -158,16 +161,20 @@ def _result(
 
 def _float32_sums(stats: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """The float32 resample sums sacrebleu forms (`stats.astype(float32)[idx].sum(0)`): the exact
-    int64 sums when every partial sum is an exact float32 integer, else numpy's own float32 sum."""
-    if stats.size == 0 or stats.shape[0] * int(stats.max()) < _FLOAT32_EXACT:
+    integer sums when every value is a whole number and every partial sum an exact float32
+    integer, else numpy's own float32 sum."""
+    whole = stats.dtype == np.int64 or bool(np.all(stats == np.round(stats)))
+    if stats.size == 0 or (whole and stats.shape[0] * int(stats.max()) < _FLOAT32_EXACT):
         return resample_sums(stats, indices).astype(np.float32)
     stats32 = stats.astype(np.float32)
     return np.stack([stats32[row].sum(0) for row in indices])
 
 
 def _sacrebleu_scores(metric: str, sums: np.ndarray) -> np.ndarray:
-    """sacrebleu's score of each row of summed statistics, collected as sacrebleu collects them."""
-    return chrf_scores(sums) if metric == CHRF else bleu_scores(sums)
+    """The corpus score of each row of summed statistics (float32 sums scored in float32 where
+    sacrebleu's paired tests are)."""
+    scorer = {CHRF: chrf_scores, BLEU: bleu_scores, TER: ter_scores}[metric]
+    return scorer(sums)
 
 
 def _estimate(score: float, samples: np.ndarray) -> SystemEstimate:
@@ -187,9 +194,14 @@ def _moses_p_value(sample_stats: np.ndarray, real_difference: float) -> float:
     return (count + 1) / (len(sample_stats) + 1)
 
 
+# Metrics whose score is a formula on summed sufficient statistics (the rest are means).
+CORPUS_METRICS = (CHRF, BLEU, TER)
+
+
 def _stats(arrays: RunArrays, metric: str) -> np.ndarray:
-    """The int64 statistics sacrebleu sums for `metric` (BLEU or chrF++)."""
-    return arrays.chrf if metric == CHRF else arrays.bleu
+    """The statistics sacrebleu sums for a corpus metric (int64 for BLEU and chrF++, float64
+    for TER)."""
+    return {CHRF: arrays.chrf, BLEU: arrays.bleu, TER: arrays.ter}[metric]
 
 
 def _mean_columns(arrays: RunArrays, metric: str) -> np.ndarray:
@@ -239,7 +251,7 @@ def _paired_bs(
     for metric in metrics:
         a, b = scores[0][metric], scores[1][metric]
         assert a is not None and b is not None
-        if metric in (CHRF, BLEU):
+        if metric in CORPUS_METRICS:
             scores_bl = _sacrebleu_scores(metric, _float32_sums(_stats(al.a, metric), indices))
             scores_sys = _sacrebleu_scores(metric, _float32_sums(_stats(al.b, metric), indices))
         else:
@@ -256,6 +268,9 @@ def _shuffled_sums(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sums of the approximate-randomisation pseudo-systems: row r of the first takes A's
     statistics where `selection[r]` is set and B's elsewhere, the second the other way round."""
+    if a.dtype != np.int64:
+        # Float statistics (TER): sacrebleu's own matrix products, whose rounding we share.
+        return selection @ a + ~selection @ b, ~selection @ a + selection @ b
     n_rows = a.shape[0]
     picks = np.where(selection, np.arange(n_rows), n_rows)  # n_rows = an all-zero row
     diff = np.vstack([a - b, np.zeros((1, a.shape[1]), dtype=a.dtype)])
@@ -280,7 +295,7 @@ def _paired_ar(
     for metric in metrics:
         a, b = scores[0][metric], scores[1][metric]
         assert a is not None and b is not None
-        if metric in (CHRF, BLEU):
+        if metric in CORPUS_METRICS:
             stats_a, stats_b = _stats(al.a, metric), _stats(al.b, metric)
             shuf_a, shuf_b = _shuffled_sums(stats_a, stats_b, selection)
             scores_a = _sacrebleu_scores(metric, shuf_a)
@@ -313,10 +328,26 @@ _METHODS: dict[str, Callable[..., Outcome]] = {
 
 
 def shared_metrics(scores_a: Scores, scores_b: Scores) -> list[str]:
-    """chrF++, BLEU, exact match, then every per-entry metric, where both runs have a value."""
-    fixed = [CHRF, BLEU, EXACT_MATCH]
+    """chrF++, BLEU, TER, exact match, then every per-entry metric, where both runs have a
+    value."""
+    fixed = [CHRF, BLEU, TER, EXACT_MATCH]
     entry = sorted((set(scores_a) & set(scores_b)) - set(fixed))
     return [m for m in [*fixed, *entry] if scores_a[m] is not None and scores_b[m] is not None]
+
+
+def method_settings(
+    con: duckdb.DuckDBPyConnection | None,
+    method: str,
+    n_bootstrap: int | None = None,
+    alpha: float | None = None,
+    seed: int | None = None,
+) -> BootstrapSettings:
+    """Resampling settings of a paired test: explicit values, else the warehouse's settings
+    rows, else the defaults — except that paired-ar runs sacrebleu's 10,000 trials unless
+    `n_bootstrap` is given."""
+    if method == "paired-ar" and n_bootstrap is None:
+        n_bootstrap = PAIRED_AR_TRIALS
+    return bootstrap_settings(con, n_bootstrap, alpha, seed)
 
 
 def compare_pair(
