@@ -17,6 +17,12 @@ pub enum BootstrapError {
     Resamples { indices: usize, n_resamples: usize },
     /// An index does not name a row of the statistics.
     Index { index: i64, n_rows: usize },
+    /// The output does not hold `n_resamples × n_cols` values.
+    Output {
+        len: usize,
+        n_resamples: usize,
+        n_cols: usize,
+    },
 }
 
 impl fmt::Display for BootstrapError {
@@ -36,6 +42,14 @@ impl fmt::Display for BootstrapError {
             Self::Index { index, n_rows } => {
                 write!(f, "resample index {index} is outside 0..{n_rows}")
             }
+            Self::Output {
+                len,
+                n_resamples,
+                n_cols,
+            } => write!(
+                f,
+                "the output holds {len} values, not {n_resamples} resamples of {n_cols} columns"
+            ),
         }
     }
 }
@@ -53,29 +67,27 @@ pub fn resample_sums<T>(
 where
     T: Copy + Default + AddAssign + Send + Sync,
 {
-    if n_cols == 0 || stats.len() % n_cols != 0 {
-        return Err(BootstrapError::Shape {
-            values: stats.len(),
-            n_cols,
-        });
-    }
-    if n_resamples == 0 || indices.len() % n_resamples != 0 {
-        return Err(BootstrapError::Resamples {
-            indices: indices.len(),
-            n_resamples,
-        });
-    }
-    let n_rows = stats.len() / n_cols;
-    if let Some(&index) = indices
-        .iter()
-        .find(|&&i| usize::try_from(i).map_or(true, |row| row >= n_rows))
-    {
-        return Err(BootstrapError::Index { index, n_rows });
-    }
-    let per_resample = indices.len() / n_resamples;
-    let mut out = vec![T::default(); n_resamples * n_cols];
+    let mut out = vec![T::default(); n_resamples.saturating_mul(n_cols)];
+    resample_sums_into(stats, n_cols, indices, n_resamples, &mut out)?;
+    Ok(out)
+}
+
+/// `resample_sums` written into `out` (`n_resamples × n_cols`, row-major; its previous contents
+/// are overwritten).
+pub fn resample_sums_into<T>(
+    stats: &[T],
+    n_cols: usize,
+    indices: &[i64],
+    n_resamples: usize,
+    out: &mut [T],
+) -> Result<(), BootstrapError>
+where
+    T: Copy + Default + AddAssign + Send + Sync,
+{
+    let per_resample = check_shapes(stats, n_cols, indices, n_resamples, out.len())?;
     if per_resample == 0 {
-        return Ok(out);
+        out.fill(T::default());
+        return Ok(());
     }
     // Resamples are independent: split them over the available cores.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -88,22 +100,62 @@ where
             scope.spawn(move || sum_blocks(stats, n_cols, block, per_resample, acc));
         }
     });
-    Ok(out)
+    Ok(())
+}
+
+/// Validates the shapes and every index; returns the number of indices per resample.
+fn check_shapes<T>(
+    stats: &[T],
+    n_cols: usize,
+    indices: &[i64],
+    n_resamples: usize,
+    out_len: usize,
+) -> Result<usize, BootstrapError> {
+    if n_cols == 0 || stats.len() % n_cols != 0 {
+        return Err(BootstrapError::Shape {
+            values: stats.len(),
+            n_cols,
+        });
+    }
+    if n_resamples == 0 || indices.len() % n_resamples != 0 {
+        return Err(BootstrapError::Resamples {
+            indices: indices.len(),
+            n_resamples,
+        });
+    }
+    let expected = n_resamples.checked_mul(n_cols);
+    if expected != Some(out_len) {
+        return Err(BootstrapError::Output {
+            len: out_len,
+            n_resamples,
+            n_cols,
+        });
+    }
+    let n_rows = stats.len() / n_cols;
+    if let Some(&index) = indices
+        .iter()
+        .find(|&&i| usize::try_from(i).map_or(true, |row| row >= n_rows))
+    {
+        return Err(BootstrapError::Index { index, n_rows });
+    }
+    Ok(indices.len() / n_resamples)
 }
 
 /// Width of the fixed-size column groups the row addition is unrolled over.
 const LANES: usize = 8;
 
-/// Sums each block of `per_resample` (validated) row indices into its row of `out`.
+/// Sums each block of `per_resample` (validated) row indices into its row of `out`, which is
+/// reset first.
 fn sum_blocks<T>(stats: &[T], n_cols: usize, indices: &[i64], per_resample: usize, out: &mut [T])
 where
-    T: Copy + AddAssign,
+    T: Copy + Default + AddAssign,
 {
     let wide = n_cols - n_cols % LANES;
     for (acc, block) in out
         .chunks_exact_mut(n_cols)
         .zip(indices.chunks_exact(per_resample))
     {
+        acc.fill(T::default());
         let (acc_wide, acc_rest) = acc.split_at_mut(wide);
         for &index in block {
             // In range: checked by the caller.
@@ -158,6 +210,24 @@ mod tests {
         let stats = [0.1_f64, 0.2, 0.3];
         let sums = resample_sums(&stats, 1, &[2, 1, 0], 1).unwrap();
         assert_eq!(sums, vec![0.3 + 0.2 + 0.1]);
+    }
+
+    #[test]
+    fn sums_into_overwrite_the_output() {
+        let mut out = vec![f64::NAN; 4];
+        resample_sums_into(&[0.5_f64, 1.0, 2.0, 4.0], 2, &[1, 1, 0], 2, &mut out).unwrap_err();
+        resample_sums_into(&[0.5_f64, 1.0, 2.0, 4.0], 2, &[1, 0], 2, &mut out).unwrap();
+        assert_eq!(out, vec![2.0, 4.0, 0.5, 1.0]);
+        resample_sums_into(&[0.5_f64, 1.0], 2, &[], 2, &mut out).unwrap();
+        assert_eq!(out, vec![0.0; 4]);
+        assert_eq!(
+            resample_sums_into(&[1_i64, 2], 2, &[0], 1, &mut [0; 3]),
+            Err(BootstrapError::Output {
+                len: 3,
+                n_resamples: 1,
+                n_cols: 2
+            })
+        );
     }
 
     #[test]

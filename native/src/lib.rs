@@ -13,8 +13,6 @@ pub mod surface;
 
 #[cfg(feature = "python")]
 mod python;
-#[cfg(feature = "python")]
-mod python_retrieval;
 
 #[cfg(test)]
 mod tests {

@@ -11,8 +11,15 @@ from hypothesis import strategies as st
 
 from tests.exposure.brute_force import BruteForce, Exposure
 from warehouse import _native
+from warehouse.exposure.config import DEFAULT_ORDERS, DEFAULT_RARE_GRAMS, DEFAULT_SHORTLIST
 from warehouse.exposure.normalize import NormalizationConfig, normalize, normalize_many
-from warehouse.exposure.retrieval import audit, build_index, search_source, search_target
+from warehouse.exposure.retrieval import (
+    Exposures,
+    audit,
+    build_index,
+    search_source,
+    search_target,
+)
 
 # Pieces chosen to stress normalisation and gram boundaries: combining marks, NFKC-sensitive
 # characters (ligature, fullwidth, superscript, NBSP), curly quotes and dashes, case pairs with
@@ -164,11 +171,34 @@ def test_fast_mode_is_valid(data, orders, rare_grams, shortlist):
 
 
 RetrievalIndex = _native.RetrievalIndex
+ORDERS = list(DEFAULT_ORDERS)
+# The binding has no defaults: every call passes the search settings.
+EXACT: dict[str, Any] = {
+    "mode": "exact",
+    "rare_grams": DEFAULT_RARE_GRAMS,
+    "shortlist": DEFAULT_SHORTLIST,
+}
 
 
-def run(sources, targets, queries, refs, orders=(3, 4, 5)) -> dict[str, Any]:
+def index_of(sources, targets, orders=DEFAULT_ORDERS) -> Any:
+    """The binding's index of already-normalised texts."""
+    return RetrievalIndex(sources, targets, list(orders))
+
+
+def native_audit(index, queries, refs, **options) -> dict[str, Any]:
+    """The binding's audit (exact unless `options` say otherwise), its buffers as lists."""
+    return Exposures.of_audit(index.audit(queries, refs, **{**EXACT, **options})).to_pydict()
+
+
+def native_source(index, queries, **options) -> dict[str, Any]:
+    """The binding's source search, its buffers as lists."""
+    raw = index.search_source(queries, **{**EXACT, **options})
+    return Exposures.of_source_search(raw).to_pydict()
+
+
+def run(sources, targets, queries, refs, orders=DEFAULT_ORDERS) -> dict[str, Any]:
     """Native exact audit of already-normalised texts."""
-    return RetrievalIndex(sources, targets, orders=list(orders)).audit(queries, refs)
+    return native_audit(index_of(sources, targets, orders), queries, refs)
 
 
 def test_exact_flag_beats_lower_index_with_jaccard_one():
@@ -189,7 +219,7 @@ def test_target_exact_uses_lowest_equal_row_then_lowest_equal_reference():
 
 def test_unseen_query_grams_count_in_union():
     # query grams: abc bcd cdx abcd bcdx abcdx (6); shared with "abcd": abc bcd abcd (3)
-    got = RetrievalIndex(["abcd"], ["t"]).search_source(["abcdx"])
+    got = native_source(index_of(["abcd"], ["t"]), ["abcdx"])
     assert got["exposure"] == [0.5]
     assert got["nn"] == [0]
 
@@ -222,14 +252,14 @@ def test_empty_query_pair_uses_empty_source_rows():
 
 
 def test_short_string_is_a_single_gram():
-    got = RetrievalIndex(["ab", "abc", "xab"], ["t", "t", "t"]).search_source(["ab", "ab!"])
+    got = native_source(index_of(["ab", "abc", "xab"], ["t", "t", "t"]), ["ab", "ab!"])
     assert (got["nn"][0], got["exact"][0]) == (0, True)
     # "ab!" has grams {"ab!"}; "ab" is the single gram "ab", unrelated
     assert got["nn"][1] is None
 
 
 def test_ties_go_to_lower_index():
-    got = RetrievalIndex(["abcdX", "abcdY", "abcdZ"], ["t", "u", "v"]).search_source(["abcdW"])
+    got = native_source(index_of(["abcdX", "abcdY", "abcdZ"], ["t", "u", "v"]), ["abcdW"])
     assert got["nn"] == [0]
 
 
@@ -275,20 +305,22 @@ def test_pair_exposure_is_exact_beyond_top_lists():
 
 
 def test_tm_index_ignores_references():
-    index = RetrievalIndex(["the cat", "the dog"], ["el gato", "el perro"])
-    a = index.audit(["the cat"], [["el perro"]])
-    b = index.audit(["the cat"], [["el gato"]])
+    index = index_of(["the cat", "the dog"], ["el gato", "el perro"])
+    a = native_audit(index, ["the cat"], [["el perro"]])
+    b = native_audit(index, ["the cat"], [["el gato"]])
     assert a["source_nn"] == b["source_nn"] == [0]
 
 
 def test_batches_and_threads_agree_with_one_call():
     sources = [f"sentence number {i} about {i % 7}" for i in range(200)]
     targets = [f"frase número {i} sobre {i % 5}" for i in range(200)]
-    index = RetrievalIndex(sources, targets)
+    index = index_of(sources, targets)
     queries = [f"sentence number {i * 3} about {i}" for i in range(40)]
     refs = [[f"frase número {i * 3}"] for i in range(40)]
-    whole = index.audit(queries, refs, threads=1)
-    parts = [index.audit(queries[i : i + 7], refs[i : i + 7], threads=2) for i in range(0, 40, 7)]
+    whole = native_audit(index, queries, refs, threads=1)
+    parts = [
+        native_audit(index, queries[i : i + 7], refs[i : i + 7], threads=2) for i in range(0, 40, 7)
+    ]
     for key in whole:
         if key != "stats":
             assert whole[key] == [v for p in parts for v in p[key]]
@@ -306,19 +338,43 @@ def test_batches_and_threads_agree_with_one_call():
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: RetrievalIndex(["a"], ["a", "b"]), "same length"),
+        (lambda: RetrievalIndex(["a"], ["a", "b"], ORDERS), "same length"),
         (lambda: RetrievalIndex(["a"], ["a"], orders=[]), "at least one"),
         (lambda: RetrievalIndex(["a"], ["a"], orders=[3, 0]), ">= 1"),
-        (lambda: RetrievalIndex(["a"], ["a"], threads=0), "threads"),
-        (lambda: RetrievalIndex(["a"], ["a"]).audit(["a"], [[]]), "reference"),
-        (lambda: RetrievalIndex(["a"], ["a"]).audit(["a", "b"], [["a"]]), "same length"),
-        (lambda: RetrievalIndex(["a"], ["a"]).audit(["a"], [["a"]], mode="approx"), "mode"),
-        (lambda: RetrievalIndex(["a"], ["a"]).search_source(["a"], mode="fast", shortlist=0), "1"),
-        (lambda: RetrievalIndex(["a"], ["a"]).search_target([[]]), "reference"),
+        (lambda: RetrievalIndex(["a"], ["a"], ORDERS, threads=0), "threads"),
+        (lambda: RetrievalIndex.from_joined("a", "a", 1, ORDERS, dense_min_df=0), "dense_min_df"),
+        (lambda: index_of(["a"], ["a"]).audit(["a"], [[]], **EXACT), "reference"),
+        (lambda: index_of(["a"], ["a"]).audit(["a", "b"], [["a"]], **EXACT), "same length"),
+        (
+            lambda: index_of(["a"], ["a"]).audit(["a"], [["a"]], **{**EXACT, "mode": "approx"}),
+            "mode",
+        ),
+        (
+            lambda: index_of(["a"], ["a"]).search_source(["a"], "fast", DEFAULT_RARE_GRAMS, 0),
+            "1",
+        ),
+        (lambda: index_of(["a"], ["a"]).search_source(["a"], "fast", -1, 8), "rare_grams"),
+        (lambda: index_of(["a"], ["a"]).search_target([[]], **EXACT), "reference"),
     ],
 )
 def test_bad_arguments_raise_value_error(call, message):
     with pytest.raises(ValueError, match=message):
+        call()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: RetrievalIndex(["a"], ["a"]),
+        lambda: RetrievalIndex.from_joined("a", "a", 1),
+        lambda: index_of(["a"], ["a"]).audit(["a"], [["a"]]),
+        lambda: index_of(["a"], ["a"]).search_source(["a"], "fast"),
+        lambda: index_of(["a"], ["a"]).search_target([["a"]], "exact", DEFAULT_RARE_GRAMS),
+    ],
+)
+def test_binding_has_no_tuning_defaults(call):
+    # orders, mode, rare_grams and shortlist default in warehouse.exposure.config only
+    with pytest.raises(TypeError, match="missing"):
         call()
 
 

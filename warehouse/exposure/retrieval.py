@@ -1,10 +1,19 @@
 """Exposure retrieval over training pairs: a thin typed layer over the native engine, which
-normalises texts the way docs/exposure.md defines before they cross."""
+normalises texts the way docs/exposure.md defines before they cross.
+
+The engine returns each search's columns as Arrow buffers (see `warehouse/_native.pyi`);
+`Exposures` wraps them as Arrow arrays without copying. `audit_exposures`, `source_exposures` and
+`target_exposures` return those; `audit`, `search_source` and `search_target` return the same
+columns as Python lists (None where no training row shares a gram) with "stats".
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import pyarrow as pa
 
 from warehouse.exposure.config import DEFAULT_ORDERS, DEFAULT_RARE_GRAMS, DEFAULT_SHORTLIST
 from warehouse.exposure.normalize import (
@@ -15,9 +24,90 @@ from warehouse.exposure.normalize import (
 )
 from warehouse.native import RetrievalIndex, native
 
-__all__ = ["Mode", "RetrievalIndex", "audit", "build_index", "search_source", "search_target"]
+if TYPE_CHECKING:
+    from warehouse._native import (
+        AuditBuffers,
+        HitBuffers,
+        SearchStats,
+        SourceSearch,
+        TargetHitBuffers,
+        TargetSearch,
+    )
+
+__all__ = [
+    "Exposures",
+    "Mode",
+    "RetrievalIndex",
+    "audit",
+    "audit_exposures",
+    "build_index",
+    "search_source",
+    "search_target",
+    "source_exposures",
+    "target_exposures",
+]
 
 Mode = Literal["exact", "fast"]
+
+
+@dataclass(frozen=True)
+class Exposures:
+    """One batch of searches: named Arrow columns (one row per query) and the work counters."""
+
+    columns: dict[str, pa.Array]
+    stats: SearchStats
+
+    def to_pydict(self) -> dict[str, Any]:
+        """The columns as Python lists (None where a value is null) and "stats"."""
+        out: dict[str, Any] = {name: array.to_pylist() for name, array in self.columns.items()}
+        out["stats"] = dict(self.stats)
+        return out
+
+    @classmethod
+    def of_audit(cls, raw: AuditBuffers) -> Exposures:
+        """`RetrievalIndex.audit`'s buffers as source_*, target_* and pair_* columns."""
+        sides = (
+            ("source", _hit_arrays(raw["source"])),
+            ("target", _target_arrays(raw["target"])),
+            ("pair", _hit_arrays(raw["pair"])),
+        )
+        columns = {
+            f"{side}_{name}": array for side, arrays in sides for name, array in arrays.items()
+        }
+        return cls(columns, raw["stats"])
+
+    @classmethod
+    def of_source_search(cls, raw: SourceSearch) -> Exposures:
+        """`RetrievalIndex.search_source`'s buffers as exposure, nn and exact columns."""
+        return cls(_hit_arrays(raw), raw["stats"])
+
+    @classmethod
+    def of_target_search(cls, raw: TargetSearch) -> Exposures:
+        """`RetrievalIndex.search_target`'s buffers as exposure, nn, ref_idx and exact columns."""
+        return cls(_target_arrays(raw), raw["stats"])
+
+
+def _hit_arrays(raw: HitBuffers) -> dict[str, pa.Array]:
+    """One side's hit buffers as Arrow arrays (views of the bytes, no copy)."""
+    n = len(raw["exposure"]) // 8
+    return {
+        "exposure": pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(raw["exposure"])]),
+        "nn": pa.Array.from_buffers(
+            pa.int64(), n, [pa.py_buffer(raw["nn_valid"]), pa.py_buffer(raw["nn"])]
+        ),
+        "exact": pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(raw["exact"])]),
+    }
+
+
+def _target_arrays(raw: TargetHitBuffers) -> dict[str, pa.Array]:
+    """Target hit buffers as Arrow arrays: exposure, nn, ref_idx, exact."""
+    hit = _hit_arrays(raw)
+    ref_idx = pa.Array.from_buffers(
+        pa.int32(),
+        len(hit["exposure"]),
+        [pa.py_buffer(raw["ref_idx_valid"]), pa.py_buffer(raw["ref_idx"])],
+    )
+    return {"exposure": hit["exposure"], "nn": hit["nn"], "ref_idx": ref_idx, "exact": hit["exact"]}
 
 
 def build_index(
@@ -43,7 +133,7 @@ def build_index(
         normalize_joined(sources, config),
         normalize_joined(targets, config),
         len(sources),
-        orders=list(orders),
+        list(orders),
         threads=threads,
         dense_min_df=dense_min_df,
     )
@@ -59,6 +149,56 @@ def _normalize_refs(refs: Sequence[Sequence[str]], config: NormalizationConfig) 
     return out
 
 
+def audit_exposures(
+    index: RetrievalIndex,
+    sources: Sequence[str],
+    refs: Sequence[Sequence[str]],
+    config: NormalizationConfig = DEFAULT_CONFIG,
+    mode: Mode = "exact",
+    rare_grams: int = DEFAULT_RARE_GRAMS,
+    shortlist: int = DEFAULT_SHORTLIST,
+    threads: int | None = None,
+) -> Exposures:
+    """Normalise test sources and their references, then audit them against `index`."""
+    raw = index.audit(
+        normalize_many(sources, config),
+        _normalize_refs(refs, config),
+        mode,
+        rare_grams,
+        shortlist,
+        threads,
+    )
+    return Exposures.of_audit(raw)
+
+
+def source_exposures(
+    index: RetrievalIndex,
+    queries: Sequence[str],
+    config: NormalizationConfig = DEFAULT_CONFIG,
+    mode: Mode = "exact",
+    rare_grams: int = DEFAULT_RARE_GRAMS,
+    shortlist: int = DEFAULT_SHORTLIST,
+    threads: int | None = None,
+) -> Exposures:
+    """Normalise queries and find their nearest training sources."""
+    raw = index.search_source(normalize_many(queries, config), mode, rare_grams, shortlist, threads)
+    return Exposures.of_source_search(raw)
+
+
+def target_exposures(
+    index: RetrievalIndex,
+    refs: Sequence[Sequence[str]],
+    config: NormalizationConfig = DEFAULT_CONFIG,
+    mode: Mode = "exact",
+    rare_grams: int = DEFAULT_RARE_GRAMS,
+    shortlist: int = DEFAULT_SHORTLIST,
+    threads: int | None = None,
+) -> Exposures:
+    """Normalise each query's references and find their nearest training targets."""
+    raw = index.search_target(_normalize_refs(refs, config), mode, rare_grams, shortlist, threads)
+    return Exposures.of_target_search(raw)
+
+
 def audit(
     index: RetrievalIndex,
     sources: Sequence[str],
@@ -69,15 +209,10 @@ def audit(
     shortlist: int = DEFAULT_SHORTLIST,
     threads: int | None = None,
 ) -> dict[str, Any]:
-    """Normalise test sources and their references, then audit them against `index`."""
-    return index.audit(
-        normalize_many(sources, config),
-        _normalize_refs(refs, config),
-        mode=mode,
-        rare_grams=rare_grams,
-        shortlist=shortlist,
-        threads=threads,
-    )
+    """`audit_exposures` as lists: source_*, target_* and pair_* columns, and "stats"."""
+    return audit_exposures(
+        index, sources, refs, config, mode, rare_grams, shortlist, threads
+    ).to_pydict()
 
 
 def search_source(
@@ -89,14 +224,10 @@ def search_source(
     shortlist: int = DEFAULT_SHORTLIST,
     threads: int | None = None,
 ) -> dict[str, Any]:
-    """Normalise queries and find their nearest training sources."""
-    return index.search_source(
-        normalize_many(queries, config),
-        mode=mode,
-        rare_grams=rare_grams,
-        shortlist=shortlist,
-        threads=threads,
-    )
+    """`source_exposures` as lists: exposure, nn, exact, and "stats"."""
+    return source_exposures(
+        index, queries, config, mode, rare_grams, shortlist, threads
+    ).to_pydict()
 
 
 def search_target(
@@ -108,11 +239,5 @@ def search_target(
     shortlist: int = DEFAULT_SHORTLIST,
     threads: int | None = None,
 ) -> dict[str, Any]:
-    """Normalise each query's references and find their nearest training targets."""
-    return index.search_target(
-        _normalize_refs(refs, config),
-        mode=mode,
-        rare_grams=rare_grams,
-        shortlist=shortlist,
-        threads=threads,
-    )
+    """`target_exposures` as lists: exposure, nn, ref_idx, exact, and "stats"."""
+    return target_exposures(index, refs, config, mode, rare_grams, shortlist, threads).to_pydict()

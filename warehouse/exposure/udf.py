@@ -19,15 +19,19 @@ import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
+from duckdb.func import PythonUDFType
 
 from warehouse.exposure import retrieval
 from warehouse.exposure.config import AuditConfig, resolve_audit_config
-from warehouse.exposure.retrieval import RetrievalIndex, build_index
+from warehouse.exposure.retrieval import Exposures, Mode, RetrievalIndex, build_index
 from warehouse.store.corpora import get_corpus, training_texts
+
+if TYPE_CHECKING:
+    from warehouse._native import SearchStats
 
 EXPOSURE_FUNCTION = "tame_exposure"
 
@@ -71,14 +75,13 @@ class SearchCounters:
     candidates_verified: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add(self, rows: int, stats: dict[str, int] | None) -> None:
+    def add(self, rows: int, stats: SearchStats) -> None:
         """Account for one batch."""
         with self.lock:
             self.rows += rows
-            if stats:
-                self.postings_visited += stats.get("postings_visited", 0)
-                self.postings_total += stats.get("postings_total", 0)
-                self.candidates_verified += stats.get("candidates_verified", 0)
+            self.postings_visited += stats["postings_visited"]
+            self.postings_total += stats["postings_total"]
+            self.candidates_verified += stats["candidates_verified"]
 
     def postings(self) -> dict[str, int]:
         """JSON-ready counters."""
@@ -105,73 +108,62 @@ def register_exposure_functions(
 ) -> SearchCounters:
     """Register `tame_source_nn`, `tame_target_nn`, `tame_pair_nn` and `tame_exposure` on `con`."""
     counters = SearchCounters()
-    options = {
-        "config": config.normalization,
-        "mode": config.mode,
-        "rare_grams": config.rare_grams,
-        "shortlist": config.shortlist,
-        "threads": threads,
-    }
+    # The trailing arguments of every search: normalisation, mode (validated by AuditConfig),
+    # fast-mode settings and threads.
+    mode: Mode = "fast" if config.mode == "fast" else "exact"
+    settings = (config.normalization, mode, config.rare_grams, config.shortlist, threads)
 
     def refs_of(array: Any) -> list[list[str]]:
         return [refs or [""] for refs in _texts(array)]
 
-    def tick(n: int, stats: dict[str, int] | None) -> None:
+    def tick(n: int, stats: SearchStats) -> None:
         counters.add(n, stats)
         if progress is not None:
             progress(counters.rows, total)
 
     def source_nn(src: Any) -> pa.Array:
-        out = retrieval.search_source(index, _texts(src), **options)
-        tick(len(src), out.get("stats"))
+        out = retrieval.source_exposures(index, _texts(src), *settings)
+        tick(len(src), out.stats)
         return pa.StructArray.from_arrays(
-            [
-                pa.array(out[k], t.type)
-                for k, t in zip(("exposure", "nn", "exact"), _SOURCE, strict=True)
-            ],
-            fields=list(_SOURCE),
+            [out.columns[f.name] for f in _SOURCE], fields=list(_SOURCE)
         )
 
     def target_nn(refs: Any) -> pa.Array:
-        out = retrieval.search_target(index, refs_of(refs), **options)
-        tick(len(refs), out.get("stats"))
-        keys = ("exposure", "nn", "ref_idx", "exact")
+        out = retrieval.target_exposures(index, refs_of(refs), *settings)
+        tick(len(refs), out.stats)
         return pa.StructArray.from_arrays(
-            [pa.array(out[k], t.type) for k, t in zip(keys, _TARGET, strict=True)],
-            fields=list(_TARGET),
+            [out.columns[f.name] for f in _TARGET], fields=list(_TARGET)
         )
 
-    def everything(src: Any, refs: Any) -> dict[str, list[Any]]:
-        out = retrieval.audit(index, _texts(src), refs_of(refs), **options)
-        tick(len(src), out.get("stats"))
+    def everything(src: Any, refs: Any) -> Exposures:
+        out = retrieval.audit_exposures(index, _texts(src), refs_of(refs), *settings)
+        tick(len(src), out.stats)
         return out
 
     def pair_nn(src: Any, refs: Any) -> pa.Array:
-        out = everything(src, refs)
+        columns = everything(src, refs).columns
         return pa.StructArray.from_arrays(
-            [
-                pa.array(out["pair_exposure"], pa.float64()),
-                pa.array(out["pair_nn"], pa.int64()),
-                pa.array(out["pair_exact"], pa.bool_()),
-            ],
+            [columns["pair_exposure"], columns["pair_nn"], columns["pair_exact"]],
             fields=list(_SOURCE),
         )
 
     def exposure(src: Any, refs: Any) -> pa.Array:
-        out = everything(src, refs)
+        columns = everything(src, refs).columns
         return pa.StructArray.from_arrays(
-            [pa.array(out[name], kind) for name, kind in _ALL_FIELDS], fields=list(_ALL)
+            [columns[name] for name, _ in _ALL_FIELDS], fields=list(_ALL)
         )
 
-    for name, fn, params, struct in (
+    # (name, function, parameter types, result struct)
+    functions: list[tuple[str, Callable[..., pa.Array], list[Any], pa.StructType]] = [
         ("tame_source_nn", source_nn, ["VARCHAR"], _SOURCE),
         ("tame_target_nn", target_nn, ["VARCHAR[]"], _TARGET),
         ("tame_pair_nn", pair_nn, ["VARCHAR", "VARCHAR[]"], _SOURCE),
         (EXPOSURE_FUNCTION, exposure, ["VARCHAR", "VARCHAR[]"], _ALL),
-    ):
+    ]
+    for name, fn, params, struct in functions:
         with contextlib.suppress(duckdb.InvalidInputException):  # not registered yet
             con.remove_function(name)
-        con.create_function(name, fn, params, _duckdb_type(struct), type="arrow")
+        con.create_function(name, fn, params, _duckdb_type(struct), type=PythonUDFType.ARROW)
     return counters
 
 

@@ -103,19 +103,20 @@ def resample_sums(stats: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """Per-resample column sums of `stats` rows: int64 stays int64, anything else is float64."""
     if stats.ndim != 2 or indices.ndim != 2:
         raise ValueError("stats and indices must be two-dimensional")
-    n_resamples, n_cols = indices.shape[0], stats.shape[1]
-    if n_resamples == 0 or n_cols == 0:
-        dtype = np.int64 if stats.dtype == np.int64 else np.float64
-        return np.zeros((n_resamples, n_cols), dtype=dtype)
-    flat = np.ascontiguousarray(indices, dtype=np.int64).tobytes()
+    shape = (indices.shape[0], stats.shape[1])
+    # The kernel reads both arrays in place and writes the sums into the array allocated here:
+    # nothing is copied but what ascontiguousarray converts (an array that is not C-contiguous
+    # or not of the dtype).
+    picks = np.ascontiguousarray(indices, dtype=np.int64)
     if stats.dtype == np.int64:
-        raw = native.resample_sums_i64(
-            np.ascontiguousarray(stats).tobytes(), n_cols, flat, n_resamples
-        )
-        return np.frombuffer(raw, dtype=np.int64).reshape(n_resamples, n_cols)
-    values = np.ascontiguousarray(stats, dtype=np.float64).tobytes()
-    raw = native.resample_sums_f64(values, n_cols, flat, n_resamples)
-    return np.frombuffer(raw, dtype=np.float64).reshape(n_resamples, n_cols)
+        counts = np.empty(shape, dtype=np.int64)
+        if counts.size:
+            native.resample_sums_i64(np.ascontiguousarray(stats), picks, counts)
+        return counts
+    sums = np.empty(shape, dtype=np.float64)
+    if sums.size:
+        native.resample_sums_f64(np.ascontiguousarray(stats, dtype=np.float64), picks, sums)
+    return sums
 
 
 def mean_scores(value_sums: np.ndarray, count_sums: np.ndarray) -> np.ndarray:

@@ -1,7 +1,7 @@
 //! Training-exposure retrieval: character n-gram Jaccard nearest neighbours of test sources,
 //! references and (source, reference) pairs among training pairs (SPEC §4).
 //!
-//! Pure Rust; the Python binding lives in `python_retrieval.rs`.
+//! Pure Rust; the Python binding lives in `python/retrieval.rs`.
 
 mod audit;
 mod dense;

@@ -1,17 +1,15 @@
-//! PyO3 binding of the retrieval engine: `warehouse._native.RetrievalIndex`.
+//! The retrieval engine as `warehouse._native.RetrievalIndex`. Searches return their columns as
+//! Arrow-layout buffers (see `columns`), one dict per side.
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyDict;
 
+use super::columns::{bitmap, float64, nullable};
+use super::error::invalid;
 use crate::retrieval::{
     rows_from_joined, with_threads, Hit, Mode, RetrievalError, RetrievalIndex, Stats,
 };
-
-fn to_py_err(e: RetrievalError) -> PyErr {
-    PyValueError::new_err(e.to_string())
-}
 
 /// An optional argument that must be a positive integer.
 fn at_least_one<T: TryFrom<i64>>(name: &str, value: Option<i64>) -> PyResult<Option<T>> {
@@ -20,9 +18,14 @@ fn at_least_one<T: TryFrom<i64>>(name: &str, value: Option<i64>) -> PyResult<Opt
             (v >= 1)
                 .then(|| T::try_from(v).ok())
                 .flatten()
-                .ok_or_else(|| PyValueError::new_err(format!("{name} must be at least 1, got {v}")))
+                .ok_or_else(|| invalid(format!("{name} must be at least 1, got {v}")))
         })
         .transpose()
+}
+
+/// A count argument that must not be negative.
+fn count(name: &str, value: i64) -> PyResult<usize> {
+    usize::try_from(value).map_err(|_| invalid(format!("{name} must be at least 1, got {value}")))
 }
 
 /// The search mode and thread count of a search call.
@@ -32,23 +35,12 @@ fn search_args(
     shortlist: i64,
     threads: Option<i64>,
 ) -> PyResult<(Mode, Option<usize>)> {
-    Ok((
-        mode_arg(mode, rare_grams, shortlist)?,
-        at_least_one("threads", threads)?,
-    ))
-}
-
-fn mode_arg(mode: &str, rare_grams: i64, shortlist: i64) -> PyResult<Mode> {
-    let count = |name: &str, v: i64| {
-        usize::try_from(v)
-            .map_err(|_| PyValueError::new_err(format!("{name} must be at least 1, got {v}")))
-    };
-    Mode::parse(
+    let mode = Mode::parse(
         mode,
         count("rare_grams", rare_grams)?,
         count("shortlist", shortlist)?,
-    )
-    .map_err(to_py_err)
+    )?;
+    Ok((mode, at_least_one("threads", threads)?))
 }
 
 fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict>> {
@@ -61,27 +53,47 @@ fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict
     Ok(d)
 }
 
-/// Columns of one side's hits, added to `d` under `prefix` ("" for single-side searches).
-fn hit_columns<'a>(
+/// One side's hits as buffers: `exposure` (float64), `nn` (int64) with its validity bitmap
+/// `nn_valid`, and `exact` (bitmap).
+fn hit_columns<'py, 'a>(
+    py: Python<'py>,
+    hits: impl ExactSizeIterator<Item = &'a Hit> + Clone,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item(
+        "exposure",
+        float64(py, hits.clone().map(|h| h.score.to_f64()))?,
+    )?;
+    let (nn, nn_valid) = nullable(
+        py,
+        hits.clone().map(|h| h.row.map(i64::from)),
+        i64::to_ne_bytes,
+    )?;
+    d.set_item("nn", nn)?;
+    d.set_item("nn_valid", nn_valid)?;
+    d.set_item("exact", bitmap(py, hits.map(|h| h.exact))?)?;
+    Ok(d)
+}
+
+/// Adds the reference that reached each target hit to `d`: `ref_idx` (int32) and its validity
+/// bitmap `ref_idx_valid`.
+fn add_ref_idx(
     d: &Bound<'_, PyDict>,
-    prefix: &str,
-    hits: impl Iterator<Item = &'a Hit> + Clone,
+    ref_idx: impl ExactSizeIterator<Item = Option<u32>> + Clone,
 ) -> PyResult<()> {
-    let exposure: Vec<f64> = hits.clone().map(|h| h.score.to_f64()).collect();
-    let nn: Vec<Option<u32>> = hits.clone().map(|h| h.row).collect();
-    let exact: Vec<bool> = hits.map(|h| h.exact).collect();
-    let (e, n, x) = if prefix.is_empty() {
-        ("exposure".to_owned(), "nn".to_owned(), "exact".to_owned())
-    } else {
-        (
-            format!("{prefix}_exposure"),
-            format!("{prefix}_nn"),
-            format!("{prefix}_exact"),
-        )
-    };
-    d.set_item(e, exposure)?;
-    d.set_item(n, nn)?;
-    d.set_item(x, exact)?;
+    if let Some(r) = ref_idx
+        .clone()
+        .flatten()
+        .find(|&r| i32::try_from(r).is_err())
+    {
+        return Err(invalid(format!(
+            "reference index {r} does not fit in int32"
+        )));
+    }
+    let as_i32 = |r: u32| i32::try_from(r).unwrap_or(i32::MAX);
+    let (values, valid) = nullable(d.py(), ref_idx.map(|r| r.map(as_i32)), i32::to_ne_bytes)?;
+    d.set_item("ref_idx", values)?;
+    d.set_item("ref_idx_valid", valid)?;
     Ok(())
 }
 
@@ -94,7 +106,7 @@ pub struct PyRetrievalIndex {
 #[pymethods]
 impl PyRetrievalIndex {
     #[new]
-    #[pyo3(signature = (sources, targets, orders = vec![3, 4, 5], threads = None, dense_min_df = None))]
+    #[pyo3(signature = (sources, targets, orders, threads = None, dense_min_df = None))]
     fn new(
         py: Python<'_>,
         sources: Vec<PyBackedStr>,
@@ -105,11 +117,9 @@ impl PyRetrievalIndex {
     ) -> PyResult<Self> {
         let threads = at_least_one("threads", threads)?;
         let dense_min_df = at_least_one("dense_min_df", dense_min_df)?;
-        let inner = py
-            .detach(|| {
-                RetrievalIndex::build_with(&sources, &targets, &orders, threads, dense_min_df)
-            })
-            .map_err(to_py_err)?;
+        let inner = py.detach(|| {
+            RetrievalIndex::build_with(&sources, &targets, &orders, threads, dense_min_df)
+        })?;
         Ok(Self { inner })
     }
 
@@ -117,8 +127,7 @@ impl PyRetrievalIndex {
     /// already normalised except for whitespace, which is collapsed here as Python's
     /// `" ".join(text.split())` would.
     #[staticmethod]
-    #[pyo3(signature = (sources, targets, rows, orders = vec![3, 4, 5], threads = None, dense_min_df = None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (sources, targets, rows, orders, threads = None, dense_min_df = None))]
     fn from_joined(
         py: Python<'_>,
         sources: PyBackedStr,
@@ -130,17 +139,15 @@ impl PyRetrievalIndex {
     ) -> PyResult<Self> {
         let threads = at_least_one("threads", threads)?;
         let dense_min_df = at_least_one("dense_min_df", dense_min_df)?;
-        let inner = py
-            .detach(|| -> Result<RetrievalIndex, RetrievalError> {
-                let (src, tgt) = with_threads(threads, || {
-                    rayon::join(
-                        || rows_from_joined(&sources, rows),
-                        || rows_from_joined(&targets, rows),
-                    )
-                })?;
-                RetrievalIndex::build_with(&src?, &tgt?, &orders, threads, dense_min_df)
-            })
-            .map_err(to_py_err)?;
+        let inner = py.detach(|| -> Result<RetrievalIndex, RetrievalError> {
+            let (src, tgt) = with_threads(threads, || {
+                rayon::join(
+                    || rows_from_joined(&sources, rows),
+                    || rows_from_joined(&targets, rows),
+                )
+            })?;
+            RetrievalIndex::build_with(&src?, &tgt?, &orders, threads, dense_min_df)
+        })?;
         Ok(Self { inner })
     }
 
@@ -162,9 +169,10 @@ impl PyRetrievalIndex {
         self.inner.heap_bytes()
     }
 
-    /// Source, target and pair exposure of each test segment (normalised texts).
+    /// Source, target and pair exposure of each test segment (normalised texts):
+    /// dict(source, target, pair, stats), each side a dict of column buffers.
+    #[pyo3(signature = (sources, refs, mode, rare_grams, shortlist, threads = None))]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (sources, refs, mode = "exact", rare_grams = 8, shortlist = 64, threads = None))]
     fn audit<'py>(
         &self,
         py: Python<'py>,
@@ -176,21 +184,20 @@ impl PyRetrievalIndex {
         threads: Option<i64>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let (mode, threads) = search_args(mode, rare_grams, shortlist, threads)?;
-        let (rows, stats) = py
-            .detach(|| self.inner.audit(&sources, &refs, mode, threads))
-            .map_err(to_py_err)?;
+        let (rows, stats) = py.detach(|| self.inner.audit(&sources, &refs, mode, threads))?;
+        let target = hit_columns(py, rows.iter().map(|r| &r.target.hit))?;
+        add_ref_idx(&target, rows.iter().map(|r| r.target.ref_idx))?;
         let d = PyDict::new(py);
-        hit_columns(&d, "source", rows.iter().map(|r| &r.source))?;
-        hit_columns(&d, "target", rows.iter().map(|r| &r.target.hit))?;
-        let ref_idx: Vec<Option<u32>> = rows.iter().map(|r| r.target.ref_idx).collect();
-        d.set_item("target_ref_idx", ref_idx)?;
-        hit_columns(&d, "pair", rows.iter().map(|r| &r.pair))?;
+        d.set_item("source", hit_columns(py, rows.iter().map(|r| &r.source))?)?;
+        d.set_item("target", target)?;
+        d.set_item("pair", hit_columns(py, rows.iter().map(|r| &r.pair))?)?;
         d.set_item("stats", stats_dict(py, &stats)?)?;
         Ok(d)
     }
 
-    /// Source exposure of each query: dict(exposure, nn, exact, stats).
-    #[pyo3(signature = (queries, mode = "exact", rare_grams = 8, shortlist = 64, threads = None))]
+    /// Source exposure of each query: the column buffers (exposure, nn, nn_valid, exact) and
+    /// stats.
+    #[pyo3(signature = (queries, mode, rare_grams, shortlist, threads = None))]
     fn search_source<'py>(
         &self,
         py: Python<'py>,
@@ -201,17 +208,15 @@ impl PyRetrievalIndex {
         threads: Option<i64>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let (mode, threads) = search_args(mode, rare_grams, shortlist, threads)?;
-        let (hits, stats) = py
-            .detach(|| self.inner.search_source(&queries, mode, threads))
-            .map_err(to_py_err)?;
-        let d = PyDict::new(py);
-        hit_columns(&d, "", hits.iter())?;
+        let (hits, stats) = py.detach(|| self.inner.search_source(&queries, mode, threads))?;
+        let d = hit_columns(py, hits.iter())?;
         d.set_item("stats", stats_dict(py, &stats)?)?;
         Ok(d)
     }
 
-    /// Target exposure of each query's references: dict(exposure, nn, ref_idx, exact, stats).
-    #[pyo3(signature = (refs, mode = "exact", rare_grams = 8, shortlist = 64, threads = None))]
+    /// Target exposure of each query's references: the column buffers (exposure, nn, nn_valid,
+    /// ref_idx, ref_idx_valid, exact) and stats.
+    #[pyo3(signature = (refs, mode, rare_grams, shortlist, threads = None))]
     fn search_target<'py>(
         &self,
         py: Python<'py>,
@@ -222,13 +227,9 @@ impl PyRetrievalIndex {
         threads: Option<i64>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let (mode, threads) = search_args(mode, rare_grams, shortlist, threads)?;
-        let (hits, stats) = py
-            .detach(|| self.inner.search_target(&refs, mode, threads))
-            .map_err(to_py_err)?;
-        let d = PyDict::new(py);
-        hit_columns(&d, "", hits.iter().map(|h| &h.hit))?;
-        let ref_idx: Vec<Option<u32>> = hits.iter().map(|h| h.ref_idx).collect();
-        d.set_item("ref_idx", ref_idx)?;
+        let (hits, stats) = py.detach(|| self.inner.search_target(&refs, mode, threads))?;
+        let d = hit_columns(py, hits.iter().map(|h| &h.hit))?;
+        add_ref_idx(&d, hits.iter().map(|h| h.ref_idx))?;
         d.set_item("stats", stats_dict(py, &stats)?)?;
         Ok(d)
     }

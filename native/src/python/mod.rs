@@ -1,0 +1,27 @@
+//! PyO3 bindings: the `warehouse._native` extension module, typed by `warehouse/_native.pyi`.
+//!
+//! * `metrics`: cyzil BLEU and edit distance, sacrebleu-identical surface statistics;
+//! * `bootstrap`: resample sums over numpy arrays (buffers in, a caller-allocated buffer out);
+//! * `retrieval`: the `RetrievalIndex` class, whose searches return Arrow-layout buffers
+//!   (`columns`);
+//! * `error`: the one mapping of native errors to Python exceptions (`ValueError`).
+//!
+//! Bindings take every tuning value as a required argument: defaults live in Python only.
+
+mod bootstrap;
+mod columns;
+mod error;
+mod metrics;
+mod retrieval;
+
+use pyo3::prelude::*;
+
+/// The `warehouse._native` module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", crate::VERSION)?;
+    metrics::register(m)?;
+    bootstrap::register(m)?;
+    retrieval::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,179 @@
+"""Types of the compiled extension `warehouse._native` (the PyO3 bindings in native/src/python/).
+
+Tuning values are required arguments: their defaults live in Python (`warehouse.exposure.config`,
+`warehouse.metrics.cyzil`). Every error the native code reports is a ValueError.
+
+Searches return their columns as `bytes` in Arrow's memory layout, one row per query: float64 and
+int64/int32 values native-endian, booleans and validity as LSB-first bitmaps (bit `i % 8` of
+byte `i // 8`; `ceil(n / 8)` bytes). A value whose validity bit is clear (no training row shares
+a gram with the query, or no reference reached the target hit) is stored as 0.
+"""
+
+from collections.abc import Sequence
+from typing import Literal, TypedDict, final
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+# cyzil-compatible BLEU and edit distance (float32 results widened to floats).
+
+def bleu_sentence(
+    reference: Sequence[str], candidate: Sequence[str], max_ngram: int
+) -> list[float]:
+    """cyzil sentence BLEU: [precision, brevity penalty, bleu]."""
+
+def bleu_corpus(
+    references: Sequence[Sequence[str]], candidates: Sequence[Sequence[str]], max_ngram: int
+) -> list[float]:
+    """cyzil corpus BLEU: [precision, brevity penalty, bleu]."""
+
+def bleu_points(
+    references: Sequence[Sequence[str]], candidates: Sequence[Sequence[str]], max_ngram: int
+) -> list[list[float]]:
+    """cyzil sentence BLEU of every pair."""
+
+def edit_distance_sentence(a: Sequence[str], b: Sequence[str]) -> int:
+    """Token-level Levenshtein distance."""
+
+def edit_distance_corpus(
+    references: Sequence[Sequence[str]], candidates: Sequence[Sequence[str]]
+) -> list[float]:
+    """cyzil corpus edit distance: mean of [distance, distance / len(reference)]."""
+
+def edit_distance_points(
+    references: Sequence[Sequence[str]], candidates: Sequence[Sequence[str]]
+) -> list[list[float]]:
+    """cyzil [distance, distance / len(reference)] of every pair."""
+
+# sacrebleu-identical surface statistics.
+
+def surface_stats(
+    hyps: Sequence[str], refs: Sequence[Sequence[str]]
+) -> tuple[list[list[int]], list[list[int]], list[float]]:
+    """BLEU (13a) statistics, chrF++ statistics and chrF++ sentence score of every segment."""
+
+# Bootstrap resampling. The arrays are exact numpy.ndarrays, two-dimensional and C-contiguous,
+# read and written in place: `out` (n_resamples × n_cols, writable, sharing no memory with the
+# inputs) receives `stats[indices[r]].sum(axis=0)` for each resample r.
+
+def resample_sums_i64(
+    stats: npt.NDArray[np.int64], indices: npt.NDArray[np.int64], out: npt.NDArray[np.int64]
+) -> None:
+    """Per-resample sums of int64 statistic rows."""
+
+def resample_sums_f64(
+    stats: npt.NDArray[np.float64], indices: npt.NDArray[np.int64], out: npt.NDArray[np.float64]
+) -> None:
+    """Per-resample sums of float64 statistic rows, added in index order."""
+
+# Exposure retrieval.
+
+class SearchStats(TypedDict):
+    """Work counters of one batch of searches."""
+
+    postings_visited: int
+    postings_total: int
+    candidates_verified: int
+    searches_counted: int
+    pairs_counted: int
+
+class HitBuffers(TypedDict):
+    """One side's nearest training rows: `exposure` float64, `nn` int64 with its validity
+    bitmap `nn_valid`, `exact` a bitmap."""
+
+    exposure: bytes
+    nn: bytes
+    nn_valid: bytes
+    exact: bytes
+
+class TargetHitBuffers(HitBuffers):
+    """Target hits with the reference that reached them: `ref_idx` int32 and `ref_idx_valid`."""
+
+    ref_idx: bytes
+    ref_idx_valid: bytes
+
+class AuditBuffers(TypedDict):
+    """`RetrievalIndex.audit`: the three sides of each segment and the work counters."""
+
+    source: HitBuffers
+    target: TargetHitBuffers
+    pair: HitBuffers
+    stats: SearchStats
+
+class SourceSearch(HitBuffers):
+    """`RetrievalIndex.search_source`: source hits and the work counters."""
+
+    stats: SearchStats
+
+class TargetSearch(TargetHitBuffers):
+    """`RetrievalIndex.search_target`: target hits and the work counters."""
+
+    stats: SearchStats
+
+@final
+class RetrievalIndex:
+    """N-gram index over aligned, normalised training sources and targets."""
+
+    def __new__(
+        cls,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        orders: Sequence[int],
+        threads: int | None = None,
+        dense_min_df: int | None = None,
+    ) -> RetrievalIndex: ...
+    @staticmethod
+    def from_joined(
+        sources: str,
+        targets: str,
+        rows: int,
+        orders: Sequence[int],
+        threads: int | None = None,
+        dense_min_df: int | None = None,
+    ) -> RetrievalIndex:
+        """Index of `rows` pairs given as two newline-joined strings of normalised texts."""
+
+    @property
+    def n_docs(self) -> int:
+        """Number of training rows."""
+
+    @property
+    def orders(self) -> list[int]:
+        """The n-gram orders (ascending, deduplicated)."""
+
+    @property
+    def heap_bytes(self) -> int:
+        """Approximate heap size of the index in bytes."""
+
+    def audit(
+        self,
+        sources: Sequence[str],
+        refs: Sequence[Sequence[str]],
+        mode: Literal["exact", "fast"],
+        rare_grams: int,
+        shortlist: int,
+        threads: int | None = None,
+    ) -> AuditBuffers:
+        """Source, target and pair exposure of each test segment (normalised texts)."""
+
+    def search_source(
+        self,
+        queries: Sequence[str],
+        mode: Literal["exact", "fast"],
+        rare_grams: int,
+        shortlist: int,
+        threads: int | None = None,
+    ) -> SourceSearch:
+        """Source exposure of each query."""
+
+    def search_target(
+        self,
+        refs: Sequence[Sequence[str]],
+        mode: Literal["exact", "fast"],
+        rare_grams: int,
+        shortlist: int,
+        threads: int | None = None,
+    ) -> TargetSearch:
+        """Target exposure of each query's references."""
