@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -9,8 +10,16 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, print_fields, print_table, say, status
-from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
-from warehouse.store.corpora import AddResult, CorpusInfo, add_corpus, get_corpus, list_corpora
+from warehouse.errors import UsageError
+from warehouse.inputs.corpus_files import CorpusData, read_test_set, read_training_corpus
+from warehouse.store.corpora import (
+    AddResult,
+    CorpusInfo,
+    add_corpus,
+    get_corpus,
+    list_corpora,
+    replacement_plan,
+)
 
 _input_file = click.Path(path_type=Path, dir_okay=False)
 _lang: dict[str, Any] = {"default": None, "metavar": "CODE"}
@@ -35,6 +44,25 @@ def _report_add(result: AddResult, as_json: bool) -> None:
         f"{verb} {label} {info.name!r}: {info.n_segments} segments{refs}, "
         f"id {info.corpus_id} ({result.seconds:.2f} s)"
     )
+
+
+def _add(app: AppContext, data: CorpusData, replace: bool, yes: bool) -> AddResult:
+    """Register a corpus; a replacement that removes something is described first and needs
+    --yes (or a yes at the terminal's prompt)."""
+    confirmed = None
+    if replace:
+        with app.warehouse() as con:
+            plan = replacement_plan(con, data)
+        if plan is not None:
+            say(plan.describe())
+            if not yes:
+                if not sys.stdin.isatty():
+                    raise UsageError("pass --yes to confirm the replacement; nothing was changed")
+                if not click.confirm("replace it?", default=False, err=True):
+                    raise UsageError("nothing was replaced")
+            confirmed = plan
+    with app.warehouse() as con, status(f"loading {data.n_segments} segments"):
+        return add_corpus(con, data, replace=replace, notify=say, confirmed=confirmed)
 
 
 def _list(app: AppContext, role: str, as_json: bool) -> None:
@@ -97,6 +125,7 @@ def corpus() -> None:
 @click.option(
     "--replace", is_flag=True, help="Overwrite a corpus of the same name (drops its audits)."
 )
+@click.option("--yes", is_flag=True, help="Confirm what --replace removes without a prompt.")
 @json_option
 @pass_app
 def corpus_add(
@@ -107,14 +136,13 @@ def corpus_add(
     src_lang: str | None,
     tgt_lang: str | None,
     replace: bool,
+    yes: bool,
     as_json: bool,
 ) -> None:
     """Register a parallel training corpus (.gz accepted)."""
     with status(f"reading {src} and {tgt}"):
         data = read_training_corpus(name, src, tgt, src_lang, tgt_lang)
-    with app.warehouse() as con, status(f"loading {data.n_segments} pairs"):
-        result = add_corpus(con, data, replace=replace, notify=say)
-    _report_add(result, as_json)
+    _report_add(_add(app, data, replace, yes), as_json)
 
 
 @corpus.command("list")
@@ -165,6 +193,7 @@ def testset() -> None:
     is_flag=True,
     help="Overwrite a test set of the same name (drops its audits and runs).",
 )
+@click.option("--yes", is_flag=True, help="Confirm what --replace removes without a prompt.")
 @json_option
 @pass_app
 def testset_add(
@@ -176,14 +205,13 @@ def testset_add(
     src_lang: str | None,
     tgt_lang: str | None,
     replace: bool,
+    yes: bool,
     as_json: bool,
 ) -> None:
     """Register a test set (.gz accepted)."""
     with status(f"reading {src}"):
         data = read_test_set(name, src, list(refs), segments_meta, src_lang, tgt_lang)
-    with app.warehouse() as con, status(f"loading {data.n_segments} segments"):
-        result = add_corpus(con, data, replace=replace, notify=say)
-    _report_add(result, as_json)
+    _report_add(_add(app, data, replace, yes), as_json)
 
 
 @testset.command("list")

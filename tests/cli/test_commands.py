@@ -8,6 +8,7 @@ import duckdb
 from click.testing import CliRunner
 
 from cli.main import main
+from tests.conftest import snapshot
 from warehouse import __version__
 from warehouse.store.schema import code_schema_version
 
@@ -98,10 +99,26 @@ def test_replace_says_how_many_dependents_it_removes(run_cli, write_lines, db_pa
     )
     con.close()
     new_ref = write_lines("r2.txt", ["una"])
-    result = run_cli("testset", "add", "ts", "--src", src, "--ref", new_ref, "--replace")
+    result = run_cli("testset", "add", "ts", "--src", src, "--ref", new_ref, "--replace", "--yes")
     assert result.exit_code == 0
     assert "removing 0 dependent audit(s) and 1 run(s)" in result.stderr
     assert "replaced test set 'ts'" in result.stdout
+
+
+def test_replace_describes_what_it_removes_and_needs_yes(run_cli, write_lines, db_path):
+    src = write_lines("s.txt", ["one", "two"])
+    assert run_cli("testset", "add", "ts", "--src", src, "--ref", src).exit_code == 0
+    hyp = write_lines("h.txt", ["one", "zwei"])
+    ingested = run_cli("ingest", "--testset", "ts", "--hyp", hyp, "--model-slug", "m", "--no-ci")
+    assert ingested.exit_code == 0
+    before = snapshot(db_path)
+    new_ref = write_lines("r2.txt", ["uno", "dos"])
+    refused = run_cli("testset", "add", "ts", "--src", src, "--ref", new_ref, "--replace")
+    assert refused.exit_code == 2 and "pass --yes" in refused.stderr
+    assert "removes test set 'ts'" in refused.stderr and "0 audit(s) and 1 run(s)" in refused.stderr
+    assert snapshot(db_path) == before
+    done = run_cli("testset", "add", "ts", "--src", src, "--ref", new_ref, "--replace", "--yes")
+    assert done.exit_code == 0 and "replaced test set 'ts'" in done.stdout
 
 
 def test_testset_list_table(run_cli, write_lines):

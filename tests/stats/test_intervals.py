@@ -168,7 +168,7 @@ def test_replacing_the_test_set_removes_the_runs_intervals(run_cli, write_lines,
     count = "SELECT count(*) AS n FROM run_intervals"
     assert json.loads(run_cli("query", count, "--json").output)[0]["n"] > 0
     ref2 = write_lines("ref2", ["x y", "z v"])
-    replaced = run_cli("testset", "add", "ts", "--src", src, "--ref", ref2, "--replace")
+    replaced = run_cli("testset", "add", "ts", "--src", src, "--ref", ref2, "--replace", "--yes")
     assert replaced.exit_code == 0, replaced.output
     assert json.loads(run_cli("query", count, "--json").output)[0]["n"] == 0
 

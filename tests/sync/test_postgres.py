@@ -315,7 +315,9 @@ def test_bins_of_a_removed_audit_are_deleted_on_the_next_sync(
     assert _bin_rows(pg_dsn) == 15  # three runs, five bins each
     # Replacing the training corpus removes the audit: the runs now have no bins.
     src, tgt = write_lines("s", ["a b", "c d"]), write_lines("t", ["x y", "z w"])
-    replaced = run_cli("corpus", "add", "demo-train", "--src", src, "--tgt", tgt, "--replace")
+    replaced = run_cli(
+        "corpus", "add", "demo-train", "--src", src, "--tgt", tgt, "--replace", "--yes"
+    )
     assert replaced.exit_code == 0, replaced.output
     sync()
     assert _bin_rows(pg_dsn) == 0 and len(_cards(pg_dsn)) == 3

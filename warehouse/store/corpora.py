@@ -102,14 +102,48 @@ def _role_label(role: str) -> str:
     return "training corpus" if role == "train" else "test set"
 
 
+@dataclass(frozen=True)
+class Replacement:
+    """What registering a corpus under a taken name would remove."""
+
+    name: str
+    role: str
+    corpus_id: str
+    audit_ids: list[str]
+    run_ids: list[str]
+
+    def describe(self) -> str:
+        """One line for people."""
+        return (
+            f"--replace removes {_role_label(self.role)} {self.name!r} (id {self.corpus_id}), "
+            f"its segments, {len(self.audit_ids)} audit(s) and {len(self.run_ids)} run(s)"
+            + (f": runs {', '.join(self.run_ids[:10])}" if self.run_ids else "")
+            + (", ..." if len(self.run_ids) > 10 else "")
+        )
+
+
+def replacement_plan(con: duckdb.DuckDBPyConnection, data: CorpusData) -> Replacement | None:
+    """What `add_corpus(..., replace=True)` would remove, or None when it removes nothing."""
+    by_name = _find(con, "name", data.name)
+    if by_name is None or by_name.corpus_id == data.corpus_id or by_name.role != data.role:
+        return None
+    audit_ids, run_ids = dependents(con, by_name.corpus_id)
+    return Replacement(by_name.name, by_name.role, by_name.corpus_id, audit_ids, run_ids)
+
+
 def add_corpus(
     con: duckdb.DuckDBPyConnection,
     data: CorpusData,
     *,
     replace: bool = False,
     notify: Notify = _silent,
+    confirmed: Replacement | None = None,
 ) -> AddResult:
-    """Register a corpus in one transaction; identical content is a no-op, new needs `replace`."""
+    """Register a corpus in one transaction; identical content is a no-op, new needs `replace`.
+
+    With `confirmed` (the plan a user agreed to), a replacement that would now remove anything
+    else is refused.
+    """
     started = time.perf_counter()
     label = _role_label(data.role)
     with transaction(con):
@@ -135,6 +169,15 @@ def add_corpus(
                     f"(id {by_name.corpus_id}); pass --replace to overwrite it"
                 )
             audit_ids, run_ids = dependents(con, by_name.corpus_id)
+            if confirmed is not None and (
+                confirmed.corpus_id,
+                sorted(confirmed.audit_ids),
+                sorted(confirmed.run_ids),
+            ) != (by_name.corpus_id, sorted(audit_ids), sorted(run_ids)):
+                raise UsageError(
+                    f"{label} {data.name!r} or what depends on it changed since the replacement "
+                    "was confirmed; nothing was replaced, run the command again"
+                )
             removed = (len(audit_ids), len(run_ids))
             notify(
                 f"replacing {label} {data.name!r} (id {by_name.corpus_id}): removing "
