@@ -182,6 +182,238 @@ fn prefix_sums(counts: impl Iterator<Item = u64>, len: usize) -> Vec<u64> {
     offsets
 }
 
+/// Pass 1, one block of rows per task: grams are hashed once, into block-local ids.
+fn first_pass<'a, S: AsRef<str> + Sync>(texts: &'a [S], orders: &Orders) -> Vec<BlockPass<'a>> {
+    let rows = texts.len();
+    let blocks = (rayon::current_num_threads() * 2).clamp(1, rows.div_ceil(MIN_BLOCK).max(1));
+    let block_rows = rows.div_ceil(blocks).max(1);
+    texts
+        .par_chunks(block_rows)
+        .enumerate()
+        .map(|(b, chunk)| BlockPass::run(chunk, b * block_rows, orders))
+        .collect()
+}
+
+/// The grams of every block under global ids.
+struct GlobalGrams {
+    /// The grams by id: ascending document frequency, ties by the gram.
+    vocab: Vocab,
+    /// Each gram's document frequency, by id.
+    dfs: Vec<u32>,
+    /// Per block, the global id of each block-local id.
+    to_global: Vec<Vec<u32>>,
+}
+
+/// Global ids: merges the blocks' grams, then numbers them by ascending document frequency
+/// (ties by the gram, so ids are deterministic): rarest first.
+fn number_grams(passes: &[BlockPass<'_>]) -> Result<GlobalGrams> {
+    let (grams, mut to_global) = merge_blocks(passes);
+    if grams.len() >= u32::MAX as usize {
+        return Err(invalid("too many distinct n-grams in the training data"));
+    }
+    let mut order: Vec<u32> = (0..grams.len() as u32).collect();
+    order.par_sort_unstable_by_key(|&i| grams.get(i as usize).map(|&(g, df)| (df, g)));
+    let mut rank = vec![0u32; grams.len()];
+    let gram_bytes = grams.iter().map(|(g, _)| g.len()).sum();
+    let mut vocab = Vocab::with_capacity(grams.len(), gram_bytes);
+    let mut dfs: Vec<u32> = Vec::with_capacity(grams.len());
+    for (new_id, &old) in order.iter().enumerate() {
+        if let (Some(r), Some(&(g, df))) = (rank.get_mut(old as usize), grams.get(old as usize)) {
+            *r = new_id as u32;
+            vocab.push_new(g);
+            dfs.push(df);
+        }
+    }
+    drop(order);
+    drop(grams);
+    for map in &mut to_global {
+        for id in map.iter_mut() {
+            *id = rank.get(*id as usize).copied().unwrap_or(u32::MAX);
+        }
+    }
+    Ok(GlobalGrams {
+        vocab,
+        dfs,
+        to_global,
+    })
+}
+
+/// The distinct grams of all blocks (in order of first appearance) with their summed document
+/// frequencies, and per block the merged id of each block-local id.
+fn merge_blocks<'a>(passes: &[BlockPass<'a>]) -> (Vec<(&'a str, u32)>, Vec<Vec<u32>>) {
+    let mut global: HashMap<Gram<'a>, u32, FxBuildHasher> = HashMap::with_hasher(FxBuildHasher);
+    let mut grams: Vec<(&'a str, u32)> = Vec::new();
+    let mut to_global: Vec<Vec<u32>> = Vec::with_capacity(passes.len());
+    for pass in passes {
+        let mut map = vec![0u32; pass.df.len()];
+        for (lid, &g) in pass.grams.iter().enumerate() {
+            let next = grams.len() as u32;
+            let id = *global.entry(Gram(g)).or_insert(next);
+            if id == next {
+                grams.push((g, 0));
+            }
+            if let (Some(entry), Some(&df)) = (grams.get_mut(id as usize), pass.df.get(lid)) {
+                entry.1 += df;
+            }
+            if let Some(slot) = map.get_mut(lid) {
+                *slot = id;
+            }
+        }
+        to_global.push(map);
+    }
+    (grams, to_global)
+}
+
+/// Pass 2: each row's ids mapped to global ids in place, its sparse ones (below `first`)
+/// moved to the front and sorted; `pass.sparse` records how many.
+fn split_sparse(passes: &mut [BlockPass<'_>], to_global: &[Vec<u32>], first: u32) {
+    passes
+        .par_iter_mut()
+        .zip(to_global.par_iter())
+        .for_each(|(pass, map)| {
+            let mut at = 0usize;
+            for len in pass.lens.iter_mut() {
+                let n = *len as usize;
+                if let Some(ids) = pass.ids.get_mut(at..at + n) {
+                    pass.sparse.push(sparse_first(ids, map, first) as u32);
+                }
+                at += n;
+            }
+        });
+}
+
+/// Maps one row's block-local `ids` to global ids and moves the sparse ones (below `first`) to
+/// the front, sorted (the dense ones, which go to a bitset, follow); returns how many are
+/// sparse.
+fn sparse_first(ids: &mut [u32], map: &[u32], first: u32) -> usize {
+    let mut sparse = 0usize;
+    for i in 0..ids.len() {
+        let id = ids.get(i).map_or(u32::MAX, |&l| {
+            map.get(l as usize).copied().unwrap_or(u32::MAX)
+        });
+        if let Some(slot) = ids.get_mut(i) {
+            *slot = id;
+        }
+        if id < first {
+            ids.swap(i, sparse);
+            sparse += 1;
+        }
+    }
+    if let Some(low) = ids.get_mut(..sparse) {
+        low.sort_unstable();
+    }
+    sparse
+}
+
+/// Every row's sparse gram list (CSR) and dense-gram bitset.
+struct RowLists {
+    /// Row `d`'s sparse grams are `doc_grams[doc_offsets[d]..doc_offsets[d + 1]]`.
+    doc_offsets: Vec<u64>,
+    doc_grams: Vec<u32>,
+    /// `row_words` words per row: bit `g - first` is set for each of its dense grams `g`.
+    by_row: Vec<u64>,
+}
+
+/// The rows' sparse lists and dense bitsets from the passes (after `split_sparse`), each block
+/// written in parallel into its own slice of the arrays.
+fn row_lists(
+    passes: &[BlockPass<'_>],
+    rows: usize,
+    row_words: usize,
+    first: u32,
+) -> Result<RowLists> {
+    let sparse_lens = passes.iter().flat_map(|p| p.sparse.iter().copied());
+    let doc_offsets = prefix_sums(sparse_lens.map(u64::from), rows);
+    let total = usize::try_from(doc_offsets.last().copied().unwrap_or(0))
+        .map_err(|_| invalid("the training data is too large for this platform"))?;
+    let mut doc_grams = vec![0u32; total];
+    let mut by_row = vec![0u64; rows * row_words];
+    let mut parts: Vec<(&mut [u32], &mut [u64], &BlockPass<'_>)> = Vec::with_capacity(passes.len());
+    let (mut rest, mut rest_rows) = (doc_grams.as_mut_slice(), by_row.as_mut_slice());
+    for pass in passes {
+        let sparse_total: usize = pass.sparse.iter().map(|&n| n as usize).sum();
+        let (part, tail) = rest
+            .split_at_mut_checked(sparse_total)
+            .ok_or_else(|| internal("row offsets exceed the gram array"))?;
+        let (bits, bits_tail) = rest_rows
+            .split_at_mut_checked(pass.lens.len() * row_words)
+            .ok_or_else(|| internal("row bitsets exceed their array"))?;
+        parts.push((part, bits, pass));
+        rest = tail;
+        rest_rows = bits_tail;
+    }
+    parts
+        .into_par_iter()
+        .try_for_each(|(part, bits, pass)| write_block_rows(pass, part, bits, row_words, first))?;
+    Ok(RowLists {
+        doc_offsets,
+        doc_grams,
+        by_row,
+    })
+}
+
+/// Writes one block's rows: their sparse grams, one after the other, into `part`, and their
+/// dense grams into their bitsets of `row_words` words in `bits`.
+fn write_block_rows(
+    pass: &BlockPass<'_>,
+    part: &mut [u32],
+    bits: &mut [u64],
+    row_words: usize,
+    first: u32,
+) -> Result<()> {
+    let (mut at, mut out) = (0usize, 0usize);
+    for (row, (&len, &sparse)) in pass.lens.iter().zip(&pass.sparse).enumerate() {
+        let (len, sparse) = (len as usize, sparse as usize);
+        let ids = pass
+            .ids
+            .get(at..at + len)
+            .ok_or_else(|| internal("gram list overflows its slot"))?;
+        let (low, high) = ids.split_at(sparse);
+        part.get_mut(out..out + sparse)
+            .ok_or_else(|| internal("sparse list overflows its slot"))?
+            .copy_from_slice(low);
+        let row_bits = bits
+            .get_mut(row * row_words..(row + 1) * row_words)
+            .ok_or_else(|| internal("row bitset out of range"))?;
+        for &g in high {
+            let k = (g - first) as usize;
+            if let Some(w) = row_bits.get_mut(k / 64) {
+                *w |= 1 << (k % 64);
+            }
+        }
+        at += len;
+        out += sparse;
+    }
+    Ok(())
+}
+
+/// Postings of the sparse grams (offsets and rows, rows ascending within each gram) from the
+/// rows' sparse lists; `sparse_dfs` holds each sparse gram's document frequency.
+fn sparse_postings(
+    doc_offsets: &[u64],
+    doc_grams: &[u32],
+    sparse_dfs: &[u32],
+) -> Result<(Vec<u64>, Vec<u32>)> {
+    let grams = sparse_dfs.len();
+    let post_offsets = prefix_sums(sparse_dfs.iter().map(|&d| u64::from(d)), grams);
+    let mut cursor: Vec<u64> = post_offsets.get(..grams).unwrap_or(&[]).to_vec();
+    let mut postings = vec![0u32; doc_grams.len()];
+    for (row, bounds) in doc_offsets.windows(2).enumerate() {
+        let &[lo, hi] = bounds else { continue };
+        for &g in doc_grams.get(lo as usize..hi as usize).unwrap_or(&[]) {
+            let c = cursor
+                .get_mut(g as usize)
+                .ok_or_else(|| internal("gram id out of range"))?;
+            let slot = postings
+                .get_mut(*c as usize)
+                .ok_or_else(|| internal("postings overflow"))?;
+            *slot = row as u32;
+            *c += 1;
+        }
+    }
+    Ok((post_offsets, postings))
+}
+
 impl SideIndex {
     /// Builds the index of `texts` (already normalised) for the given orders, in parallel; grams
     /// in at least `dense_min_df` rows are stored as bitmaps.
@@ -208,193 +440,39 @@ impl SideIndex {
         Ok(side)
     }
 
-    /// Everything but the stored texts and the empty-row list.
+    /// Everything but the stored texts and the empty-row list: the grams numbered rarest first,
+    /// each row's sparse gram list and dense-gram bitset, and the sparse grams' postings.
     fn build_grams<S: AsRef<str> + Sync>(
         texts: &[S],
         orders: &Orders,
         dense_min_df: u64,
     ) -> Result<Self> {
         let rows = texts.len();
-        // Pass 1, one block of rows per task: grams are hashed once, into block-local ids.
-        let blocks = (rayon::current_num_threads() * 2).clamp(1, rows.div_ceil(MIN_BLOCK).max(1));
-        let block_rows = rows.div_ceil(blocks).max(1);
-        let mut passes: Vec<BlockPass<'_>> = texts
-            .par_chunks(block_rows)
-            .enumerate()
-            .map(|(b, chunk)| BlockPass::run(chunk, b * block_rows, orders))
-            .collect();
-
-        // Global ids: merge the blocks' grams, then number them by ascending document
-        // frequency (ties by the gram, so ids are deterministic): rarest first.
-        let mut global: HashMap<Gram<'_>, u32, FxBuildHasher> = HashMap::with_hasher(FxBuildHasher);
-        let mut grams: Vec<(&str, u32)> = Vec::new();
-        let mut to_global: Vec<Vec<u32>> = Vec::with_capacity(passes.len());
-        for pass in &passes {
-            let mut map = vec![0u32; pass.df.len()];
-            for (lid, &g) in pass.grams.iter().enumerate() {
-                let lid = lid as u32;
-                let next = grams.len() as u32;
-                let id = *global.entry(Gram(g)).or_insert(next);
-                if id == next {
-                    grams.push((g, 0));
-                }
-                if let (Some(entry), Some(&df)) =
-                    (grams.get_mut(id as usize), pass.df.get(lid as usize))
-                {
-                    entry.1 += df;
-                }
-                if let Some(slot) = map.get_mut(lid as usize) {
-                    *slot = id;
-                }
-            }
-            to_global.push(map);
-        }
-        drop(global);
-        if grams.len() >= u32::MAX as usize {
-            return Err(invalid("too many distinct n-grams in the training data"));
-        }
-        let mut order: Vec<u32> = (0..grams.len() as u32).collect();
-        order.par_sort_unstable_by_key(|&i| grams.get(i as usize).map(|&(g, df)| (df, g)));
-        let mut rank = vec![0u32; grams.len()];
-        let gram_bytes = grams.iter().map(|(g, _)| g.len()).sum();
-        let mut vocab = Vocab::with_capacity(grams.len(), gram_bytes);
-        let mut dfs: Vec<u32> = Vec::with_capacity(grams.len());
-        for (new_id, &old) in order.iter().enumerate() {
-            if let (Some(r), Some(&(g, df))) = (rank.get_mut(old as usize), grams.get(old as usize))
-            {
-                *r = new_id as u32;
-                vocab.push_new(g);
-                dfs.push(df);
-            }
-        }
-        drop(order);
-        drop(grams);
-        for map in &mut to_global {
-            for id in map.iter_mut() {
-                *id = rank.get(*id as usize).copied().unwrap_or(u32::MAX);
-            }
-        }
-        drop(rank);
+        let mut passes = first_pass(texts, orders);
+        let GlobalGrams {
+            vocab,
+            dfs,
+            to_global,
+        } = number_grams(&passes)?;
         let first_dense = dfs.partition_point(|&df| u64::from(df) < dense_min_df);
-        let dense_count = dfs.len() - first_dense;
-        let row_words = words_for(dense_count);
+        let row_words = words_for(dfs.len() - first_dense);
         let first = first_dense as u32;
-
-        // Pass 2: each row's ids mapped to global ids in place, its sparse ones (below `first`)
-        // moved to the front and sorted.
-        passes
-            .par_iter_mut()
-            .zip(to_global.par_iter())
-            .for_each(|(pass, map)| {
-                let mut at = 0usize;
-                for len in pass.lens.iter_mut() {
-                    let n = *len as usize;
-                    if let Some(ids) = pass.ids.get_mut(at..at + n) {
-                        // Sparse ids first, sorted; dense ones (which go to a bitset) after.
-                        let mut sparse = 0usize;
-                        for i in 0..ids.len() {
-                            let id = ids.get(i).map_or(u32::MAX, |&l| {
-                                map.get(l as usize).copied().unwrap_or(u32::MAX)
-                            });
-                            if let Some(slot) = ids.get_mut(i) {
-                                *slot = id;
-                            }
-                            if id < first {
-                                ids.swap(i, sparse);
-                                sparse += 1;
-                            }
-                        }
-                        if let Some(low) = ids.get_mut(..sparse) {
-                            low.sort_unstable();
-                        }
-                        pass.sparse.push(sparse as u32);
-                    }
-                    at += n;
-                }
-            });
+        split_sparse(&mut passes, &to_global, first);
         drop(to_global);
         let doc_lens: Vec<u32> = passes.iter().flat_map(|p| p.lens.iter().copied()).collect();
         if doc_lens.iter().any(|&n| n as usize > MAX_GRAMS_PER_TEXT) {
             return Err(invalid("a training text has too many distinct n-grams"));
         }
-        let sparse_lens = passes.iter().flat_map(|p| p.sparse.iter().copied());
-        let doc_offsets = prefix_sums(sparse_lens.map(u64::from), rows);
-        let total = usize::try_from(doc_offsets.last().copied().unwrap_or(0))
-            .map_err(|_| invalid("the training data is too large for this platform"))?;
-        let mut doc_grams = vec![0u32; total];
-        let mut by_row = vec![0u64; rows * row_words];
-        {
-            let mut parts: Vec<(&mut [u32], &mut [u64], &BlockPass<'_>)> =
-                Vec::with_capacity(passes.len());
-            let (mut rest, mut rest_rows) = (doc_grams.as_mut_slice(), by_row.as_mut_slice());
-            for pass in &passes {
-                let sparse_total: usize = pass.sparse.iter().map(|&n| n as usize).sum();
-                let (part, tail) = rest
-                    .split_at_mut_checked(sparse_total)
-                    .ok_or_else(|| internal("row offsets exceed the gram array"))?;
-                let (bits, bits_tail) = rest_rows
-                    .split_at_mut_checked(pass.lens.len() * row_words)
-                    .ok_or_else(|| internal("row bitsets exceed their array"))?;
-                parts.push((part, bits, pass));
-                rest = tail;
-                rest_rows = bits_tail;
-            }
-            parts
-                .into_par_iter()
-                .try_for_each(|(part, bits, pass)| -> Result<()> {
-                    let (mut at, mut out) = (0usize, 0usize);
-                    for (row, (&len, &sparse)) in pass.lens.iter().zip(&pass.sparse).enumerate() {
-                        let (len, sparse) = (len as usize, sparse as usize);
-                        let ids = pass
-                            .ids
-                            .get(at..at + len)
-                            .ok_or_else(|| internal("gram list overflows its slot"))?;
-                        let (low, high) = ids.split_at(sparse);
-                        part.get_mut(out..out + sparse)
-                            .ok_or_else(|| internal("sparse list overflows its slot"))?
-                            .copy_from_slice(low);
-                        let row_bits = bits
-                            .get_mut(row * row_words..(row + 1) * row_words)
-                            .ok_or_else(|| internal("row bitset out of range"))?;
-                        for &g in high {
-                            let k = (g - first) as usize;
-                            if let Some(w) = row_bits.get_mut(k / 64) {
-                                *w |= 1 << (k % 64);
-                            }
-                        }
-                        at += len;
-                        out += sparse;
-                    }
-                    Ok(())
-                })?;
-        }
-        drop(passes);
-        let dense = DenseGrams::from_rows(
-            rows,
-            first,
-            dfs.get(first_dense..).unwrap_or(&[]).to_vec(),
+        let RowLists {
+            doc_offsets,
+            doc_grams,
             by_row,
-            row_words,
-        );
-
-        // Postings of the sparse grams: rows ascending within each gram.
+        } = row_lists(&passes, rows, row_words, first)?;
+        drop(passes);
+        let dense_dfs = dfs.get(first_dense..).unwrap_or(&[]).to_vec();
+        let dense = DenseGrams::from_rows(rows, first, dense_dfs, by_row, row_words);
         let sparse_dfs = dfs.get(..first_dense).unwrap_or(&[]);
-        let post_offsets = prefix_sums(sparse_dfs.iter().map(|&d| u64::from(d)), first_dense);
-        let mut cursor: Vec<u64> = post_offsets.get(..first_dense).unwrap_or(&[]).to_vec();
-        let mut postings = vec![0u32; total];
-        for row in 0..rows {
-            let (lo, hi) = (doc_offsets[row] as usize, doc_offsets[row + 1] as usize);
-            for &g in doc_grams.get(lo..hi).unwrap_or(&[]) {
-                let c = cursor
-                    .get_mut(g as usize)
-                    .ok_or_else(|| internal("gram id out of range"))?;
-                let slot = postings
-                    .get_mut(*c as usize)
-                    .ok_or_else(|| internal("postings overflow"))?;
-                *slot = row as u32;
-                *c += 1;
-            }
-        }
+        let (post_offsets, postings) = sparse_postings(&doc_offsets, &doc_grams, sparse_dfs)?;
         Ok(Self {
             doc_offsets,
             doc_grams,

@@ -346,6 +346,11 @@ fn capped(bound: Ratio, cap: Option<Ratio>) -> Ratio {
 }
 
 /// Exact top-1 search: raises `best` to the maximum value over all rows (lowest row on ties).
+///
+/// Steps: the processing order of the query grams (`processing_order`), candidate generation
+/// while a row not met yet could win (`generate_candidates`, which hands over to
+/// `search_counted` when counting every row is cheaper), count extension of the live
+/// candidates (`extend_counts`), and verification by upper bound (`verify_by_bound`).
 pub fn search_exact<V: Valuer>(
     side: &SideIndex,
     query: &Query<'_>,
@@ -355,8 +360,7 @@ pub fn search_exact<V: Valuer>(
     valuer: &mut V,
 ) {
     scratch.counts.invalidate();
-    let seen = &query.seen;
-    let m = seen.len();
+    let m = query.seen.len();
     if m == 0 {
         return;
     }
@@ -365,267 +369,399 @@ pub fn search_exact<V: Valuer>(
         search_exhaustive(side, query, best, scratch, stats, valuer);
         return;
     }
-    let q = query.size;
-    let cap = valuer.cap();
-    let dense = side.dense();
+    let mut order = std::mem::take(&mut scratch.order_idx);
+    let seeds = processing_order(query, &mut order, &mut scratch.taken);
+    let search = ExactSearch {
+        side,
+        query,
+        order: &order,
+        seeds,
+        tag: scratch.next_tag(),
+        cap: valuer.cap(),
+    };
+    match search.generate_candidates(best, scratch, stats, valuer) {
+        Some(end) => {
+            let end = search.extend_counts(end, best, scratch, stats);
+            search.verify_by_bound(end, best, scratch, stats, valuer);
+            scratch.order_idx = order;
+        }
+        None => {
+            scratch.order_idx = order;
+            search_counted(side, query, best, scratch, stats, valuer);
+        }
+    }
+}
 
-    // Processing order. Any set P of processed grams is a valid prefix: a row containing none of
-    // them shares at most m − |P| grams with the query. A few rare grams spread over the query go
-    // first (they locate strong rows early, where the very rarest grams, e.g. of one number, all
-    // point at the same weak rows); the rest follow rarest first (sparse grams, then dense ones).
-    let seed_rare = SEED_RARE_GRAMS;
+/// Fills `order` with the order in which `search_exact` processes the query grams (indices
+/// into `query.seen`) and returns how many spread seeds lead it.
+///
+/// Any set P of processed grams is a valid prefix: a row containing none of them shares at most
+/// m − |P| grams with the query. A few rare grams spread over the query go first (they locate
+/// strong rows early, where the very rarest grams, e.g. of one number, all point at the same
+/// weak rows); the rest follow rarest first (sparse grams, then dense ones).
+fn processing_order(query: &Query<'_>, order: &mut Vec<usize>, taken: &mut Vec<bool>) -> usize {
+    let m = query.seen.len();
     let guess = SEED_GUESS_PERCENT as u64;
     let within = (m as u64 + 1)
-        .saturating_sub((guess * q).div_ceil(100))
+        .saturating_sub((guess * query.size).div_ceil(100))
         .max(1) as usize;
-    let mut order_idx = std::mem::take(&mut scratch.order_idx);
-    order_idx.clear();
-    spread_rare_grams(query, seed_rare, within.min(query.sparse), &mut order_idx);
-    let seeds = order_idx.len();
-    let mut taken = std::mem::take(&mut scratch.taken);
+    order.clear();
+    spread_rare_grams(query, SEED_RARE_GRAMS, within.min(query.sparse), order);
+    let seeds = order.len();
     taken.clear();
     taken.resize(m, false);
-    for &i in &order_idx {
+    for &i in order.iter() {
         if let Some(t) = taken.get_mut(i) {
             *t = true;
         }
     }
-    order_idx.extend((0..m).filter(|&i| !taken.get(i).copied().unwrap_or(true)));
-    scratch.taken = taken;
+    order.extend((0..m).filter(|&i| !taken.get(i).copied().unwrap_or(true)));
+    seeds
+}
 
-    // Candidate generation, while a row not met yet could still win.
-    let tag = scratch.next_tag();
-    scratch.cands.clear();
-    scratch.marks.set(query.sparse_grams().iter().copied());
-    let mut rows_buf = std::mem::take(&mut scratch.rows_buf);
-    let mut end = m;
-    let mut dense_checked = false;
-    for (k, &gi) in order_idx.iter().enumerate() {
-        let remaining = (m - k) as u64;
-        // A row first met now shares at most `remaining` grams: J <= remaining / |Q|.
-        let fresh = Ratio {
-            num: remaining,
-            den: q,
-        };
-        if !best.admits(capped(fresh, cap), 0) {
-            end = k;
-            break;
-        }
-        let g = seen.get(gi).copied().unwrap_or(u32::MAX);
-        // Once the seeds have set a threshold, and again at the first dense gram (dense grams
-        // come last): when the rest of the prefix would cost more than counting every row,
-        // count every row instead. (After a "no" at the first dense gram, later checks could
-        // only say no again: the prefix only shrinks, the cost of counting stays.)
-        let checkpoint = (k == seeds && seeds > 0) || (dense.is_dense(g) && !dense_checked);
-        dense_checked |= dense.is_dense(g);
-        if checkpoint && counting_pays(side, query, best, cap, order_idx.get(k..).unwrap_or(&[]), k)
-        {
-            scratch.rows_buf = rows_buf;
-            scratch.order_idx = order_idx;
-            scratch.marks.clear(query.sparse_grams().iter().copied());
-            search_counted(side, query, best, scratch, stats, valuer);
-            return;
-        }
-        let postings = if dense.is_dense(g) {
-            rows_buf.clear();
-            dense.for_each_row(g, |d| rows_buf.push(d));
-            rows_buf.as_slice()
-        } else {
-            side.postings(g)
-        };
-        stats.postings_visited += postings.len() as u64;
-        count_step(postings, tag, &mut scratch.state, &mut scratch.cands);
-        // Early verification raises the threshold: after the spread grams and after 2, 4, 8…
-        // times as many grams, the open rows sharing most of the grams so far.
-        let done = k + 1;
-        if done % seeds.max(1) == 0 && (done / seeds.max(1)).is_power_of_two() {
-            verify_leaders(side, query, best, scratch, stats, valuer, tag);
-        }
+/// What every step of one exact search reads.
+struct ExactSearch<'a, 'q, 't> {
+    side: &'a SideIndex,
+    query: &'q Query<'t>,
+    /// The processing order (indices into `query.seen`).
+    order: &'a [usize],
+    /// Spread seeds at the front of `order`.
+    seeds: usize,
+    /// The epoch tag of this search's per-row state.
+    tag: State,
+    cap: Option<Ratio>,
+}
+
+/// The unprocessed grams of an exact search once count extension stops.
+struct Unprocessed {
+    /// How many there are.
+    count: u64,
+    /// The lowest unprocessed sparse gram, if any.
+    first_sparse: Option<u32>,
+    /// How many of them are sparse (the front of `scratch.rest`).
+    sparse: usize,
+    /// Whether any is dense.
+    any_dense: bool,
+}
+
+impl ExactSearch<'_, '_, '_> {
+    /// The gram at position `k` of the processing order.
+    fn gram_at(&self, k: usize) -> Option<u32> {
+        self.order
+            .get(k)
+            .and_then(|&gi| self.query.seen.get(gi))
+            .copied()
     }
-    scratch.rows_buf = rows_buf;
 
-    // Count extension: no new candidates, but counting further grams tightens every bound
-    // (count + unprocessed); a candidate whose bound cannot win is dropped for good (its bound
-    // never grows). Many candidates: scan whole postings against the per-row counts and prune
-    // (a pass reading every candidate's state) only once the scans have cost about as much;
-    // few candidates: gallop them, sorted by row, through each gram's postings and prune every
-    // step. Extension goes on while each batch prunes enough verifications to pay for itself.
-    let per_candidate = VERIFY_COST_IN_POSTINGS as u64;
-    let mut cands = std::mem::take(&mut scratch.cands);
-    let mut live = std::mem::take(&mut scratch.live);
-    live.clear();
-    let mut sorted = false;
-    // Nearly every candidate is still possible when generation stops, so the first prune
-    // waits for a batch of scanning like the others.
-    let mut before = cands.len() as u64; // candidates at the previous prune
-    let mut spent = 0u64; // work since the previous prune, in postings
-    loop {
-        let unprocessed = (m - end) as u64;
-        let next = order_idx.get(end).and_then(|&gi| seen.get(gi)).copied();
-        let next_len = next.map_or(0, |g| side.df(g) as usize);
-        let switching = !sorted && next.is_some() && cands.len() * 8 < next_len;
-        let due = sorted || switching || spent >= cands.len() as u64 * PRUNE_COST_IN_POSTINGS;
-        if due {
-            if sorted {
-                live.retain(|c| {
-                    let ub = upper_bound(u64::from(c.count) + unprocessed, q, u64::from(c.len));
-                    best.admits(capped(ub, cap), c.row)
-                });
-            } else {
-                let need = min_shared(best, q);
-                cands.retain(|&d| {
-                    let Some(st) = scratch.state.get_mut(d as usize) else {
-                        return false;
-                    };
-                    if *st & CLOSED != 0 {
-                        return false;
-                    }
-                    let shared = u64::from(*st & COUNT_MASK) + unprocessed;
-                    let ub = || capped(upper_bound(shared, q, side.doc_len(d)), cap);
-                    if shared >= need && best.admits(ub(), d) {
-                        true
-                    } else {
-                        *st |= CLOSED;
-                        false
-                    }
-                });
-                spent += before * PRUNE_COST_IN_POSTINGS;
-            }
-            let n = if sorted { live.len() } else { cands.len() } as u64;
-            // Stop when the batch since the previous prune did not pay for itself.
-            if n == 0 || (before - n.min(before)) * per_candidate < spent {
+    /// Candidate generation, while a row not met yet could still win: each gram's postings are
+    /// counted into the per-row state (new rows join `scratch.cands`), and the leaders are
+    /// verified early after the seeds and after 2, 4, 8… times as many grams, which raises the
+    /// threshold. Returns the number of grams processed, or `None` when counting every row is
+    /// cheaper than the rest of the prefix (the caller then runs `search_counted`).
+    fn generate_candidates<V: Valuer>(
+        &self,
+        best: &mut Best,
+        scratch: &mut Scratch,
+        stats: &mut Stats,
+        valuer: &mut V,
+    ) -> Option<usize> {
+        let (side, query) = (self.side, self.query);
+        let dense = side.dense();
+        let m = query.seen.len();
+        scratch.cands.clear();
+        scratch.marks.set(query.sparse_grams().iter().copied());
+        let mut rows_buf = std::mem::take(&mut scratch.rows_buf);
+        let mut end = m;
+        let mut dense_checked = false;
+        for (k, &gi) in self.order.iter().enumerate() {
+            // A row first met now shares at most `m - k` grams: J <= (m - k) / |Q|.
+            let fresh = Ratio {
+                num: (m - k) as u64,
+                den: query.size,
+            };
+            if !best.admits(capped(fresh, self.cap), 0) {
+                end = k;
                 break;
             }
-            before = n;
-            spent = 0;
-        }
-        let Some(g) = next else { break };
-        if switching {
-            for &d in &cands {
-                let st = scratch.state.get(d as usize).copied().unwrap_or(0);
-                live.push(Live {
-                    row: d,
-                    count: st & COUNT_MASK,
-                    len: side.doc_len(d) as u32,
-                });
+            let g = query.seen.get(gi).copied().unwrap_or(u32::MAX);
+            // Once the seeds have set a threshold, and again at the first dense gram (dense
+            // grams come last): when the rest of the prefix would cost more than counting every
+            // row, count every row instead. (After a "no" at the first dense gram, later checks
+            // could only say no again: the prefix only shrinks, the cost of counting stays.)
+            let checkpoint =
+                (k == self.seeds && self.seeds > 0) || (dense.is_dense(g) && !dense_checked);
+            dense_checked |= dense.is_dense(g);
+            if checkpoint && self.counting_pays_from(k, best) {
+                scratch.rows_buf = rows_buf;
+                scratch.marks.clear(query.sparse_grams().iter().copied());
+                return None;
             }
-            live.sort_unstable_by_key(|c| c.row);
-            sorted = true;
-        }
-        let examined = if sorted {
-            let examined = if dense.is_dense(g) {
-                for c in live.iter_mut() {
-                    c.count += u32::from(dense.contains(g, c.row));
-                }
-                live.len()
+            let postings = if dense.is_dense(g) {
+                rows_buf.clear();
+                dense.for_each_row(g, |d| rows_buf.push(d));
+                rows_buf.as_slice()
             } else {
-                count_in(side.postings(g), &mut live)
+                side.postings(g)
             };
-            spent += live.len() as u64;
-            examined
-        } else if dense.is_dense(g) && cands.len() < next_len {
-            for &d in &cands {
+            stats.postings_visited += postings.len() as u64;
+            count_step(postings, self.tag, &mut scratch.state, &mut scratch.cands);
+            let done = k + 1;
+            let seeds = self.seeds.max(1);
+            if done % seeds == 0 && (done / seeds).is_power_of_two() {
+                verify_leaders(side, query, best, scratch, stats, valuer, self.tag);
+            }
+        }
+        scratch.rows_buf = rows_buf;
+        Some(end)
+    }
+
+    /// Whether counting every row beats processing the rest of the prefix from position `k`.
+    fn counting_pays_from(&self, k: usize, best: &Best) -> bool {
+        let rest = self.order.get(k..).unwrap_or(&[]);
+        counting_pays(self.side, self.query, best, self.cap, rest, k)
+    }
+
+    /// Count extension: no new candidates, but counting further grams (from position `end` of
+    /// the processing order) tightens every bound (count + unprocessed); a candidate whose bound
+    /// cannot win is dropped for good (its bound never grows). Many candidates: scan whole
+    /// postings against the per-row counts and prune (a pass reading every candidate's state)
+    /// only once the scans have cost about as much; few candidates: gallop them, sorted by row,
+    /// through each gram's postings and prune every step. Extension goes on while each batch
+    /// prunes enough verifications to pay for itself. Leaves the surviving candidates in
+    /// `scratch.live` and returns the new end of the processed prefix.
+    fn extend_counts(
+        &self,
+        mut end: usize,
+        best: &Best,
+        scratch: &mut Scratch,
+        stats: &mut Stats,
+    ) -> usize {
+        let side = self.side;
+        let m = self.query.seen.len();
+        let per_candidate = VERIFY_COST_IN_POSTINGS as u64;
+        let mut cands = std::mem::take(&mut scratch.cands);
+        let mut live = std::mem::take(&mut scratch.live);
+        live.clear();
+        let mut sorted = false;
+        // Nearly every candidate is still possible when generation stops, so the first prune
+        // waits for a batch of scanning like the others.
+        let mut before = cands.len() as u64; // candidates at the previous prune
+        let mut spent = 0u64; // work since the previous prune, in postings
+        loop {
+            let unprocessed = (m - end) as u64;
+            let next = self.gram_at(end);
+            let next_len = next.map_or(0, |g| side.df(g) as usize);
+            let switching = !sorted && next.is_some() && cands.len() * 8 < next_len;
+            let due = sorted || switching || spent >= cands.len() as u64 * PRUNE_COST_IN_POSTINGS;
+            if due {
+                if sorted {
+                    self.prune_live(&mut live, unprocessed, best);
+                } else {
+                    self.prune_open(&mut cands, unprocessed, best, &mut scratch.state);
+                    spent += before * PRUNE_COST_IN_POSTINGS;
+                }
+                let n = if sorted { live.len() } else { cands.len() } as u64;
+                // Stop when the batch since the previous prune did not pay for itself.
+                if n == 0 || (before - n.min(before)) * per_candidate < spent {
+                    break;
+                }
+                before = n;
+                spent = 0;
+            }
+            let Some(g) = next else { break };
+            if switching {
+                self.push_live(&cands, &scratch.state, &mut live);
+                live.sort_unstable_by_key(|c| c.row);
+                sorted = true;
+            }
+            let examined = if sorted {
+                spent += live.len() as u64;
+                self.count_live(g, &mut live)
+            } else {
+                self.count_open(g, next_len, &cands, &mut scratch.state)
+            };
+            stats.postings_visited += examined as u64;
+            spent += examined as u64;
+            end += 1;
+        }
+        if !sorted {
+            self.push_live(&cands, &scratch.state, &mut live);
+        }
+        scratch.cands = cands;
+        scratch.live = live;
+        end
+    }
+
+    /// Counts gram `g` for the sorted candidates in `live`; returns the postings entries
+    /// examined.
+    fn count_live(&self, g: u32, live: &mut [Live]) -> usize {
+        let dense = self.side.dense();
+        if dense.is_dense(g) {
+            for c in live.iter_mut() {
+                c.count += u32::from(dense.contains(g, c.row));
+            }
+            live.len()
+        } else {
+            count_in(self.side.postings(g), live)
+        }
+    }
+
+    /// Counts gram `g` (in `df` rows) into the per-row state of the open candidates: a dense
+    /// gram looked up per candidate when they are fewer than its rows, else its rows scanned.
+    /// Returns the postings entries examined.
+    fn count_open(&self, g: u32, df: usize, cands: &[u32], state: &mut [State]) -> usize {
+        let dense = self.side.dense();
+        if dense.is_dense(g) && cands.len() < df {
+            for &d in cands {
                 if dense.contains(g, d) {
-                    if let Some(st) = scratch.state.get_mut(d as usize) {
+                    if let Some(st) = state.get_mut(d as usize) {
                         *st += State::from(*st & CLOSED == 0);
                     }
                 }
             }
             cands.len()
         } else {
-            let mut bump = |d: u32| {
-                if let Some(st) = scratch.state.get_mut(d as usize) {
+            let tag = self.tag;
+            self.side.for_each_row(g, |d| {
+                if let Some(st) = state.get_mut(d as usize) {
                     *st += State::from(*st & !LOW == tag && *st & CLOSED == 0);
                 }
-            };
-            side.for_each_row(g, &mut bump);
-            next_len
-        };
-        stats.postings_visited += examined as u64;
-        spent += examined as u64;
-        end += 1;
+            });
+            df
+        }
     }
-    if !sorted {
-        for &d in &cands {
-            let st = scratch.state.get(d as usize).copied().unwrap_or(0);
+
+    /// Drops the sorted candidates that can no longer win with `unprocessed` grams still to
+    /// count.
+    fn prune_live(&self, live: &mut Vec<Live>, unprocessed: u64, best: &Best) {
+        let (q, cap) = (self.query.size, self.cap);
+        live.retain(|c| {
+            let ub = upper_bound(u64::from(c.count) + unprocessed, q, u64::from(c.len));
+            best.admits(capped(ub, cap), c.row)
+        });
+    }
+
+    /// Drops (and closes) the candidates that can no longer win with `unprocessed` grams still
+    /// to count.
+    fn prune_open(&self, cands: &mut Vec<u32>, unprocessed: u64, best: &Best, state: &mut [State]) {
+        let (side, q, cap) = (self.side, self.query.size, self.cap);
+        let need = min_shared(best, q);
+        cands.retain(|&d| {
+            let Some(st) = state.get_mut(d as usize) else {
+                return false;
+            };
+            if *st & CLOSED != 0 {
+                return false;
+            }
+            let shared = u64::from(*st & COUNT_MASK) + unprocessed;
+            let ub = || capped(upper_bound(shared, q, side.doc_len(d)), cap);
+            if shared >= need && best.admits(ub(), d) {
+                true
+            } else {
+                *st |= CLOSED;
+                false
+            }
+        });
+    }
+
+    /// Appends the candidates with their counts so far to `live`.
+    fn push_live(&self, cands: &[u32], state: &[State], live: &mut Vec<Live>) {
+        for &d in cands {
+            let st = state.get(d as usize).copied().unwrap_or(0);
             live.push(Live {
                 row: d,
                 count: st & COUNT_MASK,
-                len: side.doc_len(d) as u32,
+                len: self.side.doc_len(d) as u32,
             });
         }
     }
-    scratch.cands = cands;
 
-    // Verification in order of the upper bound (a heap: most candidates are never popped),
-    // until no bound can win. Unprocessed sparse grams are counted against a bitmap of them,
-    // unprocessed dense grams against the row's dense bitset.
-    let mut rest = std::mem::take(&mut scratch.rest);
-    rest.clear();
-    rest.extend(
-        order_idx
-            .get(end..)
-            .unwrap_or(&[])
-            .iter()
-            .filter_map(|&i| seen.get(i).copied()),
-    );
-    rest.sort_unstable();
-    scratch.marks.clear(
-        order_idx
-            .get(..end)
-            .unwrap_or(&[])
-            .iter()
-            .filter_map(|&i| seen.get(i).copied())
-            .filter(|&g| !dense.is_dense(g)),
-    );
-    scratch.order_idx = order_idx;
-    let rest_sparse = rest.partition_point(|&g| !dense.is_dense(g));
-    let mut rest_dense = std::mem::take(&mut scratch.rest_dense);
-    rest_dense.clear();
-    rest_dense.resize(query.dense_bits.len(), 0);
-    for &g in rest.get(rest_sparse..).unwrap_or(&[]) {
-        let k = (g - dense.first()) as usize;
-        if let Some(w) = rest_dense.get_mut(k / 64) {
-            *w |= 1 << (k % 64);
-        }
-    }
-    let any_dense = rest.len() > rest_sparse;
-    let first_rest = rest.first().copied().filter(|_| rest_sparse > 0);
-    let unprocessed = rest.len() as u64;
-    let mut heap = std::mem::take(&mut scratch.heap).into_vec();
-    heap.clear();
-    heap.extend(live.iter().map(|c| {
-        let count = u64::from(c.count);
-        Bounded {
-            ub: capped(upper_bound(count + unprocessed, q, u64::from(c.len)), cap),
-            row: c.row,
-            count,
-        }
-    }));
-    scratch.live = live;
-    let mut heap = BinaryHeap::from(heap);
-    while let Some(Bounded { ub, row: d, count }) = heap.pop() {
-        if !best.admits(ub, d) {
-            if ub.cmp_exact(best.score) == Ordering::Less {
-                break;
+    /// Collects the grams from position `end` of the processing order into `scratch.rest`
+    /// (ascending; the dense ones also as a bitset in `scratch.rest_dense`) and unmarks the
+    /// processed sparse grams, so that `scratch.marks` holds the unprocessed sparse ones.
+    fn unprocessed(&self, end: usize, scratch: &mut Scratch) -> Unprocessed {
+        let (seen, dense) = (&self.query.seen, self.side.dense());
+        let rest = &mut scratch.rest;
+        rest.clear();
+        rest.extend(
+            self.order
+                .get(end..)
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(|&i| seen.get(i).copied()),
+        );
+        rest.sort_unstable();
+        scratch.marks.clear(
+            self.order
+                .get(..end)
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(|&i| seen.get(i).copied())
+                .filter(|&g| !dense.is_dense(g)),
+        );
+        let sparse = rest.partition_point(|&g| !dense.is_dense(g));
+        let rest_dense = &mut scratch.rest_dense;
+        rest_dense.clear();
+        rest_dense.resize(self.query.dense_bits.len(), 0);
+        for &g in rest.get(sparse..).unwrap_or(&[]) {
+            let k = (g - dense.first()) as usize;
+            if let Some(w) = rest_dense.get_mut(k / 64) {
+                *w |= 1 << (k % 64);
             }
-            continue;
         }
-        let mut inter = count;
-        if let Some(first) = first_rest {
-            inter += scratch.marks.count_tail(side.doc(d), first);
+        Unprocessed {
+            count: rest.len() as u64,
+            first_sparse: rest.first().copied().filter(|_| sparse > 0),
+            sparse,
+            any_dense: rest.len() > sparse,
         }
-        if any_dense {
-            inter += and_count(dense.row(d), &rest_dense);
-        }
-        verify(side, d, inter, best, stats, valuer);
     }
-    scratch.heap = heap;
-    scratch
-        .marks
-        .clear(rest.get(..rest_sparse).unwrap_or(&[]).iter().copied());
-    scratch.rest = rest;
-    scratch.rest_dense = rest_dense;
+
+    /// Verifies the live candidates (in `scratch.live`, counted up to position `end` of the
+    /// processing order) in order of their upper bound (a heap: most candidates are never
+    /// popped), until no bound can win. Unprocessed sparse grams are counted against a bitmap of
+    /// them, unprocessed dense grams against the row's dense bitset.
+    fn verify_by_bound<V: Valuer>(
+        &self,
+        end: usize,
+        best: &mut Best,
+        scratch: &mut Scratch,
+        stats: &mut Stats,
+        valuer: &mut V,
+    ) {
+        let (side, q, cap) = (self.side, self.query.size, self.cap);
+        let rest = self.unprocessed(end, scratch);
+        let mut heap = std::mem::take(&mut scratch.heap).into_vec();
+        heap.clear();
+        heap.extend(scratch.live.iter().map(|c| {
+            let count = u64::from(c.count);
+            Bounded {
+                ub: capped(upper_bound(count + rest.count, q, u64::from(c.len)), cap),
+                row: c.row,
+                count,
+            }
+        }));
+        let mut heap = BinaryHeap::from(heap);
+        while let Some(Bounded { ub, row: d, count }) = heap.pop() {
+            if !best.admits(ub, d) {
+                if ub.cmp_exact(best.score) == Ordering::Less {
+                    break;
+                }
+                continue;
+            }
+            let mut inter = count;
+            if let Some(first) = rest.first_sparse {
+                inter += scratch.marks.count_tail(side.doc(d), first);
+            }
+            if rest.any_dense {
+                inter += and_count(side.dense().row(d), &scratch.rest_dense);
+            }
+            verify(side, d, inter, best, stats, valuer);
+        }
+        scratch.heap = heap;
+        let sparse_rest = scratch.rest.get(..rest.sparse).unwrap_or(&[]);
+        scratch.marks.clear(sparse_rest.iter().copied());
+    }
 }
 
 /// Cost of adding one 64-row word of a dense gram's bitmap to the bit-sliced counts, in
