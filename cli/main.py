@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "migrate": "cli.sync:migrate",
     "sync": "cli.sync:sync",
     "demo": "cli.demo:demo",
+    "dashboard": "cli.dashboard:dashboard",
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -9,6 +10,7 @@ import click
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, fmt_number, fmt_share, print_fields, print_table, say
 from warehouse.analysis.report import build_report
+from warehouse.html.report_file import write_report_html
 
 
 def _print_quality(doc: dict[str, Any]) -> None:
@@ -243,10 +245,28 @@ def print_report(doc: dict[str, Any]) -> None:
 @click.command()
 @click.argument("run")
 @click.option("--train", default=None, help="Use the audit against this training corpus.")
+@click.option(
+    "--html",
+    "html_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the report as one self-contained HTML file (charts, segment table) instead.",
+)
 @json_option
 @pass_app
-def report(app: AppContext, run: str, train: str | None, as_json: bool) -> None:
+def report(
+    app: AppContext, run: str, train: str | None, html_file: Path | None, as_json: bool
+) -> None:
     """Report one run (id or unique prefix): quality, exposure, bins, composite, cost, speed."""
+    if html_file is not None:
+        with app.warehouse() as con:
+            written = write_report_html(con, run, html_file, train=train)
+        if as_json:
+            emit_json(written.to_dict())
+        else:
+            state = "written" if written.written else "unchanged"
+            click.echo(f"{html_file} ({written.bytes / 1e6:.1f} MB, run {written.run_id}): {state}")
+        return
     with app.warehouse() as con:
         doc = build_report(con, run, train=train)
     if as_json:

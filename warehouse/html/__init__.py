@@ -1,0 +1,1 @@
+"""HTML pages over the analysis layer: a report file per run and a static dashboard."""

@@ -1,0 +1,276 @@
+"""`tame-wh dashboard`: a static site over the whole warehouse.
+
+DIR/index.html            leaderboard per test set, links to everything
+DIR/runs/RUN.html         one page per run (the report page)
+DIR/testsets/NAME-ID.html one page per test set: audits, exposure distribution, runs
+DIR/compare/A-vs-B.html   one page per pair asked for with --compare A B
+DIR/assets/               vega.js (Vega, Vega-Lite, vega-embed), tame.js, and data/ with the
+                          segment columns a test set and its audit share across run pages
+
+Every page opens from the file system with no network. Pages are written only when their bytes
+change, and pages of runs, test sets or comparisons that are gone are removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from warehouse.analysis.compare import compare_runs, load_runs
+from warehouse.analysis.leaderboard import TRAIN_RULE, leaderboard
+from warehouse.analysis.runs import resolve_run
+from warehouse.errors import UsageError
+from warehouse.exposure.summary import AuditResult, load_audit
+from warehouse.html.assets import page_script, vega_bundle
+from warehouse.html.documents import chosen_audits, report_documents
+from warehouse.html.files import write_if_changed
+from warehouse.html.layout import Assets
+from warehouse.html.markup import safe_name
+from warehouse.html.report_file import EMPTY_RUN_COLUMNS, segment_key
+from warehouse.html.run_page import RunLinks, SegmentData, run_page, shared_script
+from warehouse.html.segments import exposure_histograms, run_columns, shared_columns
+from warehouse.html.site_pages import (
+    ComparePair,
+    compare_page,
+    index_page,
+    run_label,
+    testset_page,
+)
+from warehouse.stats.resample import bootstrap_settings
+from warehouse.store.corpora import CorpusInfo, list_corpora
+
+Notify = Callable[[str], None]
+# Folders whose files the dashboard owns: files there that a build did not produce are removed.
+_OWNED = {"runs": ".html", "testsets": ".html", "compare": ".html", "assets/data": ".js"}
+_MARKER = "assets/tame.js"
+
+
+@dataclass
+class DashboardResult:
+    """What a build wrote: files written, already up to date, and removed (stale pages)."""
+
+    out: str
+    runs: int
+    test_sets: int
+    comparisons: int
+    written: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    files: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def run_href(run_id: str, prefix: str = "") -> str:
+    """Address of a run page relative to a page in `prefix` (`""` at the top, `"../"` below)."""
+    return f"{prefix}runs/{safe_name(run_id)}.html"
+
+
+def testset_href(info: CorpusInfo, prefix: str = "") -> str:
+    """Address of a test set page."""
+    return f"{prefix}testsets/{safe_name(info.name, info.corpus_id)}.html"
+
+
+def compare_href(run_a: str, run_b: str, prefix: str = "") -> str:
+    """Address of the comparison page of two runs."""
+    return f"{prefix}compare/{safe_name(run_a)}-vs-{safe_name(run_b)}.html"
+
+
+def _check_out(out: Path) -> None:
+    """Refuse to build into a folder that holds other things than a dashboard (stale pages are
+    deleted from it)."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file, not a folder")
+    if out.is_dir() and any(out.iterdir()) and not (out / _MARKER).is_file():
+        raise UsageError(
+            f"--out {out} is not empty and holds no tame-wh dashboard; give a new or empty folder"
+        )
+
+
+def build_dashboard(
+    con: duckdb.DuckDBPyConnection,
+    out: str | Path,
+    *,
+    compare: Sequence[tuple[str, str]] = (),
+    notify: Notify | None = None,
+) -> DashboardResult:
+    """Build (or bring up to date) the dashboard of the whole warehouse under `out`."""
+    say = notify or (lambda _m: None)
+    root = Path(out)
+    _check_out(root)
+    pairs = _comparison_pairs(con, compare)
+    board = leaderboard(con)
+    test_sets = list_corpora(con, "test")
+    result = DashboardResult(str(root), len(board), len(test_sets), len(pairs))
+    produced: set[str] = set()
+
+    def emit(relative: str, text: str) -> None:
+        produced.add(relative)
+        if write_if_changed(root / relative, text.encode("utf-8")):
+            result.written += 1
+            result.files.append(relative)
+        else:
+            result.unchanged += 1
+
+    emit("assets/vega.js", vega_bundle())
+    emit("assets/tame.js", page_script())
+    say(f"dashboard: {len(board)} runs, {len(test_sets)} test sets, {len(pairs)} comparisons")
+    docs = report_documents(con, board)
+    default_audit = chosen_audits(con)
+    all_audits = _audits_by_test_set(con)
+    histograms = exposure_histograms(
+        con, [audit.audit_id for audits in all_audits.values() for audit, _ in audits]
+    )
+    for relative, text in _run_pages(con, board, docs, default_audit, histograms, test_sets):
+        emit(relative, text)
+    for info in test_sets:
+        emit(
+            testset_href(info),
+            testset_page(
+                info,
+                all_audits.get(info.corpus_id, []),
+                histograms,
+                [r for r in board if r["test_corpus_id"] == info.corpus_id],
+                run_href=lambda run_id: run_href(run_id, "../"),
+            ),
+        )
+    labels = {r["run_id"]: f"{run_label(r)} ({r['run_id'][:8]})" for r in board}
+    comparisons = [ComparePair(a, b, labels[a], labels[b], compare_href(a, b)) for a, b in pairs]
+    settings = bootstrap_settings(con)
+    for pair in comparisons:
+        doc_a, doc_b = docs[pair.run_a], docs[pair.run_b]
+        comparison = compare_runs(
+            load_runs([pair.run_a, pair.run_b], con), significance=True, settings=settings
+        )
+        note = None if doc_a["exposure"] else "no audit: the test set has no exposure bins"
+        emit(
+            pair.href,
+            compare_page(
+                pair,
+                comparison,
+                doc_a["bins"],
+                doc_b["bins"],
+                bins_note=note,
+                run_href=lambda run_id: run_href(run_id, "../"),
+            ),
+        )
+    emit(
+        "index.html",
+        index_page(
+            board,
+            test_sets,
+            comparisons,
+            train_rule=TRAIN_RULE,
+            run_href=run_href,
+            testset_href=testset_href,
+        ),
+    )
+    result.removed = _remove_stale(root, produced)
+    result.files.sort()
+    return result
+
+
+def _comparison_pairs(
+    con: duckdb.DuckDBPyConnection, compare: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The run ids of each pair asked for, checked before anything is written: two different
+    runs on the same test set (as `tame-wh compare` requires)."""
+    pairs: list[tuple[str, str]] = []
+    for ref_a, ref_b in compare:
+        a, b = resolve_run(con, ref_a), resolve_run(con, ref_b)
+        if a == b:
+            raise UsageError(f"--compare {ref_a} {ref_b}: both name run {a}; give two runs")
+        tests = dict(
+            con.execute(
+                "SELECT r.run_id, c.name FROM runs r JOIN corpora c "
+                "ON c.corpus_id = r.test_corpus_id WHERE r.run_id IN (?, ?)",
+                [a, b],
+            ).fetchall()
+        )
+        if tests[a] != tests[b]:
+            raise UsageError(
+                f"--compare {ref_a} {ref_b}: the runs are on different test sets "
+                f"({tests[a]!r} and {tests[b]!r}); compare runs of one test set"
+            )
+        if (a, b) not in pairs:
+            pairs.append((a, b))
+    return pairs
+
+
+def _audits_by_test_set(
+    con: duckdb.DuckDBPyConnection,
+) -> dict[str, list[tuple[AuditResult, str]]]:
+    """Every audit with its creation time, by test set, oldest first."""
+    out: dict[str, list[tuple[AuditResult, str]]] = {}
+    rows = con.execute(
+        "SELECT test_corpus_id, audit_id, created_at FROM audits ORDER BY created_at, audit_id"
+    ).fetchall()
+    for test_corpus_id, audit_id, created in rows:
+        audit = load_audit(con, audit_id, action="unchanged")
+        out.setdefault(test_corpus_id, []).append((audit, str(created)))
+    return out
+
+
+def _run_pages(
+    con: duckdb.DuckDBPyConnection,
+    board: Sequence[dict[str, Any]],
+    docs: dict[str, dict[str, Any]],
+    default_audit: dict[str, str],
+    histograms: dict[str, list[dict[str, Any]]],
+    test_sets: Sequence[CorpusInfo],
+) -> Iterator[tuple[str, str]]:
+    """The shared segment data of each test set with runs, then every run page."""
+    by_id = {info.corpus_id: info for info in test_sets}
+    columns = run_columns(con, [r["run_id"] for r in board])
+    shared_done: set[str] = set()
+    for row in board:
+        doc = docs[row["run_id"]]
+        test_corpus_id = doc["run"]["test_corpus_id"]
+        audit_id = default_audit.get(test_corpus_id)
+        key = segment_key(test_corpus_id, audit_id)
+        data_file = f"assets/data/{safe_name(key)}.js"
+        if key not in shared_done:
+            shared_done.add(key)
+            yield data_file, shared_script(key, shared_columns(con, test_corpus_id, audit_id))
+        segments = SegmentData(
+            key=key,
+            shared_json="",
+            run_json=columns.get(row["run_id"], EMPTY_RUN_COLUMNS),
+            shared_src=f"../{data_file}",
+        )
+        info = by_id.get(test_corpus_id)
+        links = RunLinks(index="../index.html", testset=testset_href(info, "../") if info else None)
+        yield (
+            run_href(row["run_id"]),
+            run_page(
+                doc,
+                histogram=histograms.get(audit_id, []) if audit_id else [],
+                segments=segments,
+                assets=Assets("../assets/"),
+                links=links,
+            ),
+        )
+
+
+def _remove_stale(root: Path, produced: set[str]) -> int:
+    """Delete pages and data files in the dashboard's own folders that this build did not
+    produce (runs, test sets or comparisons that are gone), and leftover temporary files."""
+    removed = 0
+    for folder, suffix in _OWNED.items():
+        directory = root / folder
+        if not directory.is_dir():
+            continue
+        for path in directory.iterdir():
+            relative = path.relative_to(root).as_posix()
+            stale = path.suffix == suffix and relative not in produced
+            leftover = path.name.startswith(".") and path.name.endswith(".tmp")
+            if path.is_file() and (stale or leftover):
+                path.unlink()
+                removed += 1
+    return removed

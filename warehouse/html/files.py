@@ -1,0 +1,24 @@
+"""Writing pages: only when their content changed, atomically, with errors a user can act on."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from warehouse.errors import UsageError
+
+
+def write_if_changed(path: Path, data: bytes) -> bool:
+    """Write `data` to `path` unless the file already holds exactly these bytes; returns whether
+    it wrote. The new content goes to a temporary file renamed over the old one, so a reader
+    never sees half a page."""
+    try:
+        if path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data:
+            return False
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scratch = path.with_name(f".{path.name}.tmp")
+        scratch.write_bytes(data)
+        os.replace(scratch, path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return True
