@@ -2,28 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from cli.context import AppContext, bootstrap_options, json_option, pass_app
 from cli.output import emit_json, say, status
-from warehouse.ingest.runs import (
-    IngestResult,
-    PreparedRun,
-    prepare_from_document,
-    prepare_from_files,
-    write_runs,
-)
-from warehouse.stats.resample import bootstrap_settings
+from warehouse.ingest.prepare import load_test_set, prepare_from_document, prepare_from_files
+from warehouse.ingest.runs import IngestResult, PreparedRun
+from warehouse.ingest.write import stored_run_ids, write_runs
+from warehouse.metrics.surface import TOKENIZERS, MetricOptions
+from warehouse.stats.resample import BootstrapSettings, bootstrap_settings
 
 _file = click.Path(path_type=Path, dir_okay=False)
+
+
+TER_WARN_WORDS = 50_000  # hypothesis words above which TER is worth a warning
 
 
 def _describe(result: IngestResult) -> str:
     """One line per run for people."""
     s = result.scores
     em = "n/a" if s["exact_match_rate"] is None else f"{s['exact_match_rate']:.3f}"
+    ter = "n/a" if s["ter"] is None else f"{s['ter']:.2f}"
     verb = {"added": "ingested", "replaced": "replaced", "unchanged": "already ingested"}[
         result.action
     ]
@@ -32,13 +35,54 @@ def _describe(result: IngestResult) -> str:
     return (
         f"{verb} run {result.run_id}  {result.model_slug}{condition} on {result.test_set}{made}: "
         f"{result.n_entries} entries, {result.n_errors} errors · BLEU {s['bleu']:.2f} · "
-        f"chrF++ {s['chrf']:.2f} · TER {s['ter']:.2f} · exact match {em}"
+        f"chrF++ {s['chrf']:.2f} · TER {ter} · exact match {em}"
     )
+
+
+def _metric_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--tokenize, --lowercase, --chrf-word-order, --no-ter (sacrebleu's metric options)."""
+    options = [
+        click.option(
+            "--tokenize",
+            type=click.Choice(TOKENIZERS),
+            default="13a",
+            show_default=True,
+            help="BLEU tokenizer (ja-mecab/ko-mecab need sacrebleu's [ja]/[ko] extras).",
+        ),
+        click.option("--lowercase", is_flag=True, help="Lowercase text for BLEU and chrF."),
+        click.option(
+            "--chrf-word-order",
+            type=click.Choice(["0", "2"]),
+            default="2",
+            show_default=True,
+            help="chrF word n-gram order: 2 = chrF++, 0 = chrF.",
+        ),
+        click.option(
+            "--no-ter", is_flag=True, help="Skip TER (sacrebleu's TER is slow on long text)."
+        ),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _warn_ter_cost(prepared: list[PreparedRun]) -> None:
+    """Say that TER may take long on big runs, and how to skip it."""
+    words = sum(len(h.split()) for run in prepared if run.options.ter for h in run.hyps)
+    if words > TER_WARN_WORDS:
+        say(
+            f"warning: TER on {words:,} hypothesis words may take minutes (sacrebleu's shift "
+            "search); pass --no-ter to skip it"
+        )
 
 
 @click.command()
 @click.argument("reports", nargs=-1, type=_file)
-@click.option("--testset", default=None, help="Registered test set the --hyp file answers.")
+@click.option(
+    "--testset",
+    default=None,
+    help="Registered test set: the one --hyp answers, or the one JSON reports must match.",
+)
 @click.option("--hyp", type=_file, default=None, help="Hypotheses, one per test segment.")
 @click.option("--model-slug", default=None, help="Model name (else taken from the run card).")
 @click.option("--condition", default=None, help="Condition label, e.g. zero-shot.")
@@ -63,6 +107,7 @@ def _describe(result: IngestResult) -> str:
     "Intervals cover 1 - alpha (default: settings bootstrap.alpha, 0.05).",
     "Bootstrap seed, stored with the intervals (default: settings bootstrap.seed, 12345).",
 )
+@_metric_options
 @json_option
 @pass_app
 def ingest(
@@ -79,48 +124,42 @@ def ingest(
     n_bootstrap_ci: int | None,
     ci_alpha: float | None,
     seed: int | None,
+    tokenize: str,
+    lowercase: bool,
+    chrf_word_order: str,
+    no_ter: bool,
     as_json: bool,
 ) -> None:
     """Ingest runs: plain files (--testset --hyp) or test-report / run-card JSON files.
 
     Each JSON file given as an argument is its own run; its entries carry source, expected and
-    predicted text, and its test set is created on the fly (shared by content). Everything is
-    parsed and scored before the warehouse is opened; all runs are written in one transaction.
-    Bootstrap confidence intervals (percentile method) are computed and stored unless --no-ci.
+    predicted text, and its test set is created on the fly (shared by content) — or, with
+    --testset, the entries must match that registered test set (aligned by entry id, else by
+    source text). A run already stored is recognised before anything is scored. Everything else
+    is scored before the warehouse is opened for writing; all runs are written in one
+    transaction. Bootstrap confidence intervals (percentile method) are stored unless --no-ci.
     """
     if lock_timeout is not None:
         app.lock_timeout = lock_timeout
-    if reports and (testset or hyp or run_card):
+    if reports and (hyp or run_card):
         raise click.UsageError("give JSON reports, or --testset/--hyp/--run-card, not both")
     if not reports and not (testset and hyp):
         raise click.UsageError("give JSON reports, or both --testset and --hyp")
+    options = MetricOptions(tokenize, lowercase, int(chrf_word_order), not no_ter)
     ci = None
-    if not no_ci:
+    with app.existing_warehouse() as con:
         # Defaults come from the warehouse's settings, when it exists (read-only, released
         # again before scoring).
-        with app.existing_warehouse() as con:
+        if not no_ci:
             ci = bootstrap_settings(con, n_bootstrap_ci, ci_alpha, seed)
-    prepared: list[PreparedRun] = []
+    prepared = _prepare(app, reports, testset, hyp, model_slug, condition, run_card, ci, options)
+    with app.existing_warehouse() as con:
+        stored = stored_run_ids(con, [p.run_id for p in prepared]) if con is not None else set()
+    to_score = [p for p in prepared if replace or p.run_id not in stored]
+    _warn_ter_cost(to_score)
     with status("scoring"):
-        if reports:
-            for path in reports:
-                prepared.append(
-                    prepare_from_document(path, model_slug=model_slug, condition=condition, ci=ci)
-                )
-        else:
-            assert testset is not None and hyp is not None
-            prepared.append(
-                prepare_from_files(
-                    app.db,
-                    testset=testset,
-                    hyp_path=hyp,
-                    model_slug=model_slug,
-                    condition=condition,
-                    run_card_path=run_card,
-                    lock_timeout=app.lock_timeout,
-                    ci=ci,
-                )
-            )
+        for run in to_score:
+            run.score()
     with app.warehouse() as con, status("writing"):
         results = write_runs(con, prepared, replace=replace, notify=say)
     if as_json:
@@ -130,3 +169,44 @@ def ingest(
         click.echo(_describe(result))
         for warning in result.warnings:
             say(f"warning: {result.run_id}: {warning}")
+
+
+def _prepare(
+    app: AppContext,
+    reports: tuple[Path, ...],
+    testset: str | None,
+    hyp: Path | None,
+    model_slug: str | None,
+    condition: str | None,
+    run_card: Path | None,
+    ci: BootstrapSettings | None,
+    options: MetricOptions,
+) -> list[PreparedRun]:
+    """Read and align every run (nothing scored yet)."""
+    if not reports:
+        assert testset is not None and hyp is not None
+        return [
+            prepare_from_files(
+                app.db,
+                testset=testset,
+                hyp_path=hyp,
+                model_slug=model_slug,
+                condition=condition,
+                run_card_path=run_card,
+                lock_timeout=app.lock_timeout,
+                ci=ci,
+                options=options,
+            )
+        ]
+    registered = load_test_set(app.db, testset, app.lock_timeout) if testset else None
+    return [
+        prepare_from_document(
+            path,
+            model_slug=model_slug,
+            condition=condition,
+            ci=ci,
+            options=options,
+            testset=registered,
+        )
+        for path in reports
+    ]

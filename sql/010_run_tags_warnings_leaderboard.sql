@@ -1,5 +1,5 @@
--- tame-wh warehouse schema, version 10: run tags and stored ingest warnings; the leaderboard
--- names the training corpus its exposure columns refer to, chosen by a stated rule.
+-- tame-wh warehouse schema, version 10: run tags and stored ingest warnings; TER may be absent;
+-- the leaderboard names the training corpus its exposure columns refer to, by a stated rule.
 
 -- Free-form labels on runs (`tame-wh runs tag RUN KEY=VALUE`), one value per key and run.
 CREATE TABLE run_tags (
@@ -16,6 +16,15 @@ CREATE TABLE run_warnings (
     message  VARCHAR NOT NULL,
     PRIMARY KEY (run_id, seq)
 );
+
+-- TER is NULL for runs ingested without it: their statistics are NULL and sum to [NULL, NULL].
+CREATE OR REPLACE MACRO ter_score(s) AS
+    CASE
+        WHEN s IS NULL OR s[1] IS NULL OR s[2] IS NULL THEN NULL
+        WHEN s[2] > 0 THEN 100 * (s[1] / s[2])
+        WHEN s[1] > 0 THEN 100.0
+        ELSE 0.0
+    END;
 
 -- The leaderboard against one training corpus (by name), or with `wanted_train` NULL against
 -- each test set's default: exposure columns come from an exact audit before a fast one, then

@@ -9,12 +9,9 @@ from typing import Any
 
 from warehouse.exposure.audit import run_audit
 from warehouse.exposure.summary import AuditResult
-from warehouse.ingest.runs import (
-    IngestResult,
-    prepare_from_document,
-    prepare_from_files,
-    write_runs,
-)
+from warehouse.ingest.prepare import prepare_from_document, prepare_from_files
+from warehouse.ingest.runs import IngestResult
+from warehouse.ingest.write import write_runs
 from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
 from warehouse.stats.resample import BootstrapSettings
 from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect

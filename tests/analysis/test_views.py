@@ -11,7 +11,8 @@ import pytest
 from sacrebleu.metrics import BLEU, CHRF, TER
 
 from warehouse.analysis.leaderboard import leaderboard
-from warehouse.ingest.runs import prepare_from_document, write_runs
+from warehouse.ingest.write import write_runs
+from warehouse.ingest.prepare import prepare_from_document
 from warehouse.store.schema import open_warehouse
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", ".", "dog", "ran", "fast", "über", "très"]

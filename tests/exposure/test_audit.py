@@ -16,7 +16,8 @@ from warehouse.exposure.config import AuditConfig
 from warehouse.exposure.normalize import normalize_many
 from warehouse.exposure.summary import tm_hypotheses
 from warehouse.exposure.udf import register_training_corpus
-from warehouse.ingest.runs import prepare_from_files, write_runs
+from warehouse.ingest.write import write_runs
+from warehouse.ingest.prepare import prepare_from_files
 from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
 from warehouse.store.corpora import add_corpus
 from warehouse.store.schema import open_warehouse
@@ -358,8 +359,7 @@ def test_fast_validation_on_every_segment_agrees_with_the_stored_exact_audit(loa
     ).fetchone()
     tm_bleu = {
         audit_id: loaded.execute(
-            "SELECT corpus_bleu(bleu_stats) "
-            "FROM tm_segment_stats WHERE audit_id = ?",
+            "SELECT corpus_bleu(bleu_stats) FROM tm_segment_stats WHERE audit_id = ?",
             [audit_id],
         ).fetchone()[0]
         for audit_id in (fast.audit_id, exact.audit_id)

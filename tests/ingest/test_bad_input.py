@@ -185,7 +185,7 @@ def test_missing_report_file(run_cli, tmp_path, populated, db_path):
 
 def test_mixing_reports_and_plain_files_is_a_usage_error(run_cli, tmp_path, populated, db_path):
     path = _card(tmp_path, {"model_slug": "m", "entries": _entries()})
-    result = run_cli("ingest", path, "--testset", "ts")
+    result = run_cli("ingest", path, "--testset", "ts", "--hyp", path)
     assert result.exit_code == 2
     assert "not both" in result.stderr
     assert snapshot(db_path) == populated

@@ -9,7 +9,8 @@ import pytest
 from sacrebleu.metrics import BLEU, CHRF, TER
 
 from warehouse.analysis.runs import list_runs
-from warehouse.ingest.runs import prepare_from_document, prepare_from_files, write_runs
+from warehouse.ingest.prepare import prepare_from_document, prepare_from_files
+from warehouse.ingest.write import write_runs
 from warehouse.metrics.scores import bleu_from_stats, chrf_from_stats, ter_from_stats
 from warehouse.store.schema import open_warehouse
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from warehouse.analysis.runs import resolve_run
 from warehouse.errors import UsageError
-from warehouse.ingest.runs import prepare_from_document
+from warehouse.ingest.prepare import prepare_from_document
 from warehouse.inputs.runcard import read_run_document
 from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER
 from warehouse.stats.arrays import RunArrays, load_run_arrays

@@ -11,7 +11,7 @@ from typing import Any
 import duckdb
 
 from warehouse.errors import UsageError
-from warehouse.metrics.scores import bleu_from_stats, chrf_from_stats, ter_from_stats
+from warehouse.metrics.scores import bleu_from_stats, chrf_from_stats, ter_or_none
 from warehouse.store.connection import transaction
 from warehouse.store.corpora import get_corpus
 from warehouse.store.purge import RUN_TABLES, delete_runs
@@ -104,7 +104,7 @@ def list_runs(
             ingested_at=row[7],
             bleu=bleu_from_stats(row[8]),
             chrf=chrf_from_stats(row[9]),
-            ter=ter_from_stats(row[10]) if row[10] is not None else None,
+            ter=ter_or_none(row[10]),
             exact_match_rate=row[11],
             length_ratio=row[12],
             tags=dict(row[13] or {}),

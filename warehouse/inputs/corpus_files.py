@@ -21,22 +21,48 @@ _LANG = re.compile(r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$")
 _ID_LENGTH = 16
 
 
+def name_problem(name: str) -> str | None:
+    """Why a corpus or test-set name is unusable, or None: 1-200 printable characters without
+    surrounding spaces."""
+    if not name or name != name.strip() or len(name) > 200:
+        shown = repr(name) if len(name) <= 60 else f"{name[:40]!r}… ({len(name):,} characters)"
+        return f"invalid name {shown}: use 1-200 characters without surrounding spaces"
+    if not name.isprintable():
+        return f"invalid name {name[:60]!r}: control characters are not allowed"
+    return None
+
+
 def validate_name(name: str) -> str:
     """A corpus name: 1-200 printable characters without surrounding spaces."""
-    if not name or name != name.strip() or len(name) > 200:
-        raise UsageError(f"invalid name {name!r}: use 1-200 characters without surrounding spaces")
-    if any(not ch.isprintable() for ch in name):
-        raise UsageError(f"invalid name {name!r}: control characters are not allowed")
+    problem = name_problem(name)
+    if problem:
+        raise UsageError(problem)
     return name
 
 
+def normalize_lang(code: str) -> str:
+    """A language tag in BCP 47's case conventions: `EN` → `en`, `es_es` → `es-ES`,
+    `zh_hant_tw` → `zh-Hant-TW` (underscores become hyphens)."""
+    parts = re.split(r"[-_]", code)
+    out = [parts[0].lower()]
+    for part in parts[1:]:
+        if len(part) == 4 and part.isalpha():
+            out.append(part.title())  # script
+        elif (len(part) == 2 and part.isalpha()) or (len(part) == 3 and part.isdigit()):
+            out.append(part.upper())  # region
+        else:
+            out.append(part.lower())
+    return "-".join(out)
+
+
 def validate_lang(code: str | None, option: str) -> str | None:
-    """A language code such as `en`, `crk` or `pt-BR`, or None."""
+    """A language code such as `en`, `crk` or `pt-BR` (normalised by `normalize_lang`), or
+    None."""
     if code is None:
         return None
     if not _LANG.match(code):
         raise UsageError(f"{option}: {code!r} is not a language code (e.g. en, crk, pt-BR)")
-    return code
+    return normalize_lang(code)
 
 
 @dataclass

@@ -135,6 +135,13 @@ def ter_from_stats(summed: npt.ArrayLike) -> float:
     return float(ter_scores(np.asarray(summed)[None])[0])
 
 
+def ter_or_none(summed: Sequence[float | None] | None) -> float | None:
+    """Corpus TER from summed statistics, None when TER was not computed (NULL sums)."""
+    if summed is None or any(v is None for v in summed):
+        return None
+    return ter_from_stats(np.asarray(summed, dtype=np.float64))
+
+
 def corpus_scores(
     bleu: Sequence[Sequence[int]], chrf: Sequence[Sequence[int]], ter: Sequence[Sequence[float]]
 ) -> dict[str, float]:

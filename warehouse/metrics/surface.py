@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from warehouse.errors import UsageError
+from warehouse.metrics.scores import CHRF_STATS
 from warehouse.native import native
 
 if TYPE_CHECKING:  # sacrebleu is imported on first use: BLEU and chrF++ statistics are native
-    from sacrebleu.metrics import TER
+    from sacrebleu.metrics import BLEU, TER
 
 
 @lru_cache(maxsize=1)
@@ -40,23 +44,80 @@ class SegmentStats:
     length_ratio: list[float | None]
 
 
-def signatures(n_refs: int) -> dict[str, str]:
+TOKENIZERS = ("13a", "intl", "char", "none", "zh", "ja-mecab", "ko-mecab")
+CHRF_WORD_ORDERS = (0, 2)  # chrF and chrF++
+
+
+@dataclass(frozen=True)
+class MetricOptions:
+    """How the surface statistics are computed (sacrebleu's options; all recorded in the
+    signatures): BLEU tokenizer, lowercasing of BLEU and chrF input, chrF word order (2 =
+    chrF++, 0 = chrF), and whether TER is computed."""
+
+    tokenize: str = "13a"
+    lowercase: bool = False
+    chrf_word_order: int = 2
+    ter: bool = True
+
+    def __post_init__(self) -> None:
+        if self.tokenize not in TOKENIZERS:
+            raise UsageError(
+                f"--tokenize: expected one of {', '.join(TOKENIZERS)}, got {self.tokenize!r}"
+            )
+        if self.chrf_word_order not in CHRF_WORD_ORDERS:
+            raise UsageError(
+                f"--chrf-word-order: expected 0 (chrF) or 2 (chrF++), got {self.chrf_word_order}"
+            )
+
+    def bleu(self) -> BLEU:
+        """sacrebleu's BLEU with these options (a missing tokenizer package is a usage error)."""
+        from sacrebleu.metrics import BLEU
+
+        try:
+            return BLEU(tokenize=self.tokenize, lowercase=self.lowercase)
+        except (ImportError, RuntimeError, OSError) as exc:
+            raise UsageError(
+                f"--tokenize {self.tokenize}: its tokenizer cannot be loaded ({exc}); install "
+                "sacrebleu's extra for it (e.g. `pip install 'sacrebleu[ja]'`/`[ko]`)"
+            ) from None
+
+    def sacrebleu_metrics(self) -> dict[str, Any]:
+        """The sacrebleu metric objects behind the stored statistics, by short name."""
+        from sacrebleu.metrics import CHRF, TER
+
+        out: dict[str, Any] = {
+            "bleu": self.bleu(),
+            "chrf": CHRF(word_order=self.chrf_word_order, lowercase=self.lowercase),
+        }
+        if self.ter:
+            out["ter"] = TER()
+        return out
+
+
+DEFAULT_OPTIONS = MetricOptions()
+
+
+def signatures(n_refs: int, options: MetricOptions = DEFAULT_OPTIONS) -> dict[str, str]:
     """sacrebleu signatures of the stored statistics for a test set with `n_refs` references."""
     out: dict[str, str] = {}
-    from sacrebleu.metrics import BLEU, CHRF, TER
-
-    fresh = (BLEU(tokenize="13a"), CHRF(word_order=2), TER())
-    for name, metric in zip(("bleu", "chrf", "ter"), fresh, strict=True):
+    for name, metric in options.sacrebleu_metrics().items():
         metric.num_refs = n_refs  # what sacrebleu records once it has seen the references
         out[name] = metric.get_signature().format()
     return out
 
 
-def metric_settings(n_refs: int) -> dict[str, Any]:
-    """The settings that define the stored statistics (part of a run's fingerprint)."""
+def metric_settings(n_refs: int, options: MetricOptions = DEFAULT_OPTIONS) -> dict[str, Any]:
+    """The settings that define the stored statistics (part of a run's fingerprint); the
+    default options give the same document as before options existed."""
     import sacrebleu
 
-    return {"sacrebleu": sacrebleu.__version__, "signatures": signatures(n_refs)}
+    out: dict[str, Any] = {
+        "sacrebleu": sacrebleu.__version__,
+        "signatures": signatures(n_refs, options),
+    }
+    if options != DEFAULT_OPTIONS:
+        out["options"] = asdict(options)
+    return out
 
 
 def _streams(refs: Sequence[Sequence[str]]) -> list[list[str]]:
@@ -65,28 +126,64 @@ def _streams(refs: Sequence[Sequence[str]]) -> list[list[str]]:
     return [[r[k] if k < len(r) else None for r in refs] for k in range(width)]  # type: ignore[misc]
 
 
+def _quiet_sacrebleu() -> Any:
+    """A context that silences sacrebleu's "tokenized period" hint (it is not about our data)."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def quiet() -> Any:
+        logger = logging.getLogger("sacrebleu")
+        previous = logger.level
+        logger.setLevel(logging.ERROR)
+        try:
+            yield
+        finally:
+            logger.setLevel(previous)
+
+    return quiet()
+
+
+def _chrf_without_words(rows: list[list[int]]) -> tuple[list[list[int]], list[float]]:
+    """chrF (word order 0) statistics and sentence scores from chrF++ statistics: the word
+    n-gram columns zeroed (orders with nothing to count drop out of the average)."""
+    from warehouse.metrics.scores import chrf_scores
+
+    stats = np.asarray(rows, dtype=np.int64).reshape(-1, CHRF_STATS)
+    stats[:, 3 * 6 :] = 0
+    return stats.tolist(), chrf_scores(stats).tolist()
+
+
 def compute_segment_stats(
     hyps: Sequence[str],
     refs: Sequence[Sequence[str]],
     errored: Sequence[bool],
     *,
     with_ter: bool = True,
+    options: MetricOptions = DEFAULT_OPTIONS,
 ) -> SegmentStats:
-    """Statistics for every segment (TER's empty unless `with_ter`); errored: NULL exact match."""
+    """Statistics for every segment (TER's empty unless `with_ter` and `options.ter`); errored
+    entries: NULL exact match. Exact match and length ratio always compare the raw text."""
     hyp_list = list(hyps)
     ref_lists = [list(r) for r in refs]
-    # BLEU and chrF++ statistics from the Rust kernel, defined to equal sacrebleu's (tests
+    hyp_in, refs_in = hyp_list, ref_lists
+    if options.lowercase:
+        hyp_in = [h.lower() for h in hyp_list]
+        refs_in = [[r.lower() for r in rs] for rs in ref_lists]
+    # BLEU (13a) and chrF++ statistics from the Rust kernel, defined to equal sacrebleu's (tests
     # compare them on hostile text); every segment needs a reference, as in sacrebleu.
-    raw_bleu, raw_chrf, chrf_sentence = native.surface_stats(hyp_list, ref_lists)
+    raw_bleu, raw_chrf, chrf_sentence = native.surface_stats(hyp_in, refs_in)
+    if options.tokenize != "13a":
+        with _quiet_sacrebleu():
+            raw_bleu = [
+                [int(v) for v in s]
+                for s in options.bleu()._extract_corpus_statistics(hyp_list, _streams(ref_lists))
+            ]
+    if options.chrf_word_order == 0:
+        raw_chrf, chrf_sentence = _chrf_without_words(raw_chrf)
     raw_ter: list[Any] = []
-    if with_ter:
-        logger = logging.getLogger("sacrebleu")
-        previous = logger.level
-        logger.setLevel(logging.ERROR)  # the "tokenized period" hint is not about our data
-        try:
+    if with_ter and options.ter:
+        with _quiet_sacrebleu():
             raw_ter = _ter()._extract_corpus_statistics(hyp_list, _streams(ref_lists))
-        finally:
-            logger.setLevel(previous)
     bleu_stats: list[list[int]] = raw_bleu
     chrf_stats: list[list[int]] = raw_chrf
     ter_stats = [[float(v) for v in s] for s in raw_ter]

@@ -18,8 +18,15 @@ import duckdb
 import numpy as np
 
 from warehouse.errors import UsageError
-from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH
-from warehouse.metrics.scores import bleu_from_stats, bleu_scores, chrf_from_stats, chrf_scores
+from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER
+from warehouse.metrics.scores import (
+    bleu_from_stats,
+    bleu_scores,
+    chrf_from_stats,
+    chrf_scores,
+    ter_from_stats,
+    ter_scores,
+)
 from warehouse.native import native
 from warehouse.stats.arrays import RunArrays
 from warehouse.store.settings import read_settings
@@ -153,16 +160,28 @@ def _present_columns(values: np.ndarray) -> np.ndarray:
 
 
 def run_scores(arrays: RunArrays) -> dict[str, float | None]:
-    """Whole-run scores: corpus chrF++ and BLEU (sacrebleu's own formula on the exact int sums),
-    exact match rate over evaluated entries, and the mean of each per-entry metric."""
+    """Whole-run scores: corpus chrF++, BLEU and TER (sacrebleu's formulas on the summed
+    statistics; TER None for a run stored without it), exact match rate over evaluated entries,
+    and the mean of each per-entry metric."""
     scores: dict[str, float | None] = {
-        CHRF: chrf_from_stats(arrays.chrf.sum(axis=0).tolist()),
-        BLEU: bleu_from_stats(arrays.bleu.sum(axis=0).tolist()),
+        CHRF: chrf_from_stats(arrays.chrf.sum(axis=0)),
+        BLEU: bleu_from_stats(arrays.bleu.sum(axis=0)),
+        TER: _corpus_ter(arrays.ter),
     }
     for name, values in ((EXACT_MATCH, arrays.exact), *arrays.entry_metrics.items()):
         present = values[np.isfinite(values)]
         scores[name] = float(present.sum() / present.size) if present.size else None
     return scores
+
+
+def _corpus_ter(ter: np.ndarray) -> float | None:
+    """Corpus TER of per-segment statistics summed in segment order (as sacrebleu adds them);
+    None when any segment has no TER statistics."""
+    if ter.size == 0:
+        return ter_from_stats([0.0, 0.0])
+    if not np.isfinite(ter).all():
+        return None
+    return ter_from_stats(np.cumsum(ter, axis=0)[-1])
 
 
 def resampled_scores(arrays: RunArrays, indices: np.ndarray) -> dict[str, np.ndarray]:
@@ -193,6 +212,8 @@ def _resampled_block(runs: Sequence[RunArrays], indices: np.ndarray) -> list[dic
         hits = np.where(evaluated, run.exact, 0).astype(np.int64)
         counts.append(np.column_stack([run.bleu, run.chrf, hits, evaluated.astype(np.int64)]))
         values += [_present_columns(v) for v in run.entry_metrics.values()]
+        if np.isfinite(run.ter).all():
+            values.append(run.ter)
         layout.append(list(run.entry_metrics))
     count_sums = _distinct_column_sums(np.hstack(counts), indices)
     value_sums = resample_sums(np.hstack(values), indices) if values else None
@@ -216,5 +237,9 @@ def _resampled_block(runs: Sequence[RunArrays], indices: np.ndarray) -> list[dic
             assert value_sums is not None
             scores[name] = mean_scores(value_sums[:, value_col], value_sums[:, value_col + 1])
             value_col += 2
+        if np.isfinite(run.ter).all():
+            assert value_sums is not None
+            scores[TER] = ter_scores(value_sums[:, value_col : value_col + run.ter.shape[1]])
+            value_col += run.ter.shape[1]
         out.append(scores)
     return out

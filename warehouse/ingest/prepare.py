@@ -1,0 +1,401 @@
+"""Reading a run from its files and aligning it with its test set: plain hypothesis files against a
+registered test set, or a test report / run card whose entries carry their text (its own test set,
+or a registered one it must match). Nothing is scored here and the warehouse is only read."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from warehouse.errors import InputError, UsageError
+from warehouse.ingest import checks
+from warehouse.ingest.runs import PreparedRun
+from warehouse.inputs.ci_env import ci_metadata
+from warehouse.inputs.corpus_files import CorpusData, normalize_lang
+from warehouse.inputs.runcard import TOKEN_FIELDS, EntryInput, RunDocument, read_run_document
+from warehouse.inputs.segment_meta import SegmentMeta, check_unique_keys
+from warehouse.inputs.textio import read_lines
+from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions, metric_settings
+from warehouse.stats.resample import BootstrapSettings
+from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect
+from warehouse.store.corpora import corpus_texts, get_corpus
+
+_LANG_PAIR = re.compile(
+    r"^([A-Za-z]{2,3}(?:[_-][A-Za-z0-9]{2,8})*)[→>]([A-Za-z]{2,3}(?:[_-][A-Za-z0-9]{2,8})*)$"
+    r"|^([A-Za-z]{2,3}(?:_[A-Za-z]{4})?)-([A-Za-z]{2,3}(?:_[A-Za-z]{4})?)$"
+)
+
+
+@dataclass(frozen=True)
+class RegisteredTestSet:
+    """A registered test set as ingest needs it: ids, texts and difficulties in segment order."""
+
+    corpus_id: str
+    name: str
+    keys: list[str]
+    sources: list[str]
+    refs: list[list[str]]
+    difficulty: list[int | None]
+
+
+def load_test_set(
+    db: str | Path, name: str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+) -> RegisteredTestSet:
+    """Read a registered test set (the warehouse opened read-only, and closed again)."""
+    if not Path(db).exists():
+        raise UsageError(f"unknown test set {name!r}; the warehouse {db} does not exist yet")
+    con = connect(db, read_only=True, lock_timeout=lock_timeout)
+    try:
+        info = get_corpus(con, name, "test")
+        rows = con.execute(
+            "SELECT seg_key, difficulty FROM segments WHERE corpus_id = ? ORDER BY seg_idx",
+            [info.corpus_id],
+        ).fetchall()
+        sources, refs = corpus_texts(con, info.corpus_id)
+    finally:
+        con.close()
+    return RegisteredTestSet(
+        info.corpus_id, info.name, [r[0] for r in rows], sources, refs, [r[1] for r in rows]
+    )
+
+
+def _now() -> datetime:
+    """Current UTC time as a naive timestamp (the warehouse stores UTC)."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def _pick(option: str | None, from_doc: str | None, name: str, file: str) -> str | None:
+    """A value given both on the command line and in the document must agree."""
+    if option is not None and from_doc is not None and option != from_doc:
+        raise UsageError(
+            f"{file}: {name} is {from_doc!r} but --{name.replace('_', '-')} says {option!r}"
+        )
+    return option if option is not None else from_doc
+
+
+def _languages(pair: str | None) -> tuple[str | None, str | None]:
+    """Source and target language codes (BCP 47 spelling) from a `dataset.language_pair` such
+    as `en-es`, `EN_us→es` or `en>pt-BR`."""
+    match = _LANG_PAIR.match(pair or "")
+    if not match:
+        return None, None
+    src, tgt = (match.group(1), match.group(2)) if match.group(1) else match.group(3, 4)
+    return normalize_lang(src), normalize_lang(tgt)
+
+
+def _entry_columns(
+    entries: Sequence[EntryInput | None], n: int
+) -> tuple[list[float | None], dict[str, list[int | None]], list[tuple[int, str, float]]]:
+    """Latency, token counts and per-entry metrics, aligned with segments (None = absent)."""
+    latency: list[float | None] = [None] * n
+    tokens: dict[str, list[int | None]] = {name: [None] * n for name in TOKEN_FIELDS}
+    metrics: list[tuple[int, str, float]] = []
+    for idx, entry in enumerate(entries):
+        if entry is None:
+            continue
+        latency[idx] = entry.latency_s
+        for name in TOKEN_FIELDS:
+            tokens[name][idx] = entry.tokens[name]
+        metrics.extend((idx, name, value) for name, value in sorted(entry.metrics.items()))
+    return latency, tokens, metrics
+
+
+def _text_warnings(
+    hyps: Sequence[str], sources: Sequence[str], errors: Sequence[str | None]
+) -> list[str]:
+    """The checks that need no scores."""
+    return [
+        *checks.empty_hypotheses(hyps, errors),
+        *checks.untranslated(hyps, sources, errors),
+        *checks.tokenized_periods(hyps),
+    ]
+
+
+def prepare_from_files(
+    db: str | Path,
+    *,
+    testset: str,
+    hyp_path: str | Path,
+    model_slug: str | None,
+    condition: str | None = None,
+    run_card_path: str | Path | None = None,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    ci: BootstrapSettings | None = None,
+    options: MetricOptions = DEFAULT_OPTIONS,
+) -> PreparedRun:
+    """A hypothesis file against a registered test set (plus an optional run card); bootstrap
+    intervals are computed when scored if `ci` is given."""
+    hyps = read_lines(hyp_path)
+    document = read_run_document(run_card_path) if run_card_path is not None else None
+    card_file = str(run_card_path)
+    if document is not None:
+        model_slug = _pick(model_slug, document.model_slug, "model_slug", card_file)
+        condition = _pick(condition, document.condition, "condition", card_file)
+    if not model_slug:
+        raise UsageError("--model-slug is required (or a run card with model_slug)")
+    test = load_test_set(db, testset, lock_timeout)
+    keys = test.keys
+    if len(hyps) != len(keys):
+        raise InputError(
+            f"has {len(hyps)} lines but test set {testset!r} has {len(keys)} segments",
+            str(hyp_path),
+            min(len(hyps), len(keys)) + 1,
+        )
+    entries: list[EntryInput | None] = [None] * len(keys)
+    warnings: list[str] = []
+    if document is not None and document.entries:
+        entries = _align_entries(document.entries, keys, card_file)
+        warnings += checks.partial_run_card(len(document.entries), len(keys), card_file)
+    errors = [e.error if e is not None else None for e in entries]
+    latency, tokens, seg_metrics = _entry_columns(entries, len(keys))
+    n_refs = max(len(r) for r in test.refs)
+    return PreparedRun(
+        label=str(hyp_path),
+        test_corpus_id=test.corpus_id,
+        test_name=testset,
+        new_test_set=None,
+        model_slug=model_slug,
+        condition=condition,
+        created_at=(document.created_at if document else None) or _now(),
+        hyps=hyps,
+        errors=errors,
+        latency=latency,
+        entry_tokens=tokens,
+        refs=test.refs,
+        seg_metrics=seg_metrics,
+        run_metrics=document.run_metrics if document else {},
+        document=document,
+        settings=metric_settings(n_refs, options),
+        ci=ci_metadata(),
+        warnings=warnings + _text_warnings(hyps, test.sources, errors),
+        difficulty=test.difficulty,
+        keys=keys,
+        sources=test.sources,
+        options=options,
+        bootstrap=ci,
+    )
+
+
+def _align_entries(
+    entries: Sequence[EntryInput], keys: Sequence[str], file: str
+) -> list[EntryInput | None]:
+    """Place run-card entries on test-set segments by id (by position when no entry has an id)."""
+    aligned: list[EntryInput | None] = [None] * len(keys)
+    if all(e.key is None for e in entries):
+        if len(entries) != len(keys):
+            raise InputError(
+                f"$.entries: {len(entries)} entries without ids cannot be aligned with "
+                f"{len(keys)} test segments",
+                file,
+            )
+        return list(entries)
+    position = {key: idx for idx, key in enumerate(keys)}
+    seen: set[str] = set()
+    for number, entry in enumerate(entries):
+        if entry.key is None:
+            raise InputError(f"$.entries[{number}]: missing id (other entries have ids)", file)
+        if entry.key not in position:
+            raise InputError(f"$.entries[{number}]: id {entry.key!r} is not in the test set", file)
+        if entry.key in seen:
+            raise InputError(f"$.entries[{number}]: duplicate id {entry.key!r}", file)
+        seen.add(entry.key)
+        aligned[position[entry.key]] = entry
+    return aligned
+
+
+def _check_entries(entries: Sequence[EntryInput], file: str, need_text: bool) -> int:
+    """Every entry has its text (when the report defines its own test set), a hypothesis or an
+    error, and as many references as the first; returns that number of references (0 when
+    the entries carry none)."""
+    n_refs: int | None = None
+    for number, entry in enumerate(entries):
+        where = f"$.entries[{number}]"
+        if need_text and entry.source is None:
+            raise InputError(f"{where}.source: missing (needed to build the test set)", file)
+        if need_text and entry.refs is None:
+            raise InputError(f"{where}.expected: missing (needed to build the test set)", file)
+        if entry.hyp is None and entry.error is None:
+            raise InputError(f"{where}.predicted: missing and the entry has no error", file)
+        if entry.refs is None:
+            continue
+        if n_refs is None:
+            n_refs = len(entry.refs)
+        elif len(entry.refs) != n_refs:
+            raise InputError(
+                f"{where}.expected: {len(entry.refs)} references but the first entry has {n_refs}",
+                file,
+            )
+    return n_refs or 0
+
+
+def _match_by_content(
+    entries: Sequence[EntryInput], test: RegisteredTestSet, file: str
+) -> list[int]:
+    """Segment index of each entry found by its source text (first unused match)."""
+    free: dict[str, list[int]] = {}
+    for idx, source in enumerate(test.sources):
+        free.setdefault(source.strip(), []).append(idx)
+    order = []
+    for number, entry in enumerate(entries):
+        if entry.source is None:
+            raise InputError(
+                f"$.entries[{number}]: no id of test set {test.name!r} and no source to find "
+                "its segment by",
+                file,
+            )
+        slots = free.get(entry.source.strip())
+        if not slots:
+            raise InputError(
+                f"$.entries[{number}]: source {entry.source[:80]!r} is not a segment of test set "
+                f"{test.name!r}",
+                file,
+            )
+        order.append(slots.pop(0))
+    return order
+
+
+def align_with_testset(
+    entries: Sequence[EntryInput], test: RegisteredTestSet, file: str
+) -> list[int]:
+    """The test-set segment of every entry: by entry id when every entry's id is a segment id of
+    the test set, else by source text. Every segment must be covered once, and an entry's text
+    (when given) must be its segment's; the first entry that differs is named."""
+    position = {key: idx for idx, key in enumerate(test.keys)}
+    if all(e.key is not None and e.key in position for e in entries):
+        order = [position[str(e.key)] for e in entries]
+    else:
+        order = _match_by_content(entries, test, file)
+    seen: dict[int, int] = {}
+    for number, idx in enumerate(order):
+        if idx in seen:
+            raise InputError(
+                f"$.entries[{number}]: segment {test.keys[idx]!r} of test set {test.name!r} is "
+                f"already answered by $.entries[{seen[idx]}]",
+                file,
+            )
+        seen[idx] = number
+        entry = entries[number]
+        if entry.source is not None and entry.source.strip() != test.sources[idx].strip():
+            raise InputError(
+                f"$.entries[{number}] (segment {test.keys[idx]!r}): source {entry.source[:60]!r} "
+                f"differs from the test set's {test.sources[idx][:60]!r}",
+                file,
+            )
+        if entry.refs is not None and [r.strip() for r in entry.refs] != [
+            r.strip() for r in test.refs[idx]
+        ]:
+            raise InputError(
+                f"$.entries[{number}] (segment {test.keys[idx]!r}): expected text differs from "
+                f"test set {test.name!r}'s reference",
+                file,
+            )
+    if len(seen) != len(test.keys):
+        missing = next(test.keys[i] for i in range(len(test.keys)) if i not in seen)
+        raise InputError(
+            f"$.entries: {len(seen)} entries cover {len(seen)} of the {len(test.keys)} segments "
+            f"of test set {test.name!r}; the first one missing is {missing!r}",
+            file,
+        )
+    return order
+
+
+def _own_test_set(
+    document: RunDocument, entries: Sequence[EntryInput], n_refs: int, path: str | Path
+) -> CorpusData:
+    """The test set a report defines by its entries' text."""
+    file = str(path)
+    keys = [e.key for e in entries]
+    check_unique_keys(
+        [k if k is not None else str(i) for i, k in enumerate(keys)], f"{file} ($.entries[].id)"
+    )
+    meta = SegmentMeta(
+        keys=keys,
+        difficulty=[e.difficulty for e in entries],
+        provenance=[e.provenance for e in entries],
+        extra=[None] * len(entries),
+    )
+    src_lang, tgt_lang = _languages(document.language_pair)
+    return CorpusData(
+        name=document.dataset_id or "report",
+        role="test",
+        src=[e.source or "" for e in entries],
+        refs=[[(e.refs or [])[k] for e in entries] for k in range(n_refs)],
+        src_lang=src_lang,
+        tgt_lang=tgt_lang,
+        seg_meta=meta,
+        files={"report": {"path": str(Path(path).resolve())}},
+    )
+
+
+def prepare_from_document(
+    path: str | Path,
+    *,
+    model_slug: str | None = None,
+    condition: str | None = None,
+    ci: BootstrapSettings | None = None,
+    options: MetricOptions = DEFAULT_OPTIONS,
+    testset: RegisteredTestSet | None = None,
+) -> PreparedRun:
+    """A test report / run card whose entries carry their predicted text: against `testset`
+    when given (entries aligned by id, else by source, and checked against it), else against
+    the test set its entries' source and expected text define."""
+    file = str(path)
+    document = read_run_document(path)
+    model_slug = _pick(model_slug, document.model_slug, "model_slug", file)
+    condition = _pick(condition, document.condition, "condition", file)
+    if not model_slug:
+        raise UsageError(f"{file}: no model_slug in the document; pass --model-slug")
+    entries = document.entries
+    if not entries:
+        raise InputError(
+            "$.entries: no per-entry results; ingest plain files with --testset and --hyp "
+            "and pass this file as --run-card",
+            file,
+        )
+    n_refs = _check_entries(entries, file, need_text=testset is None)
+    if testset is None:
+        own = _own_test_set(document, entries, n_refs, path)
+        ordered: list[EntryInput] = list(entries)
+        corpus_id, name, keys = own.corpus_id, own.name, own.seg_meta.keys if own.seg_meta else []
+        sources = own.src
+        refs = [list(e.refs or []) for e in entries]
+        difficulty = [e.difficulty for e in entries]
+        new_test_set: CorpusData | None = own
+    else:
+        order = align_with_testset(entries, testset, file)
+        ordered = [entries[j] for j in sorted(range(len(order)), key=order.__getitem__)]
+        corpus_id, name, keys = testset.corpus_id, testset.name, testset.keys
+        sources, refs, difficulty = testset.sources, testset.refs, testset.difficulty
+        new_test_set = None
+    segment_ids = [k if k is not None else str(i) for i, k in enumerate(keys)]
+    hyps = [e.hyp or "" for e in ordered]
+    errors = [e.error for e in ordered]
+    latency, tokens, seg_metrics = _entry_columns(ordered, len(ordered))
+    return PreparedRun(
+        label=file,
+        test_corpus_id=corpus_id,
+        test_name=name,
+        new_test_set=new_test_set,
+        model_slug=model_slug,
+        condition=condition,
+        created_at=document.created_at or _now(),
+        hyps=hyps,
+        errors=errors,
+        latency=latency,
+        entry_tokens=tokens,
+        refs=refs,
+        seg_metrics=seg_metrics,
+        run_metrics=document.run_metrics,
+        document=document,
+        settings=metric_settings(max(len(r) for r in refs), options),
+        ci=ci_metadata(),
+        warnings=_text_warnings(hyps, sources, errors),
+        difficulty=difficulty,
+        keys=segment_ids,
+        sources=sources,
+        options=options,
+        bootstrap=ci,
+    )
