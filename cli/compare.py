@@ -18,6 +18,7 @@ from warehouse.analysis.compare import (
 )
 from warehouse.metrics.registry import label, on_percent_scale
 from warehouse.stats.significance import METHODS, PairTest, method_settings
+from warehouse.store.settings import metric_directions
 
 _METHOD_TITLES = {
     "sign": "paired bootstrap sign test",
@@ -101,6 +102,7 @@ def _run(
     # Report files alone never open the warehouse for writing; its settings are still read.
     with app.warehouse() if needs_warehouse else app.existing_warehouse() as con:
         settings = method_settings(con, method, n_bootstrap, alpha, seed)
+        directions = metric_directions(con)
         arrays = load_runs(runs, con if needs_warehouse else None)
     comparison = compare_runs(
         arrays,
@@ -108,6 +110,7 @@ def _run(
         method=method,
         settings=settings,
         allow_different_testsets=allow_different_testsets,
+        directions=directions,
     )
     warnings = comparison.warnings + [
         f"{p.run_a} vs {p.run_b}: {w}" for p in comparison.pairs for w in p.warnings

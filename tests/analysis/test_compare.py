@@ -279,3 +279,30 @@ def test_a_regression_gate_that_compared_nothing_fails_and_says_why(run_cli, tmp
     assert "models with runs: m" in wrong_model.stderr
     without_gate = run_cli("regressions", "--latest")
     assert without_gate.exit_code == 0 and "no comparisons" in without_gate.stdout
+
+
+def test_a_metric_direction_set_in_settings_decides_the_winner(run_cli, tmp_path, db_path):
+    def with_copy_rate(name, rate):
+        path = _report(tmp_path, name, 0.9)
+        doc = json.loads(path.read_text())
+        for entry in doc["entries"]:
+            entry["copy_rate"] = rate
+        path.write_text(json.dumps(doc))
+        return path
+
+    a, b = with_copy_rate("a", 0.9), with_copy_rate("b", 0.1)
+    ids = [r["run_id"] for r in json.loads(run_cli("ingest", a, b, "--no-ci", "--json").stdout)]
+    args = ("significance", *ids, "--n-bootstrap", "200", "--json")
+
+    def winner():
+        doc = json.loads(run_cli(*args).stdout)
+        return next(r for r in doc["significance"] if r["metric_name"] == "copy_rate")["winner"]
+
+    assert winner() == "A"  # unknown metrics: higher is better
+    with open_warehouse(db_path) as con:
+        con.execute("INSERT INTO settings VALUES ('direction.copy_rate', -1, 'lower is better')")
+    assert winner() == "B"
+    with open_warehouse(db_path) as con:
+        con.execute("UPDATE settings SET value = 0 WHERE key = 'direction.copy_rate'")
+    bad = run_cli(*args)
+    assert bad.exit_code == 2 and "direction.copy_rate must be 1" in bad.stderr

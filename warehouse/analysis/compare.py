@@ -6,7 +6,7 @@ JSON file, which is parsed and scored in memory (the user's warehouse and the fi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -163,11 +163,13 @@ def compare_runs(
     method: str = "sign",
     settings: BootstrapSettings | None = None,
     allow_different_testsets: bool = False,
+    directions: Mapping[str, bool] | None = None,
 ) -> Comparison:
     """Side-by-side scores of two or more runs and, with `significance`, every pair tested.
 
     Runs on different test sets are refused unless `allow_different_testsets` (their segments
-    would be paired by id alone, which says nothing about whether the sentences match)."""
+    would be paired by id alone, which says nothing about whether the sentences match).
+    `directions` sets metrics' directions (the warehouse's `direction.<metric>` settings)."""
     if len(runs) < 2:
         raise UsageError("give at least two runs to compare")
     if method not in METHODS:
@@ -181,7 +183,7 @@ def compare_runs(
         result.settings = settings or BootstrapSettings()
         result.method = method
         result.pairs = [
-            compare_pair(a, b, method=method, settings=result.settings)
+            compare_pair(a, b, method=method, settings=result.settings, directions=directions)
             for a, b in combinations(runs, 2)
         ]
     return result

@@ -18,6 +18,7 @@ from warehouse.stats.arrays import RunArrays, load_run_arrays
 from warehouse.stats.resample import BootstrapSettings
 from warehouse.stats.significance import SignificanceResult, compare_pair
 from warehouse.store.corpora import get_corpus
+from warehouse.store.settings import metric_directions
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,7 @@ def find_regressions(
     """Test every run against its predecessor (only each group's newest run when `latest`)."""
     report = RegressionReport(settings or BootstrapSettings())
     report.checked = _steps(con, testset, model_slug, latest)
+    directions = metric_directions(con)
     cache: dict[str, RunArrays] = {}
 
     def arrays(run_id: str) -> RunArrays:
@@ -157,7 +159,10 @@ def find_regressions(
 
     for step in report.checked:
         test = compare_pair(
-            arrays(step.run_id), arrays(step.previous_run_id), settings=report.settings
+            arrays(step.run_id),
+            arrays(step.previous_run_id),
+            settings=report.settings,
+            directions=directions,
         )
         report.warnings += [f"{step.run_id} vs {step.previous_run_id}: {w}" for w in test.warnings]
         report.regressions += [Regression(step, r) for r in test.results if r.winner == "B"]

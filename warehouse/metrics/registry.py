@@ -9,6 +9,7 @@ listed here are ingested under their own names; their direction follows `higher_
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -142,9 +143,14 @@ def label(name: str) -> str:
     return found.label if found else name
 
 
-def higher_is_better(name: str) -> bool:
-    """Whether a larger value is better: the registry's direction, else lower is better only for
-    names ending in `_error_rate`."""
+def higher_is_better(name: str, overrides: Mapping[str, bool] | None = None) -> bool:
+    """Whether a larger value is better: a direction set for the metric (`overrides`, by full
+    name or last dotted part; the warehouse's `direction.<metric>` settings), else the
+    registry's, else lower is better only for names ending in `_error_rate`."""
+    leaf = name.rsplit(".", 1)[-1]
+    for key in (name, leaf):
+        if overrides and key in overrides:
+            return overrides[key]
     found = metric(name)
     if found is not None:
         return found.higher_is_better

@@ -23,8 +23,8 @@ warehouse/metrics/registry.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import duckdb
@@ -137,9 +137,6 @@ def _result(
     delta = score_a - score_b
     interval = percentile_interval(deltas, settings.alpha)
     significant = bool(p_value < settings.alpha and delta != 0)
-    winner = None
-    if significant:
-        winner = "A" if (delta > 0) == higher_is_better(metric) else "B"
     return SignificanceResult(
         metric_name=metric,
         system_a_score=score_a,
@@ -149,7 +146,7 @@ def _result(
         n_bootstrap=n,
         confidence_level=settings.confidence_level,
         significant=significant,
-        winner=winner,
+        winner=None,  # named by `compare_pair`, which knows the metrics' directions
         ci_lower=None if interval is None else interval[0],
         ci_upper=None if interval is None else interval[1],
         seed=settings.seed,
@@ -350,10 +347,25 @@ def method_settings(
     return bootstrap_settings(con, n_bootstrap, alpha, seed)
 
 
+def _with_winner(result: SignificanceResult, directions: Mapping[str, bool]) -> SignificanceResult:
+    """The result with its winner: none unless significant, else by the metric's direction."""
+    if not result.significant:
+        return result
+    higher = higher_is_better(result.metric_name, directions)
+    return replace(result, winner="A" if (result.delta > 0) == higher else "B")
+
+
 def compare_pair(
-    a: RunArrays, b: RunArrays, *, method: str = "sign", settings: BootstrapSettings | None = None
+    a: RunArrays,
+    b: RunArrays,
+    *,
+    method: str = "sign",
+    settings: BootstrapSettings | None = None,
+    directions: Mapping[str, bool] | None = None,
 ) -> PairTest:
-    """Align two runs by segment id and test every shared metric with `method`."""
+    """Align two runs by segment id and test every shared metric with `method`; winners follow
+    each metric's direction (`directions` overrides the registry's, as the warehouse's
+    `direction.<metric>` settings do)."""
     if method not in _METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
     s = settings or BootstrapSettings()
@@ -380,6 +392,7 @@ def compare_pair(
     if untested:
         warnings.append(f"not tested (no value in one of the runs): {', '.join(untested)}")
     results, estimates = _METHODS[method](al, metrics, (scores_a, scores_b), s)
+    results = [_with_winner(r, directions or {}) for r in results]
     return PairTest(
         run_a=a.run_id,
         run_b=b.run_id,
