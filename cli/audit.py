@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from cli.context import AppContext, json_option, pass_app
-from cli.output import emit_json, print_table, say, status
+from cli.output import OPTIONS, PROGRESS_EVERY, emit_json, print_table, progress, say, status
 from warehouse.errors import UsageError
 from warehouse.exposure.audit import run_audit
 from warehouse.exposure.config import (
@@ -150,10 +151,21 @@ def _build_config(con: duckdb.DuckDBPyConnection, opts: dict[str, Any]) -> Audit
 
 @contextmanager
 def _progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress bar on stderr for the search, when stderr is a terminal."""
+    """Search progress on stderr: a bar on a terminal, else a line every few seconds (none with
+    --quiet)."""
     console = Console(stderr=True)
-    if not enabled or not console.is_terminal:
+    if not enabled or OPTIONS.quiet:
         yield None
+        return
+    if not console.is_terminal:
+        last = [time.monotonic()]
+
+        def line(done: int, total: int) -> None:
+            if time.monotonic() - last[0] >= PROGRESS_EVERY:
+                last[0] = time.monotonic()
+                progress(f"searching: {done:,} of {total:,} test segments")
+
+        yield line
         return
     with Progress(
         "[progress.description]{task.description}",
@@ -171,12 +183,20 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
         yield update
 
 
-def _audit(app: AppContext, opts: dict[str, Any], force: bool, show_progress: bool) -> AuditResult:
-    """Run (or reuse) the audit the options describe."""
+def _audit(
+    app: AppContext, opts: dict[str, Any], force: bool, show_progress: bool
+) -> tuple[AuditResult, list[str]]:
+    """Run (or reuse) the audit the options describe; also the warnings said before the search."""
+    said: list[str] = []
+
+    def notify(message: str) -> None:
+        said.append(message.removeprefix("warning: "))
+        say(message)
+
     with app.warehouse() as con:
         config = _build_config(con, opts)
         with status("building the index"), _progress_bar(show_progress) as progress:
-            return run_audit(
+            result = run_audit(
                 con,
                 opts["train"],
                 opts["testset"],
@@ -184,7 +204,9 @@ def _audit(app: AppContext, opts: dict[str, Any], force: bool, show_progress: bo
                 threads=opts["threads"],
                 force=force,
                 progress=progress,
+                notify=notify,
             )
+    return result, said
 
 
 def _fmt(value: float | None) -> str:
@@ -192,8 +214,8 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def _print_audit(result: AuditResult) -> None:
-    """The human report of an audit."""
+def _print_audit(result: AuditResult, already_said: list[str]) -> None:
+    """The human report of an audit (warnings said during the run are not repeated)."""
     verb = {"computed": "audited", "recomputed": "re-audited", "unchanged": "already audited"}
     click.echo(
         f"{verb[result.action]} test set {result.test_set!r} ({result.n_segments} segments) "
@@ -252,7 +274,8 @@ def _print_audit(result: AuditResult) -> None:
         )
     click.echo(f"signature: {result.signature}")
     for warning in result.warnings:
-        say(f"warning: {warning}")
+        if warning not in already_said:
+            say(f"warning: {warning}")
 
 
 @click.command()
@@ -262,11 +285,11 @@ def _print_audit(result: AuditResult) -> None:
 @pass_app
 def audit(app: AppContext, force: bool, as_json: bool, **opts: Any) -> None:
     """Measure how close each test segment is to the training corpus (SPEC §4)."""
-    result = _audit(app, opts, force, show_progress=not as_json)
+    result, said = _audit(app, opts, force, show_progress=not as_json)
     if as_json:
         emit_json(result.to_dict())
     else:
-        _print_audit(result)
+        _print_audit(result, already_said=said)
 
 
 @click.command("tm-baseline")
@@ -281,7 +304,7 @@ def audit(app: AppContext, force: bool, as_json: bool, **opts: Any) -> None:
 @pass_app
 def tm_baseline(app: AppContext, out: Path, as_json: bool, **opts: Any) -> None:
     """Write the translation-memory hypotheses (target of each source's nearest neighbour)."""
-    result = _audit(app, opts, force=False, show_progress=not as_json)
+    result, _said = _audit(app, opts, force=False, show_progress=not as_json)
     with app.warehouse() as con:
         hyps = tm_hypotheses(con, result.audit_id)
     if any("\n" in h for h in hyps):

@@ -17,6 +17,9 @@ CREATE TABLE run_warnings (
     PRIMARY KEY (run_id, seq)
 );
 
+-- Warnings about an audit's input found before it ran (e.g. a reversed language direction).
+ALTER TABLE audits ADD COLUMN input_warnings VARCHAR[];
+
 -- TER is NULL for runs ingested without it: their statistics are NULL and sum to [NULL, NULL].
 CREATE OR REPLACE MACRO ter_score(s) AS
     CASE

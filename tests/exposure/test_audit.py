@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -16,8 +17,8 @@ from warehouse.exposure.config import AuditConfig
 from warehouse.exposure.normalize import normalize_many
 from warehouse.exposure.summary import tm_hypotheses
 from warehouse.exposure.udf import register_training_corpus
-from warehouse.ingest.write import write_runs
 from warehouse.ingest.prepare import prepare_from_files
+from warehouse.ingest.write import write_runs
 from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
 from warehouse.store.corpora import add_corpus
 from warehouse.store.schema import open_warehouse
@@ -383,3 +384,29 @@ def test_run_audit_from_python_takes_bin_and_leak_defaults_from_settings(loaded)
     ).fetchone()
     assert (near, far, leak) == (0.5, 0.2, [0.70, 0.85, 0.9])
     assert "bins:far0.2,near0.5" in result.signature
+
+
+def test_a_test_set_facing_the_other_way_is_warned_about_before_the_search(run_cli):
+    examples = Path(__file__).resolve().parents[2] / "warehouse" / "examples"
+    train = ("corpus", "add", "tr", "--src", examples / "train.en", "--tgt", examples / "train.es")
+    assert run_cli(*train).exit_code == 0
+    # Registered the wrong way round: Spanish sources, English references.
+    reversed_ = (
+        "testset",
+        "add",
+        "rev",
+        "--src",
+        examples / "test.es",
+        "--ref",
+        examples / "test.en",
+    )
+    assert run_cli(*reversed_).exit_code == 0
+    right = ("testset", "add", "ok", "--src", examples / "test.en", "--ref", examples / "test.es")
+    assert run_cli(*right).exit_code == 0
+    result = run_cli("audit", "--train", "tr", "--testset", "rev")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count("wrong way round") == 1  # said once, before the search
+    stored = json.loads(run_cli("audit", "--train", "tr", "--testset", "rev", "--json").stdout)
+    assert any("wrong way round" in w for w in stored["warnings"])
+    fine = run_cli("audit", "--train", "tr", "--testset", "ok")
+    assert fine.exit_code == 0 and "wrong way round" not in fine.stderr

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from warehouse import __version__
 from warehouse.exposure.config import AuditConfig, audit_id_for, resolve_audit_config
+from warehouse.exposure.direction import reversed_direction
 from warehouse.exposure.retrieval import RetrievalIndex, build_index
 from warehouse.exposure.retrieval import audit as retrieval_audit
 from warehouse.exposure.summary import AuditResult, load_audit, tm_hypotheses
@@ -32,6 +33,10 @@ Progress = Callable[[int, int], None]  # (done, total)
 VALIDATION_SEED = 12345
 
 
+def _silent(_message: str) -> None:
+    """Default notifier: say nothing."""
+
+
 def _utcnow() -> datetime:
     """Naive UTC timestamp."""
     return datetime.now(timezone.utc).replace(tzinfo=None)
@@ -43,12 +48,13 @@ def _insert_audit_row(
     test: CorpusInfo,
     train: CorpusInfo,
     config: AuditConfig,
+    input_warnings: list[str],
 ) -> None:
     """The `audits` row (timings and validation are added when the audit is done)."""
     con.execute(
         "INSERT INTO audits (audit_id, test_corpus_id, train_corpus_id, mode, near_threshold, "
-        "far_threshold, leak_thresholds, n_segments, config, signature, backend, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "far_threshold, leak_thresholds, n_segments, config, signature, backend, created_at, "
+        "input_warnings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             audit_id,
             test.corpus_id,
@@ -62,6 +68,7 @@ def _insert_audit_row(
             config.signature(),
             f"tame-wh-native {__version__}",
             _utcnow(),
+            input_warnings,
         ],
     )
 
@@ -216,10 +223,13 @@ def run_audit(
     threads: int | None = None,
     force: bool = False,
     progress: Progress | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> AuditResult:
     """Audit a test set against a training corpus; an identical stored audit is reused.
 
     Without `config`, the defaults and the warehouse's `settings` rows define the audit.
+    Warnings found before the search starts (a reversed language direction) go to `notify`
+    at once and are stored with the audit.
     """
     config = config or resolve_audit_config(con)
     train = get_corpus(con, train_name, "train")
@@ -233,6 +243,9 @@ def run_audit(
     train_src, train_tgt = training_texts(con, train.corpus_id)
     test_src, test_refs = corpus_texts(con, test.corpus_id)
     timings["read_seconds"] = time.perf_counter() - started
+    input_warnings = [w for w in [reversed_direction(test_src, train_src, train_tgt)] if w]
+    for warning in input_warnings:
+        (notify or _silent)(f"warning: {warning}")
     mark = time.perf_counter()
     index = build_index(train_src, train_tgt, config.orders, config.normalization, threads)
     del train_src, train_tgt  # the index holds what the search needs
@@ -245,7 +258,7 @@ def run_audit(
     with duckdb_threads(con, 1), transaction(con):
         if exists:
             delete_audits(con, [audit_id])
-        _insert_audit_row(con, audit_id, test, train, config)
+        _insert_audit_row(con, audit_id, test, train, config, input_warnings)
         mark = time.perf_counter()
         _fill_exposures(con, audit_id, test, config)
         timings["search_seconds"] = time.perf_counter() - mark

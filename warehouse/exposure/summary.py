@@ -41,14 +41,14 @@ def load_audit(con: duckdb.DuckDBPyConnection, audit_id: str, *, action: str) ->
     """An audit's summary as stored: sides, bins, PairLeak, warnings, validation."""
     row = con.execute(
         "SELECT a.signature, a.mode, a.n_segments, a.timings, a.validation, tr.name, te.name, "
-        "tr.n_segments, a.far_threshold, a.leak_thresholds FROM audits a "
+        "tr.n_segments, a.far_threshold, a.leak_thresholds, a.input_warnings FROM audits a "
         "JOIN corpora tr ON tr.corpus_id = a.train_corpus_id "
         "JOIN corpora te ON te.corpus_id = a.test_corpus_id WHERE a.audit_id = ?",
         [audit_id],
     ).fetchone()
     if row is None:
         raise UsageError(f"unknown audit {audit_id!r}")
-    signature, mode, n, timings_json, validation_json, train, test, n_train, _far, leak = row
+    signature, mode, n, timings_json, validation_json, train, test, n_train, _far, leak, early = row
     side_rows = con.execute(
         "SELECT side, n_segments, mean, median, p05, p25, p75, p95, max, exact_share, "
         "thresholds, shares_at_or_above FROM audit_exposure_summary WHERE audit_id = ? "
@@ -101,7 +101,7 @@ def load_audit(con: duckdb.DuckDBPyConnection, audit_id: str, *, action: str) ->
         validation=validation,
         postings=postings,
     )
-    result.warnings = audit_warnings(con, result, list(leak))
+    result.warnings = [*(early or []), *audit_warnings(con, result, list(leak))]
     return result
 
 
