@@ -44,6 +44,8 @@ def _print_sync(report: SyncReport) -> None:
     )
     for warning in report.warnings:
         say(f"warning: {warning}")
+    for skipped in report.skipped:
+        say(f"error: run {skipped.run_id} was not synced: {skipped.reason}")
 
 
 @click.command()
@@ -86,3 +88,9 @@ def sync(
         emit_json(report.to_dict())
     else:
         _print_sync(report)
+    if report.skipped:
+        raise UsageError(
+            f"{len(report.skipped)} run(s) could not be synced: "
+            f"{', '.join(s.run_id for s in report.skipped)}; the others were "
+            + ("counted" if report.dry_run else "sent")
+        )

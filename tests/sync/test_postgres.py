@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,7 +14,9 @@ import time
 import duckdb
 import psycopg
 import pytest
+from click.testing import CliRunner
 
+from cli.main import main
 from tests.sync.postgrest_stub import PostgrestStub
 from warehouse.errors import RemoteError, UsageError
 from warehouse.store.resources import NumberedSql, migration_files
@@ -26,9 +29,17 @@ from warehouse.sync.rest import sync_rest
 KEY = "test-service-role.key.sekrit"
 
 
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory):
+    """The demo warehouse, built once per module; tests get their own copy."""
+    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
+    assert CliRunner().invoke(main, ["--db", str(path), "demo"]).exit_code == 0
+    return path
+
+
 @pytest.fixture
-def demo(run_cli, db_path):
-    assert run_cli("demo").exit_code == 0
+def demo(demo_template, db_path):
+    shutil.copyfile(demo_template, db_path)
     return db_path
 
 

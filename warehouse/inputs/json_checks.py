@@ -2,26 +2,111 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
 from warehouse.errors import InputError
 
+# Limits on JSON input (README "Input limits"): nesting depth, file size, and the ranges every
+# number must fit: integers in int64 (BIGINT), stored numbers in Postgres `real`, which sync uses.
+MAX_JSON_DEPTH = 64
+MAX_JSON_BYTES = 256 * 1024 * 1024
+INT64_MAX = 2**63 - 1
+REAL_MAX = 3.4028234663852886e38
+MAX_LABEL_LENGTH = 200
+
 
 class JsonPath:
     """A location inside one JSON file, for error messages such as `run.json: $.totals.cost`."""
 
-    def __init__(self, file: str, path: str = "$") -> None:
+    def __init__(self, file: str, path: str = "$", line: int | None = None) -> None:
         self.file = file
         self.path = path
+        self.line = line
 
     def __truediv__(self, key: str | int) -> JsonPath:
         suffix = f"[{key}]" if isinstance(key, int) else f".{key}"
-        return JsonPath(self.file, self.path + suffix)
+        return JsonPath(self.file, self.path + suffix, self.line)
 
     def fail(self, problem: str) -> InputError:
         """An InputError for this location."""
-        return InputError(f"{self.path}: {problem}", self.file)
+        return InputError(f"{self.path}: {problem}", self.file, self.line)
+
+
+class _BadNumber:
+    """A JSON number token that parsed to something the warehouse cannot hold (NaN, Infinity,
+    1e999, an integer beyond int64); reported with its JSON path by `check_json_values`."""
+
+    def __init__(self, token: str, problem: str) -> None:
+        self.token = token
+        self.problem = problem
+
+
+def _parse_constant(token: str) -> _BadNumber:
+    return _BadNumber(token, f"{token} is not allowed (numbers must be finite)")
+
+
+def _parse_float(token: str) -> float | _BadNumber:
+    value = float(token)
+    if math.isfinite(value):
+        return value
+    return _BadNumber(token, f"{_short(token)} is out of range (numbers must be finite)")
+
+
+def _parse_int(token: str) -> int | _BadNumber:
+    if len(token.lstrip("-")) > 19 or abs(value := int(token)) > INT64_MAX:
+        return _BadNumber(
+            token, f"integer {_short(token)} is out of range (integers must fit in 64 bits)"
+        )
+    return value
+
+
+def _short(token: str) -> str:
+    """A long number token cut for messages."""
+    return token if len(token) <= 30 else f"{token[:12]}…({len(token)} digits)"
+
+
+def loads_checked(text: str, where: JsonPath) -> Any:
+    """Parse JSON text and check every value (`check_json_values`); syntax errors name the
+    line and column."""
+    try:
+        document = json.loads(
+            text, parse_constant=_parse_constant, parse_float=_parse_float, parse_int=_parse_int
+        )
+    except json.JSONDecodeError as exc:
+        problem = f"invalid JSON at column {exc.colno}: {exc.msg}"
+        raise InputError(problem, where.file, (where.line or 1) + exc.lineno - 1) from None
+    except RecursionError:
+        raise where.fail(f"nested more than {MAX_JSON_DEPTH} levels deep") from None
+    except ValueError as exc:
+        raise where.fail(str(exc)) from None
+    check_json_values(document, where)
+    return document
+
+
+def check_json_values(document: Any, where: JsonPath) -> None:
+    """Every number finite and in range, nesting at most MAX_JSON_DEPTH levels deep."""
+    stack: list[tuple[Any, JsonPath, int]] = [(document, where, 0)]
+    while stack:
+        value, at, depth = stack.pop()
+        if isinstance(value, _BadNumber):
+            raise at.fail(value.problem)
+        if isinstance(value, (dict, list)):
+            if depth >= MAX_JSON_DEPTH:
+                raise at.fail(f"nested more than {MAX_JSON_DEPTH} levels deep")
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend((inner, at / key, depth + 1) for key, inner in items)
+
+
+def label_problem(value: str, what: str) -> str | None:
+    """Why a label (model slug, condition, name) is unusable, or None: 1-200 printable
+    characters, no control characters."""
+    if not value or len(value) > MAX_LABEL_LENGTH:
+        return f"{what} must have 1-{MAX_LABEL_LENGTH} characters, got {len(value)}"
+    if not value.isprintable():
+        return f"{what} {value[:40]!r} holds control characters (not allowed)"
+    return None
 
 
 def describe(value: Any) -> str:
@@ -68,19 +153,27 @@ def optional_number(value: Any, where: JsonPath, *, non_negative: bool = False) 
         raise where.fail(f"must be a number, got {describe(value)}")
     if not math.isfinite(value):
         raise where.fail(f"must be finite, got {value!r}")
+    if abs(value) > REAL_MAX:
+        raise where.fail(f"{value!r} is out of range (at most {REAL_MAX:.4g} in magnitude)")
     if non_negative and value < 0:
         raise where.fail(f"must not be negative, got {value!r}")
     return float(value)
 
 
 def optional_count(value: Any, where: JsonPath) -> int | None:
-    """A non-negative whole number or null (12.0 is accepted as 12)."""
+    """A non-negative whole number or null (12.0 is accepted as 12), at most 2^63 - 1."""
     number = optional_number(value, where, non_negative=True)
     if number is None:
         return None
-    if number != int(number):
+    if isinstance(value, int):
+        whole = value
+    elif number != int(number):
         raise where.fail(f"must be a whole number, got {value!r}")
-    return int(number)
+    else:
+        whole = int(number)
+    if whole > INT64_MAX:
+        raise where.fail(f"{value!r} is out of range (at most 2^63 - 1)")
+    return whole
 
 
 def flatten_numbers(value: Any, prefix: str, where: JsonPath) -> dict[str, float]:

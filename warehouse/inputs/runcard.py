@@ -10,10 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from warehouse.errors import InputError
+from warehouse.inputs.corpus_files import name_problem
 from warehouse.inputs.json_checks import (
+    MAX_JSON_BYTES,
     JsonPath,
     describe,
     flatten_numbers,
+    label_problem,
+    loads_checked,
     optional_count,
     optional_number,
     optional_object,
@@ -96,22 +100,13 @@ class RunDocument:
 
 
 def load_json(path: str | Path) -> Any:
-    """Parse a JSON file; syntax errors and NaN/Infinity name the line and column."""
+    """Parse a JSON file (a regular file of at most MAX_JSON_BYTES); syntax errors name the line
+    and column, bad numbers and too deep nesting the JSON path."""
     name = str(path)
-    text = decode_utf8(read_bytes(path), name)
+    text = decode_utf8(read_bytes(path, limit=MAX_JSON_BYTES), name)
     if not text.strip():
         raise InputError("empty file (expected a JSON object)", name)
-
-    def reject(token: str) -> Any:
-        raise ValueError(f"{token} is not allowed (numbers must be finite)")
-
-    try:
-        document = json.loads(text, parse_constant=reject)
-    except json.JSONDecodeError as exc:
-        problem = f"invalid JSON at column {exc.colno}: {exc.msg}"
-        raise InputError(problem, name, exc.lineno) from None
-    except ValueError as exc:
-        raise InputError(str(exc), name) from None
+    document = loads_checked(text, JsonPath(name))
     try:
         json.dumps(document, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
@@ -140,7 +135,10 @@ def _timestamp(value: Any, where: JsonPath) -> datetime | None:
     except ValueError:
         raise where.fail(f"must be an ISO 8601 timestamp, got {text!r}") from None
     if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(timezone.utc).replace(tzinfo=None)
+        try:
+            parsed = parsed.astimezone(timezone.utc).replace(tzinfo=None)
+        except OverflowError:
+            raise where.fail(f"{text!r} is out of range in UTC (years 1-9999)") from None
     return parsed
 
 
@@ -213,6 +211,13 @@ def _entry(raw: Any, where: JsonPath) -> EntryInput:
     )
 
 
+def _label(value: str | None, where: JsonPath, what: str) -> None:
+    """Refuse labels with control characters or of unusable length."""
+    problem = None if value is None else label_problem(value, what)
+    if problem:
+        raise where.fail(problem)
+
+
 def parse_run_document(doc: Any, file: str) -> RunDocument:
     """Type-check a run card / test report already parsed from JSON."""
     root = JsonPath(file)
@@ -223,6 +228,15 @@ def parse_run_document(doc: Any, file: str) -> RunDocument:
     totals = optional_object(doc.get("totals"), root / "totals")
     scores = optional_object(doc.get("scores"), root / "scores")
     slug = doc.get("model_slug")
+    if slug is not None:
+        _label(required_str(slug, root / "model_slug"), root / "model_slug", "model_slug")
+    _label(optional_str(doc.get("condition"), root / "condition"), root / "condition", "condition")
+    dataset_id = optional_str(dataset.get("id"), root / "dataset" / "id")
+    if dataset_id is not None:
+        # It names the test set created on the fly: the same rules as any name.
+        problem = name_problem(dataset_id)
+        if problem:
+            raise (root / "dataset" / "id").fail(problem)
     run_metrics: dict[str, float] = {}
     for name, value in scores.items():
         if name not in COMPUTED_SCORES:
@@ -245,7 +259,7 @@ def parse_run_document(doc: Any, file: str) -> RunDocument:
         model_slug=None if slug is None else required_str(slug, root / "model_slug"),
         condition=optional_str(doc.get("condition"), root / "condition"),
         created_at=_timestamp(doc.get("created_at", doc.get("timestamp")), root / "created_at"),
-        dataset_id=optional_str(dataset.get("id"), root / "dataset" / "id"),
+        dataset_id=dataset_id,
         language_pair=optional_str(
             dataset.get("language_pair"), root / "dataset" / "language_pair"
         ),

@@ -3,23 +3,36 @@
 from __future__ import annotations
 
 import gzip
-import json
+import io
+import os
+import stat
 import zlib
 from pathlib import Path
 from typing import Any
 
 from warehouse.errors import InputError
+from warehouse.inputs.json_checks import JsonPath, loads_checked
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = "\ufeff"
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """Whole file contents, gunzipped when the file is gzip; unreadable files raise InputError."""
-    name = str(path)
+def _describe_kind(mode: int) -> str:
+    """What a non-regular file is, for error messages."""
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def _read_regular(path: str | Path, name: str, limit: int | None) -> bytes:
+    """A regular file's bytes. FIFOs, devices (`/dev/zero`) and sockets are refused before a
+    byte is read (opened non-blocking, checked with fstat), so they can never hang the reader."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise InputError("no such file", name) from None
     except IsADirectoryError:
@@ -28,11 +41,52 @@ def read_bytes(path: str | Path) -> bytes:
         raise InputError("permission denied", name) from None
     except OSError as exc:
         raise InputError(f"cannot read file ({exc.strerror or exc})", name) from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError("is a directory, not a file", name)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(
+                f"is {_describe_kind(info.st_mode)}, not a regular file; give a file", name
+            )
+        if limit is not None and info.st_size > limit:
+            raise InputError(
+                f"is {info.st_size:,} bytes; the limit for this kind of file is {limit:,}", name
+            )
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read() if limit is None else handle.read(limit + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror or exc})", name) from None
+    finally:
+        os.close(fd)
+    if limit is not None and len(data) > limit:
+        raise InputError(f"is larger than the limit for this kind of file ({limit:,} bytes)", name)
+    return data
+
+
+def _gunzip(data: bytes, name: str, limit: int | None) -> bytes:
+    """Decompressed gzip data, at most `limit` bytes (a small bomb cannot fill the memory)."""
+    try:
+        if limit is None:
+            return gzip.decompress(data)
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+            out = stream.read(limit + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"corrupt gzip data ({exc})", name) from None
+    if len(out) > limit:
+        raise InputError(
+            f"decompresses to more than the limit for this kind of file ({limit:,} bytes)", name
+        )
+    return out
+
+
+def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
+    """Whole file contents, gunzipped when the file is gzip; unreadable files raise InputError.
+    Only regular files are read; `limit` bounds the size (on disk and decompressed)."""
+    name = str(path)
+    data = _read_regular(path, name, limit)
     if data[:2] == _GZIP_MAGIC:
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"corrupt gzip data ({exc})", name) from None
+        data = _gunzip(data, name, limit)
     return data
 
 
@@ -79,23 +133,11 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             raise InputError("blank line where a JSON object was expected", name, number)
-        try:
-            record = json.loads(line, parse_constant=_reject_constant)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"invalid JSON at column {exc.colno}: {exc.msg}", name, number
-            ) from None
-        except ValueError as exc:
-            raise InputError(str(exc), name, number) from None
+        record = loads_checked(line, JsonPath(name, line=number))
         if not isinstance(record, dict):
             raise InputError(f"expected a JSON object, got {type(record).__name__}", name, number)
         records.append(record)
     return records
-
-
-def _reject_constant(token: str) -> Any:
-    """json.loads hook: NaN and Infinity are not valid JSON numbers here."""
-    raise ValueError(f"{token} is not allowed (numbers must be finite)")
 
 
 def check_aligned(files: dict[str, list[str]]) -> int:

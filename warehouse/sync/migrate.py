@@ -35,12 +35,38 @@ class MigrationReport:
         return dict(self.__dict__)
 
 
+# Created with the table, in the same transaction: whatever the database's default privileges
+# grant on new tables (Supabase grants anon and authenticated ALL), the client roles can
+# neither read nor write the ledger. Migration 004 makes the same revocation for ledgers created
+# before it.
+_CREATE_LEDGER = f"""
+CREATE TABLE IF NOT EXISTS {LEDGER} (
+    name text PRIMARY KEY,
+    checksum text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+);
+ALTER TABLE {LEDGER} ENABLE ROW LEVEL SECURITY;
+REVOKE ALL ON TABLE {LEDGER} FROM PUBLIC;
+DO $$
+DECLARE
+    client text;
+BEGIN
+    FOREACH client IN ARRAY ARRAY['anon', 'authenticated'] LOOP
+        IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = client) THEN
+            EXECUTE format('REVOKE ALL ON TABLE {LEDGER} FROM %I', client);
+        END IF;
+    END LOOP;
+END
+$$;
+"""
+
+
 def _ledger(conn: psycopg.Connection) -> dict[str, str]:
     """Applied migrations (name → checksum), creating the ledger table on first use."""
-    conn.execute(
-        f"CREATE TABLE IF NOT EXISTS {LEDGER} (name text PRIMARY KEY, checksum text NOT NULL, "
-        "applied_at timestamptz NOT NULL DEFAULT now())"
-    )
+    exists = conn.execute("SELECT to_regclass(%s)", [LEDGER]).fetchone()
+    if not (exists and exists[0]):
+        with conn.transaction():
+            conn.execute(_CREATE_LEDGER)
     return dict(conn.execute(f"SELECT name, checksum FROM {LEDGER}").fetchall())
 
 

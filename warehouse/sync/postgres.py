@@ -1,7 +1,11 @@
 """Mirroring the leaderboard to Supabase/Postgres (SPEC §9): payloads, incremental state, COPY.
 
-Only denormalised scores and the run card leave the warehouse: the run card is sent without the
-text of its entries (sources, references, hypotheses), and no training or test text is read.
+Only scores leave the warehouse. The run card is sent through an allow-list (`public_run_card`):
+numbers and booleans wherever they are, the identity fields (model slug, condition, dataset id and
+language pair, fingerprint, created_at) and the ids of entries — never any other text of the run
+card (prompts, sources, references, hypotheses, messages, keys in a config block). No training or
+test text is read. A run whose values Postgres cannot hold (a number beyond `real`, a NUL
+character, a non-finite number in its JSON) is skipped and reported by id; the others are sent.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +27,7 @@ from warehouse.errors import RemoteError, UsageError
 from warehouse.metrics.registry import synced_columns
 from warehouse.store.connection import transaction
 from warehouse.store.resources import migration_files
-from warehouse.sync.dsn import connect_pg, dsn_password, redact, target_label
+from warehouse.sync.dsn import connect_pg, redact_dsn, target_label
 from warehouse.sync.migrate import LEDGER
 
 Notify = Callable[[str], None]
@@ -54,34 +59,76 @@ BIN_COLUMNS = (
     "delta_bleu",
     "delta_chrf_plus_plus",
 )
-# Entry fields that hold text of the test set or the system; never synced.
-_PRIVATE_ENTRY_FIELDS = frozenset(
-    {
-        "source",
-        "expected",
-        "predicted",
-        "reference",
-        "references",
-        "hypothesis",
-        "src",
-        "ref",
-        "hyp",
-        "output",
-        "input",
-    }
-)
+
+# The run card's text that may leave the warehouse, by path: identity fields only.
+_IDENTITY_TEXT: dict[str, tuple[str, ...]] = {
+    "model_slug": (),
+    "condition": (),
+    "created_at": (),
+    "dataset": ("id", "language_pair"),
+    "fingerprint": ("hash",),
+}
+# Keys of kept numbers are metric names: short identifiers, never free text.
+_METRIC_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@+/-]{0,99}$")
+# Postgres `real`: larger magnitudes are refused ("out of range"); smaller than the least
+# subnormal ones underflow to an error too, so they are sent as 0.
+REAL_MAX = 3.4028234663852886e38
+REAL_TINY = 1.401298464324817e-45
+_DROP = object()
+
+
+def _numbers_only(value: Any) -> Any:
+    """Numbers and booleans of a JSON value (objects and lists keep only those, under
+    identifier-like keys); `_DROP` when nothing is left."""
+    if isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, dict):
+        kept = {
+            k: inner
+            for k, v in value.items()
+            if isinstance(k, str)
+            and _METRIC_KEY.match(k)
+            and (inner := _numbers_only(v)) is not _DROP
+        }
+        return kept if kept else _DROP
+    if isinstance(value, list):
+        items = [inner for v in value if (inner := _numbers_only(v)) is not _DROP]
+        return items if items else _DROP
+    return _DROP
+
+
+def _public_entry(entry: Any) -> Any:
+    """An entry's id, its numbers and whether it errored; no text."""
+    if not isinstance(entry, dict):
+        return _numbers_only(entry)
+    out = _numbers_only({k: v for k, v in entry.items() if k not in ("id", "error")})
+    out = {} if out is _DROP else out
+    if isinstance(entry.get("id"), (str, int)) and not isinstance(entry.get("id"), bool):
+        out = {"id": entry["id"], **out}
+    if entry.get("error") not in (None, False, ""):
+        out["error"] = True
+    return out
 
 
 def public_run_card(card: dict[str, Any]) -> dict[str, Any]:
-    """The run card without the text of its entries."""
-    out = dict(card)
-    if isinstance(out.get("entries"), list):
-        out["entries"] = [
-            {k: v for k, v in e.items() if k not in _PRIVATE_ENTRY_FIELDS}
-            if isinstance(e, dict)
-            else e
-            for e in out["entries"]
-        ]
+    """The run card as it may leave the warehouse: an allow-list of numbers, identity fields and
+    per-entry ids (see the module docstring); every other string is dropped."""
+    out: dict[str, Any] = {}
+    for key, value in card.items():
+        if key == "entries" and isinstance(value, list):
+            out[key] = [_public_entry(e) for e in value]
+            continue
+        if key in _IDENTITY_TEXT and isinstance(value, str):
+            out[key] = value
+            continue
+        kept = _numbers_only({key: value})
+        if kept is not _DROP:
+            out.update(kept)
+        names = _IDENTITY_TEXT.get(key, ())
+        if names and isinstance(value, dict):
+            texts = {n: value[n] for n in names if isinstance(value.get(n), str)}
+            if texts:
+                out[key] = {**out.get(key, {}), **texts}
     return out
 
 
@@ -104,6 +151,31 @@ class RunPayload:
         return str(self.card["content_hash"])
 
 
+@dataclass
+class SkippedRun:
+    """A run that cannot be sent, and why."""
+
+    run_id: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON-ready form."""
+        return {"run_id": self.run_id, "reason": self.reason}
+
+
+@dataclass
+class PayloadSet:
+    """Every run's payload, warnings about hidden runs, and runs that cannot be sent."""
+
+    payloads: list[RunPayload]
+    warnings: list[str]
+    skipped: list[SkippedRun]
+
+
+class _Unsendable(ValueError):
+    """A value of a run that Postgres cannot hold."""
+
+
 def _number(value: Any) -> float | None:
     """A JSON-safe float (NaN/inf never leave the warehouse as numbers)."""
     if value is None:
@@ -112,8 +184,70 @@ def _number(value: Any) -> float | None:
     return number if number == number and abs(number) != float("inf") else None
 
 
-def build_payloads(con: duckdb.DuckDBPyConnection) -> tuple[list[RunPayload], list[str]]:
-    """Payloads of every run, and warnings about runs hidden by a newer run's fingerprint."""
+def _real(value: Any, column: str) -> float | None:
+    """A value for a Postgres `real` column: NaN/inf as NULL, underflow as 0; a finite value
+    beyond the range of `real` cannot be sent."""
+    number = _number(value)
+    if number is None:
+        return None
+    if abs(number) > REAL_MAX:
+        raise _Unsendable(f"{column} = {number:g} is beyond the range of Postgres real")
+    return 0.0 if abs(number) < REAL_TINY else number
+
+
+def _text(value: Any, column: str) -> str | None:
+    """A value for a Postgres text column (which cannot hold NUL characters)."""
+    if value is None:
+        return None
+    text = str(value)
+    if "\x00" in text:
+        raise _Unsendable(f"{column} holds a NUL character, which Postgres text cannot hold")
+    return text
+
+
+def _has_nul(value: Any) -> bool:
+    """Whether a JSON value holds a NUL character in any key or string."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+def _check_json(card: dict[str, Any]) -> None:
+    """The public run card must be JSON Postgres accepts: finite numbers, no NUL characters."""
+    try:
+        json.dumps(card, allow_nan=False)
+    except ValueError:
+        raise _Unsendable("the run card holds a non-finite number (NaN or Infinity)") from None
+    if _has_nul(card):
+        raise _Unsendable("the run card holds a NUL character, which Postgres jsonb cannot hold")
+
+
+def _run_payload(row: dict[str, Any], fingerprint: str, bins: list[dict[str, Any]]) -> RunPayload:
+    """One run's payload, every value checked against its Postgres column type."""
+    card: dict[str, Any] = {c: _text(row.get(c), c) for c in TEXT_COLUMNS}
+    card.update({c: _real(row.get(c), c) for c in REAL_COLUMNS})
+    card["run_card"] = public_run_card(json.loads(row["_run_card"] or "{}"))
+    _check_json(card["run_card"])
+    checked = []
+    for b in bins:
+        one = {"fingerprint_hash": fingerprint, "bin": b["bin"], "audit_id": b["audit_id"]}
+        one["n_segments"] = b["n_segments"]
+        one.update({c: _real(b[c], f"run_bins.{c}") for c in BIN_COLUMNS[4:]})
+        checked.append(one)
+    digest = hashlib.sha256(
+        json.dumps([card, checked], sort_keys=True, default=str).encode()
+    ).hexdigest()
+    card["content_hash"] = digest
+    return RunPayload(row["run_id"], card, checked)
+
+
+def collect_payloads(con: duckdb.DuckDBPyConnection) -> PayloadSet:
+    """Payloads of every run, warnings about runs hidden by a newer run's fingerprint, and the
+    runs that cannot be sent (with the reason)."""
     cursor = con.execute(
         "SELECT l.*, r.run_card AS _run_card FROM leaderboard l JOIN runs r USING (run_id) "
         "ORDER BY r.ingested_at DESC, l.run_id"
@@ -137,31 +271,34 @@ def build_payloads(con: duckdb.DuckDBPyConnection) -> tuple[list[RunPayload], li
                 "bin": bin_name,
                 "audit_id": audit_id,
                 "n_segments": int(n),
-                **dict(zip(BIN_COLUMNS[4:], map(_number, reals), strict=True)),
+                **dict(zip(BIN_COLUMNS[4:], reals, strict=True)),
             }
         )
-    payloads: list[RunPayload] = []
+    result = PayloadSet([], [], [])
     seen: dict[str, str] = {}
-    warnings: list[str] = []
     for row in rows:
         fingerprint = row["fingerprint_hash"]
         if fingerprint in seen:
-            warnings.append(
+            result.warnings.append(
                 f"run {row['run_id']} shares fingerprint {fingerprint!r} with the newer run "
                 f"{seen[fingerprint]}; only the newer one is synced"
             )
             continue
         seen[fingerprint] = row["run_id"]
-        card: dict[str, Any] = {c: row.get(c) for c in TEXT_COLUMNS}
-        card.update({c: _number(row.get(c)) for c in REAL_COLUMNS})
-        card["run_card"] = public_run_card(json.loads(row["_run_card"]))
-        bins = [{"fingerprint_hash": fingerprint, **b} for b in bins_by_run.get(row["run_id"], [])]
-        digest = hashlib.sha256(
-            json.dumps([card, bins], sort_keys=True, default=str).encode()
-        ).hexdigest()
-        card["content_hash"] = digest
-        payloads.append(RunPayload(row["run_id"], card, bins))
-    return payloads, warnings
+        try:
+            payload = _run_payload(row, fingerprint, bins_by_run.get(row["run_id"], []))
+        except (_Unsendable, ValueError, TypeError, OverflowError, RecursionError) as exc:
+            result.skipped.append(SkippedRun(row["run_id"], str(exc) or type(exc).__name__))
+            continue
+        result.payloads.append(payload)
+    return result
+
+
+def build_payloads(con: duckdb.DuckDBPyConnection) -> tuple[list[RunPayload], list[str]]:
+    """Payloads of every run that can be sent, and warnings (hidden and unsendable runs)."""
+    found = collect_payloads(con)
+    skipped = [f"run {s.run_id} cannot be synced: {s.reason}" for s in found.skipped]
+    return found.payloads, found.warnings + skipped
 
 
 def pending_payloads(
@@ -213,18 +350,27 @@ class SyncReport:
     dry_run: bool
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    skipped: list[SkippedRun] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        out["skipped"] = [s.to_dict() for s in self.skipped]
+        return out
 
 
-def _require_migrations(conn: psycopg.Connection) -> None:
+def _require_migrations(conn: psycopg.Connection, target: str) -> None:
     """Refuse targets that lack some of this version's migrations."""
-    exists = conn.execute("SELECT to_regclass(%s)", [LEDGER]).fetchone()
-    applied = set()
-    if exists and exists[0]:
-        applied = {name for (name,) in conn.execute(f"SELECT name FROM {LEDGER}").fetchall()}
+    try:
+        exists = conn.execute("SELECT to_regclass(%s)", [LEDGER]).fetchone()
+        applied = set()
+        if exists and exists[0]:
+            applied = {name for (name,) in conn.execute(f"SELECT name FROM {LEDGER}").fetchall()}
+    except psycopg.errors.InsufficientPrivilege:
+        raise RemoteError(
+            f"{target}: this role may not read the migration ledger {LEDGER}; sync as the role "
+            "that ran `tame-wh migrate`, or as service_role"
+        ) from None
     missing = [f.name for f in migration_files() if f.name not in applied]
     if missing:
         raise UsageError(
@@ -246,8 +392,8 @@ def _upsert_sql(table: str, staging: str, columns: Sequence[str], key: Sequence[
     )
 
 
-def send_direct(conn: psycopg.Connection, payloads: Sequence[RunPayload]) -> int:
-    """COPY the payloads into staging tables and upsert them, all in the current transaction."""
+def _create_staging(conn: psycopg.Connection) -> None:
+    """Temporary staging tables shaped like the targets, dropped at commit."""
     conn.execute(
         f"CREATE TEMP TABLE _tame_cards ON COMMIT DROP AS "
         f"SELECT {', '.join(CARD_COLUMNS)} FROM run_cards WITH NO DATA"
@@ -256,6 +402,10 @@ def send_direct(conn: psycopg.Connection, payloads: Sequence[RunPayload]) -> int
         f"CREATE TEMP TABLE _tame_bins ON COMMIT DROP AS "
         f"SELECT {', '.join(BIN_COLUMNS)} FROM run_bins WITH NO DATA"
     )
+
+
+def _copy_and_upsert(conn: psycopg.Connection, payloads: Sequence[RunPayload]) -> int:
+    """COPY payloads into the (empty) staging tables, upsert them, delete stale bin rows."""
     n_bins = 0
     with conn.cursor() as cur:
         with cur.copy(f"COPY _tame_cards ({', '.join(CARD_COLUMNS)}) FROM STDIN") as copy:
@@ -280,6 +430,33 @@ def send_direct(conn: psycopg.Connection, payloads: Sequence[RunPayload]) -> int
     return n_bins
 
 
+def send_direct(conn: psycopg.Connection, payloads: Sequence[RunPayload]) -> int:
+    """COPY the payloads into staging tables and upsert them, all in the current transaction."""
+    _create_staging(conn)
+    return _copy_and_upsert(conn, payloads)
+
+
+def send_direct_each(
+    conn: psycopg.Connection, payloads: Sequence[RunPayload], secrets_of: str
+) -> tuple[list[RunPayload], list[SkippedRun]]:
+    """Send run by run, each under its own savepoint in the current transaction: a run the
+    target refuses is rolled back alone and reported; the others are sent."""
+    _create_staging(conn)
+    sent: list[RunPayload] = []
+    skipped: list[SkippedRun] = []
+    for payload in payloads:
+        try:
+            with conn.transaction():
+                conn.execute("TRUNCATE _tame_cards, _tame_bins")
+                _copy_and_upsert(conn, [payload])
+        except (psycopg.errors.DataError, psycopg.errors.IntegrityError) as exc:
+            message = redact_dsn(str(exc).strip().splitlines()[0], secrets_of)
+            skipped.append(SkippedRun(payload.run_id, f"the target refused it: {message}"))
+            continue
+        sent.append(payload)
+    return sent, skipped
+
+
 def sync_direct(
     con: duckdb.DuckDBPyConnection,
     dsn: str,
@@ -287,38 +464,49 @@ def sync_direct(
     full: bool = False,
     dry_run: bool = False,
 ) -> SyncReport:
-    """Sync every new or changed run to Postgres in one transaction (COPY + upsert)."""
+    """Sync every new or changed run to Postgres in one transaction (COPY + upsert). Runs that
+    cannot be sent are skipped and listed in the report; the others are sent."""
     started = time.perf_counter()
     target = target_label(dsn)
-    payloads, warnings = build_payloads(con)
-    pending = pending_payloads(con, target, payloads, full=full)
+    found = collect_payloads(con)
+    pending = pending_payloads(con, target, found.payloads, full=full)
     report = SyncReport(
         target,
         "postgres",
-        len(payloads),
+        len(found.payloads) + len(found.skipped),
         len(pending),
         sum(len(p.bins) for p in pending),
-        len(payloads) - len(pending),
+        len(found.payloads) - len(pending),
         dry_run,
-        warnings=warnings,
+        warnings=found.warnings,
+        skipped=list(found.skipped),
     )
     if dry_run or not pending:
         report.seconds = time.perf_counter() - started
         return report
-    conn = connect_pg(dsn, autocommit=True)  # the explicit transaction below is the only one
+    conn = connect_pg(dsn, autocommit=True)  # the explicit transactions below are the only ones
     try:
-        _require_migrations(conn)
+        _require_migrations(conn, target)
         try:
-            with conn.transaction():
-                send_direct(conn, pending)
+            try:
+                with conn.transaction():
+                    send_direct(conn, pending)
+                sent = list(pending)
+            except (psycopg.errors.DataError, psycopg.errors.IntegrityError):
+                # Some run holds a value the target refuses: find it, send the others.
+                with conn.transaction():
+                    sent, refused = send_direct_each(conn, pending, dsn)
+                report.skipped.extend(refused)
         except psycopg.Error as exc:
             message = str(exc).strip().splitlines()[0]
             raise RemoteError(
-                f"sync to {target} failed and was rolled back: "
-                f"{redact(message, [dsn_password(dsn)])}"
+                f"sync to {target} failed and was rolled back: {redact_dsn(message, dsn)}"
             ) from None
     finally:
         conn.close()
-    record_synced(con, target, pending)
+    report.sent_runs = len(sent)
+    report.sent_bins = sum(len(p.bins) for p in sent)
+    if sent:
+        record_synced(con, target, sent)
     report.seconds = time.perf_counter() - started
     return report

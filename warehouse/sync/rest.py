@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
@@ -13,12 +14,12 @@ import duckdb
 import httpx
 from postgrest.exceptions import APIError
 
-from warehouse.errors import RemoteError
-from warehouse.sync.dsn import redact
+from warehouse.errors import RemoteError, UsageError
+from warehouse.sync.dsn import redact, url_label, url_secrets
 from warehouse.sync.postgres import (
     RunPayload,
     SyncReport,
-    build_payloads,
+    collect_payloads,
     pending_payloads,
     record_synced,
 )
@@ -64,6 +65,14 @@ class _StatusRecorder:
             self.retry_after = None
 
 
+def check_url(url: str) -> None:
+    """A Supabase project URL must be http(s)://host…; refused otherwise, without echoing it."""
+    if not re.match(r"^https?://[^\s/?#]+", url, re.IGNORECASE) or any(c.isspace() for c in url):
+        raise UsageError(
+            f"--supabase-url {url_label(url)!r} is not an http(s):// URL of a Supabase project"
+        )
+
+
 def _client(url: str, key: str, recorder: _StatusRecorder) -> Any:
     """A supabase client whose HTTP layer reports statuses to `recorder`."""
     from supabase import ClientOptions, create_client
@@ -72,14 +81,17 @@ def _client(url: str, key: str, recorder: _StatusRecorder) -> Any:
     try:
         return create_client(url, key, options=ClientOptions(httpx_client=http))
     except Exception as exc:  # supabase raises its own exception types for bad URLs or keys
-        raise RemoteError(f"cannot use Supabase at {url}: {redact(str(exc), [key])}") from None
+        secrets = [key, *url_secrets(url)]
+        raise RemoteError(
+            f"cannot use Supabase at {url_label(url)}: {redact(str(exc), secrets)}"
+        ) from None
 
 
 def _request(
     request: Callable[[], Any],
     recorder: _StatusRecorder,
     what: str,
-    key: str,
+    key: str | list[str],
     sleep: Sleep,
 ) -> None:
     """One PostgREST request, retried with backoff on 429 and 5xx; other failures are one-line
@@ -94,8 +106,9 @@ def _request(
             detail = exc.message if isinstance(exc, APIError) and exc.message else str(exc)
             if not retryable or attempt == MAX_ATTEMPTS:
                 failure = f"HTTP {status}" if status else "network error"
+                secrets = [key] if isinstance(key, str) else key
                 raise RemoteError(
-                    f"Supabase {what} failed ({failure}): {redact(detail, [key])}"
+                    f"Supabase {what} failed ({failure}): {redact(detail, secrets)}"
                 ) from None
             delay = recorder.retry_after or min(30.0, 0.5 * 2 ** (attempt - 1))
             sleep(delay * (0.75 + random.random() / 2))
@@ -107,7 +120,7 @@ def _upsert(
     table: str,
     rows: list[dict[str, Any]],
     conflict: str,
-    key: str,
+    key: str | list[str],
     sleep: Sleep,
 ) -> None:
     """Upsert rows into a table."""
@@ -121,7 +134,11 @@ def _upsert(
 
 
 def _delete_stale_bins(
-    client: Any, recorder: _StatusRecorder, batch: list[RunPayload], key: str, sleep: Sleep
+    client: Any,
+    recorder: _StatusRecorder,
+    batch: list[RunPayload],
+    key: str | list[str],
+    sleep: Sleep,
 ) -> None:
     """Delete the target's bin rows of the batch's runs that the runs no longer have (their
     audit was removed or replaced): one request per distinct set of current bins."""
@@ -156,18 +173,21 @@ def sync_rest(
 ) -> SyncReport:
     """Upsert new or changed runs batch by batch; each batch is recorded once the target has it."""
     started = time.perf_counter()
-    target = f"rest:{url.rstrip('/')}"
-    payloads, warnings = build_payloads(con)
-    pending = pending_payloads(con, target, payloads, full=full)
+    check_url(url)
+    target = f"rest:{url_label(url).rstrip('/')}"
+    secrets = [key, *url_secrets(url)]
+    found = collect_payloads(con)
+    pending = pending_payloads(con, target, found.payloads, full=full)
     report = SyncReport(
         target,
         "supabase-rest",
-        len(payloads),
+        len(found.payloads) + len(found.skipped),
         0,
         0,
-        len(payloads) - len(pending),
+        len(found.payloads) - len(pending),
         dry_run,
-        warnings=warnings,
+        warnings=found.warnings,
+        skipped=list(found.skipped),
     )
     if dry_run:
         report.sent_runs = len(pending)
@@ -181,11 +201,11 @@ def sync_rest(
         # PostgREST updates only the columns it is sent: stamp the runs that are (re)sent.
         now = datetime.now(timezone.utc).isoformat()
         cards = [{**p.card, "synced_at": now} for p in batch]
-        _upsert(client, recorder, "run_cards", cards, "fingerprint_hash", key, sleep)
+        _upsert(client, recorder, "run_cards", cards, "fingerprint_hash", secrets, sleep)
         bins = [{**b, "synced_at": now} for p in batch for b in p.bins]
         if bins:
-            _upsert(client, recorder, "run_bins", bins, "fingerprint_hash,bin", key, sleep)
-        _delete_stale_bins(client, recorder, batch, key, sleep)
+            _upsert(client, recorder, "run_bins", bins, "fingerprint_hash,bin", secrets, sleep)
+        _delete_stale_bins(client, recorder, batch, secrets, sleep)
         record_synced(con, target, batch)
         report.sent_runs += len(batch)
         report.sent_bins += len(bins)
