@@ -1,0 +1,103 @@
+"""Runs are manageable (show, tag, delete, named by model slug) and exposure columns name the
+training corpus they refer to, chosen by a stated rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import snapshot
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "warehouse" / "examples"
+
+
+@pytest.fixture
+def demo(run_cli, db_path):
+    """The demo warehouse: three runs of two models on `demo-test`, audited against
+    `demo-train`."""
+    assert run_cli("demo", "--json").exit_code == 0
+    return db_path
+
+
+def _ids(run_cli) -> dict[str, str]:
+    """`model/condition` → run id."""
+    runs = json.loads(run_cli("runs", "list", "--json").stdout)
+    return {f"{r['model_slug']}/{r['condition']}": r["run_id"] for r in runs}
+
+
+def test_a_run_is_named_by_its_model_slug_when_that_is_unique(run_cli, demo):
+    ids = _ids(run_cli)
+    shown = json.loads(run_cli("runs", "show", "demo-large", "--json").stdout)
+    assert shown["run_id"] == ids["demo-large/zero-shot"]
+    by_condition = json.loads(run_cli("runs", "show", "demo-small/few-shot", "--json").stdout)
+    assert by_condition["run_id"] == ids["demo-small/few-shot"]
+    ambiguous = run_cli("runs", "show", "demo-small")
+    assert ambiguous.exit_code == 2 and "names 2 runs" in ambiguous.stderr
+    report = json.loads(run_cli("report", "demo-large", "--json").stdout)
+    assert report["run"]["run_id"] == ids["demo-large/zero-shot"]
+    compared = run_cli("compare", "demo-large", "demo-small/zero-shot", "--json")
+    assert compared.exit_code == 0, compared.output
+    assert [r["run_id"] for r in json.loads(compared.stdout)["runs"]] == [
+        ids["demo-large/zero-shot"],
+        ids["demo-small/zero-shot"],
+    ]
+
+
+def test_tags_are_stored_listed_filtered_and_removed(run_cli, demo):
+    tagged = run_cli("runs", "tag", "demo-large", "paper=acl", "stage=final", "--json")
+    assert json.loads(tagged.stdout)["tags"] == {"paper": "acl", "stage": "final"}
+    listed = json.loads(run_cli("runs", "list", "--tag", "paper=acl", "--json").stdout)
+    assert [r["model_slug"] for r in listed] == ["demo-large"]
+    assert listed[0]["tags"] == {"paper": "acl", "stage": "final"}
+    board = json.loads(run_cli("leaderboard", "--tag", "stage=final", "--json").stdout)
+    assert [r["model_slug"] for r in board] == ["demo-large"]
+    assert board[0]["tags"] == {"paper": "acl", "stage": "final"}
+    in_sql = json.loads(
+        run_cli("query", "SELECT key, value FROM run_tags ORDER BY key", "--json").stdout
+    )
+    assert in_sql == [{"key": "paper", "value": "acl"}, {"key": "stage", "value": "final"}]
+    run_cli("runs", "tag", "demo-large", "--remove", "stage")
+    assert json.loads(run_cli("runs", "list", "--tag", "stage=final", "--json").stdout) == []
+    bad = run_cli("runs", "tag", "demo-large", "no-equals-sign")
+    assert bad.exit_code == 2 and "KEY=VALUE" in bad.stderr
+
+
+def test_delete_removes_everything_of_the_run_and_dry_run_nothing(run_cli, demo, db_path):
+    run_id = _ids(run_cli)["demo-large/zero-shot"]
+    before = snapshot(db_path)
+    dry = json.loads(run_cli("runs", "delete", "demo-large", "--dry-run", "--json").stdout)
+    assert dry["run_ids"] == [run_id] and dry["rows"]["hypotheses"] == 40 and dry["dry_run"]
+    assert snapshot(db_path) == before
+    done = run_cli("runs", "delete", run_id)
+    assert done.exit_code == 0 and f"deleted 1 run(s): {run_id}" in done.stdout
+    after = snapshot(db_path)
+    for table, rows in after.items():
+        assert not any(run_id in map(str, row) for row in rows), table
+    assert len(_ids(run_cli)) == 2
+
+
+def test_exposure_columns_name_their_training_corpus_by_a_stated_rule(run_cli, demo, write_lines):
+    src = write_lines("s.en", (EXAMPLES / "train.en").read_text().splitlines()[:60])
+    tgt = write_lines("s.es", (EXAMPLES / "train.es").read_text().splitlines()[:60])
+    assert run_cli("corpus", "add", "small-train", "--src", src, "--tgt", tgt).exit_code == 0
+    # Audited last, but smaller: the default stays with the largest audited corpus.
+    assert run_cli("audit", "--train", "small-train", "--testset", "demo-test").exit_code == 0
+    default = json.loads(run_cli("leaderboard", "--json").stdout)
+    assert {r["train_corpus"] for r in default} == {"demo-train"}
+    chosen = json.loads(run_cli("leaderboard", "--train", "small-train", "--json").stdout)
+    assert {r["train_corpus"] for r in chosen} == {"small-train"}
+    by_run = {r["run_id"]: r for r in default}
+    assert any(r["delta_tm_bleu"] != by_run[r["run_id"]]["delta_tm_bleu"] for r in chosen), (
+        "the small corpus gives other TM baselines"
+    )
+    table = run_cli("leaderboard")
+    assert "largest audited training corpus" in table.stderr
+    report = run_cli("report", "demo-large")
+    assert "exposure to training corpus 'demo-train'" in report.stdout
+    assert "largest audited training corpus" in report.stdout
+    small = json.loads(run_cli("report", "demo-large", "--train", "small-train", "--json").stdout)
+    assert small["exposure"]["train_corpus"] == "small-train"
+    unknown = run_cli("leaderboard", "--train", "nope")
+    assert unknown.exit_code == 2 and "unknown training corpus 'nope'" in unknown.stderr

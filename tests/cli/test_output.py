@@ -1,0 +1,48 @@
+"""Output that fits: tables within the width (run ids whole), --wide for every column, progress
+lines on stderr when piped, none with --quiet."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli import output
+
+
+@pytest.fixture
+def demo(run_cli, db_path):
+    assert run_cli("demo", "--json").exit_code == 0
+    return db_path
+
+
+def test_piped_tables_fit_100_columns_and_keep_run_ids_whole(run_cli, demo):
+    ids = [r["run_id"] for r in json.loads(run_cli("runs", "list", "--json").stdout)]
+    for args in (("leaderboard",), ("runs", "list")):
+        result = run_cli(*args)
+        assert result.exit_code == 0
+        lines = result.stdout.splitlines()
+        assert max(len(line) for line in lines) <= output.PIPED_WIDTH, args
+        assert all(any(run_id in line for line in lines) for run_id in ids), args
+        assert "--wide shows all" in result.stderr
+
+
+def test_wide_prints_every_column(run_cli, demo):
+    narrow = run_cli("leaderboard")
+    wide = run_cli("--wide", "leaderboard")
+    assert "cost-adj" not in narrow.stdout and "cost-adj" in wide.stdout
+    assert "Δ TM BLEU" in wide.stdout and "--wide shows all" not in wide.stderr
+    assert max(len(line) for line in wide.stdout.splitlines()) > output.PIPED_WIDTH
+
+
+def test_long_work_reports_progress_when_piped_unless_quiet(
+    run_cli, demo, write_lines, monkeypatch
+):
+    monkeypatch.setattr(output, "PROGRESS_EVERY", 0.001)
+    hyp = write_lines("h.txt", (["una frase"] * 40))
+    args = ("ingest", "--testset", "demo-test", "--hyp", hyp, "--model-slug", "p")
+    shown = run_cli(*args)
+    assert shown.exit_code == 0, shown.output
+    assert "scoring... (" in shown.stderr
+    quiet = run_cli("--quiet", *args, "--replace")
+    assert quiet.exit_code == 0 and "scoring..." not in quiet.stderr
