@@ -1,0 +1,129 @@
+"""`tame-wh dashboard --out DIR`: the site's files, rebuilding in place, and bad input."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from cli.main import main
+from tests.conftest import snapshot
+from tests.html.conftest import run_ids
+from warehouse.analysis.runs import delete_runs_by_ref
+from warehouse.store.schema import open_warehouse
+
+
+def _dashboard(db, out, *args):
+    return CliRunner().invoke(
+        main, ["--db", str(db), "dashboard", "--out", str(out), "--json", *map(str, args)]
+    )
+
+
+def _files(out):
+    return sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+
+
+def test_dashboard_has_an_index_a_page_per_run_test_set_and_comparison(demo_copy, tmp_path):
+    out = tmp_path / "site"
+    ids = run_ids(demo_copy)
+    large = ids["demo-large/zero-shot"]
+    result = _dashboard(demo_copy, out, "--compare", "demo-large", "demo-small/few-shot")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert (doc["runs"], doc["test_sets"], doc["comparisons"]) == (3, 1, 1)
+    files = _files(out)
+    assert doc["written"] == len(files) == 9 and doc["unchanged"] == doc["removed"] == 0
+    assert {"index.html", "assets/vega.js", "assets/tame.js"} <= set(files)
+    assert sum(f.startswith("runs/") for f in files) == 3
+    assert sum(f.startswith("testsets/") for f in files) == 1
+    assert sum(f.startswith("assets/data/") for f in files) == 1
+    [compare] = [f for f in files if f.startswith("compare/")]
+    assert compare.startswith(f"compare/{large}-vs-")
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert f'href="runs/{large}.html"' in index and f'href="{compare}"' in index
+    assert "demo-train" in index  # the training corpus the exposure columns refer to
+
+
+def test_rebuilding_writes_nothing_when_nothing_changed(demo_copy, tmp_path):
+    out = tmp_path / "site"
+    assert _dashboard(demo_copy, out).exit_code == 0
+    times = {f: (out / f).stat().st_mtime_ns for f in _files(out)}
+    doc = json.loads(_dashboard(demo_copy, out).stdout)
+    assert (doc["written"], doc["unchanged"], doc["removed"]) == (0, len(times), 0)
+    assert {f: (out / f).stat().st_mtime_ns for f in _files(out)} == times
+
+
+def test_rebuilding_after_a_run_is_deleted_rewrites_only_what_changed(demo_copy, tmp_path):
+    out = tmp_path / "site"
+    assert (
+        _dashboard(demo_copy, out, "--compare", "demo-large", "demo-small/few-shot").exit_code == 0
+    )
+    gone = run_ids(demo_copy)["demo-small/zero-shot"]
+    con = open_warehouse(demo_copy)
+    try:
+        delete_runs_by_ref(con, ["demo-small/zero-shot"])
+    finally:
+        con.close()
+    doc = json.loads(_dashboard(demo_copy, out, "--compare", "demo-large", "demo-small").stdout)
+    # The index and the test set page list runs; the other pages did not change.
+    assert sorted(doc["files"]) == ["index.html", next(f for f in _files(out) if "testsets/" in f)]
+    assert doc["removed"] == 1 and not (out / "runs" / f"{gone}.html").exists()
+    doc = json.loads(_dashboard(demo_copy, out).stdout)
+    assert doc["removed"] == 1 and not any(f.startswith("compare/") for f in _files(out))
+
+
+def test_empty_warehouse_gives_an_index_saying_there_are_no_runs(tmp_path):
+    out = tmp_path / "site"
+    result = _dashboard(tmp_path / "empty.duckdb", out)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["runs"] == 0
+    assert _files(out) == ["assets/tame.js", "assets/vega.js", "index.html"]
+    assert "There are no runs in this warehouse yet" in (out / "index.html").read_text()
+
+
+def test_a_test_set_without_an_audit_says_no_audit(hostile_db, tmp_path):
+    out = tmp_path / "site"
+    assert _dashboard(hostile_db, out).exit_code == 0
+    [plain] = [p for p in (out / "testsets").iterdir() if p.name.startswith("plain-")]
+    assert 'id="no-audit"' in plain.read_text(encoding="utf-8")
+    run_page = out / "runs" / f"{run_ids(hostile_db)['plain-model']}.html"
+    assert "no audit" in run_page.read_text(encoding="utf-8")
+    names = [p.name for p in (out / "testsets").iterdir()]
+    assert any(n.startswith("evil-i-set-") for n in names)  # the name made safe for a file
+
+
+def test_unknown_compare_run_is_one_line_exit_2_and_writes_nothing(demo_copy, tmp_path):
+    out = tmp_path / "site"
+    before = snapshot(demo_copy)
+    result = _dashboard(demo_copy, out, "--compare", "demo-large", "nope")
+    assert result.exit_code == 2
+    assert result.output.strip().count("\n") == 0 and "unknown run 'nope'" in result.output
+    assert not out.exists()
+    assert snapshot(demo_copy) == before
+
+
+def test_compare_of_one_run_with_itself_or_across_test_sets_is_refused(hostile_db, tmp_path):
+    out = tmp_path / "site"
+    result = _dashboard(hostile_db, out, "--compare", "evil-model", "evil-model")
+    assert result.exit_code == 2 and "give two runs" in result.output
+    result = _dashboard(hostile_db, out, "--compare", "evil-model", "plain-model")
+    assert result.exit_code == 2 and "different test sets" in result.output
+    assert not out.exists()
+
+
+def test_a_folder_holding_other_things_is_refused(demo_copy, tmp_path):
+    out = tmp_path / "home"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    result = _dashboard(demo_copy, out)
+    assert result.exit_code == 2 and "not empty" in result.output
+    assert _files(out) == ["notes.txt"]
+
+
+def test_text_summary_counts_files(demo_copy, tmp_path):
+    out = tmp_path / "site"
+    result = CliRunner().invoke(
+        main, ["--db", str(demo_copy), "dashboard", "--out", str(out)], catch_exceptions=False
+    )
+    assert result.exit_code == 0
+    assert "8 files written, 0 unchanged, 0 removed (3 runs, 1 test sets" in result.output
