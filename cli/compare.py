@@ -10,12 +10,15 @@ import click
 from cli.context import AppContext, bootstrap_options, json_option, pass_app
 from cli.output import ALPHA, emit_json, print_table, say
 from warehouse.analysis.compare import (
+    BINS,
     Comparison,
     compare_runs,
     is_report_file,
     load_runs,
+    restrict_to_bin,
     run_letters,
 )
+from warehouse.errors import UsageError
 from warehouse.metrics.registry import label, on_percent_scale
 from warehouse.stats.significance import METHODS, PairTest, method_settings
 from warehouse.store.settings import metric_directions
@@ -94,6 +97,8 @@ def _run(
     method: str,
     as_json: bool,
     allow_different_testsets: bool,
+    bin_name: str | None = None,
+    train: str | None = None,
 ) -> None:
     """Load the runs, compare them, print."""
     if len(runs) < 2:
@@ -104,6 +109,10 @@ def _run(
         settings = method_settings(con, method, n_bootstrap, alpha, seed)
         directions = metric_directions(con)
         arrays = load_runs(runs, con if needs_warehouse else None)
+        if bin_name is not None:
+            if con is None:
+                raise UsageError("--bin needs the warehouse's exposure audits; none exists here")
+            arrays = restrict_to_bin(con, arrays, bin_name, train)
     comparison = compare_runs(
         arrays,
         significance=significance,
@@ -157,6 +166,18 @@ def _test_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 help="sign: SPEC §7 bootstrap sign test; paired-bs / paired-ar: sacrebleu's tests.",
             ),
             click.option(
+                "--bin",
+                "bin_name",
+                type=click.Choice(BINS),
+                default=None,
+                help="Only segments in this exposure bin (of the test set's audit).",
+            ),
+            click.option(
+                "--train",
+                default=None,
+                help="With --bin: the audit against this training corpus (default: the largest).",
+            ),
+            click.option(
                 "--allow-different-testsets",
                 is_flag=True,
                 help="Compare runs on different test sets, pairing segments by id alone.",
@@ -182,6 +203,8 @@ def compare(
     seed: int | None,
     method: str,
     as_json: bool,
+    bin_name: str | None,
+    train: str | None,
     allow_different_testsets: bool,
 ) -> None:
     """Compare runs side by side (run ids, unique prefixes, model slugs or test-report files).
@@ -199,6 +222,8 @@ def compare(
         method,
         as_json,
         allow_different_testsets,
+        bin_name,
+        train,
     )
 
 
@@ -214,7 +239,21 @@ def significance(
     seed: int | None,
     method: str,
     as_json: bool,
+    bin_name: str | None,
+    train: str | None,
     allow_different_testsets: bool,
 ) -> None:
     """Paired significance tests between runs: `compare --significance`."""
-    _run(app, runs, True, n_bootstrap, alpha, seed, method, as_json, allow_different_testsets)
+    _run(
+        app,
+        runs,
+        True,
+        n_bootstrap,
+        alpha,
+        seed,
+        method,
+        as_json,
+        allow_different_testsets,
+        bin_name,
+        train,
+    )

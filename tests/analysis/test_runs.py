@@ -101,3 +101,19 @@ def test_exposure_columns_name_their_training_corpus_by_a_stated_rule(run_cli, d
     assert small["exposure"]["train_corpus"] == "small-train"
     unknown = run_cli("leaderboard", "--train", "nope")
     assert unknown.exit_code == 2 and "unknown training corpus 'nope'" in unknown.stderr
+
+
+def test_significance_per_exposure_bin_tests_only_that_bins_segments(run_cli, demo):
+    far = json.loads(
+        run_cli("query", "SELECT count(*) AS n FROM exposures WHERE bin = 'far'", "--json").stdout
+    )[0]["n"]
+    args = ("significance", "demo-large", "demo-small/few-shot", "--n-bootstrap", "200")
+    result = run_cli(*args, "--bin", "far", "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["n_segments"] == far and doc["pairs"][0]["n_segments"] == far
+    assert all("[far bin]" in r["label"] for r in doc["runs"])
+    whole = json.loads(run_cli(*args, "--json").stdout)
+    assert whole["n_segments"] == 40 and whole["metrics"] != doc["metrics"]
+    unknown_train = run_cli(*args, "--bin", "far", "--train", "nope")
+    assert unknown_train.exit_code == 2

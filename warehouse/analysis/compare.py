@@ -7,7 +7,7 @@ JSON file, which is parsed and scored in memory (the user's warehouse and the fi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ import numpy as np
 
 from warehouse.analysis.runs import resolve_run
 from warehouse.errors import UsageError
+from warehouse.exposure.summary import choose_audit
 from warehouse.ingest.prepare import prepare_from_document
 from warehouse.inputs.runcard import read_run_document
 from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER
@@ -47,6 +48,37 @@ def load_runs(refs: Sequence[str], con: duckdb.DuckDBPyConnection | None) -> lis
                 raise UsageError(f"{ref!r} is neither a file nor a run in the warehouse")
             runs.append(load_run_arrays(con, resolve_run(con, ref)))
     return runs
+
+
+BINS = ("source_exact", "near", "medium", "far")
+
+
+def restrict_to_bin(
+    con: duckdb.DuckDBPyConnection, runs: Sequence[RunArrays], bin_name: str, train: str | None
+) -> list[RunArrays]:
+    """Each run restricted to its test set's segments in one exposure bin, by the audit the
+    leaderboard would use (against `train` when given)."""
+    if bin_name not in BINS:
+        raise UsageError(f"--bin: expected one of {', '.join(BINS)}, got {bin_name!r}")
+    out = []
+    for run in runs:
+        audit_id = choose_audit(con, run.test_corpus_id, train)
+        if audit_id is None:
+            raise UsageError(
+                f"--bin needs an exposure audit of test set {run.test_set or run.test_corpus_id!r}"
+                "; run `tame-wh audit` first"
+            )
+        rows = con.execute(
+            "SELECT s.seg_key FROM exposures e JOIN segments s ON s.corpus_id = ? "
+            "AND s.seg_idx = e.seg_idx WHERE e.audit_id = ? AND e.bin = ?",
+            [run.test_corpus_id, audit_id, bin_name],
+        ).fetchall()
+        keys = {k for (k,) in rows}
+        picked = np.array([i for i, k in enumerate(run.keys) if k in keys], dtype=np.int64)
+        if picked.size == 0:
+            raise UsageError(f"no segment of run {run.run_id}'s test set is in the {bin_name} bin")
+        out.append(replace(run.take(picked), label=f"{run.label} [{bin_name} bin]"))
+    return out
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,7 @@ import duckdb
 
 from warehouse.analysis.leaderboard import TRAIN_RULE
 from warehouse.analysis.runs import resolve_run, run_warnings
-from warehouse.errors import UsageError
-from warehouse.exposure.summary import load_audit
-from warehouse.store.corpora import get_corpus
+from warehouse.exposure.summary import choose_audit, load_audit
 from warehouse.store.settings import read_settings
 
 REPORT_FORMAT = 1
@@ -28,28 +26,6 @@ def _one(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> dict[st
     """The single row of a query, or an empty dict."""
     rows = _rows(con, sql, params)
     return rows[0] if rows else {}
-
-
-def _choose_audit(
-    con: duckdb.DuckDBPyConnection, test_corpus_id: str, train: str | None
-) -> str | None:
-    """The audit a report uses, by the leaderboard's rule: against `train` if given, else the
-    largest training corpus audited for the test set; an exact audit before a fast one, then
-    the newest."""
-    train_id = get_corpus(con, train, "train").corpus_id if train is not None else None
-    row = con.execute(
-        "SELECT a.audit_id FROM audits a JOIN corpora tr ON tr.corpus_id = a.train_corpus_id "
-        "WHERE a.test_corpus_id = ? AND (? IS NULL OR a.train_corpus_id = ?) "
-        "ORDER BY a.mode = 'exact' DESC, tr.n_segments DESC, a.created_at DESC, a.audit_id "
-        "LIMIT 1",
-        [test_corpus_id, train_id, train_id],
-    ).fetchone()
-    if row is None and train is not None:
-        raise UsageError(
-            f"the run's test set was never audited against {train!r}; "
-            f"run `tame-wh audit --train {train} --testset …` first"
-        )
-    return str(row[0]) if row else None
 
 
 def _run_header(con: duckdb.DuckDBPyConnection, run_id: str, test_set: str) -> dict[str, Any]:
@@ -131,7 +107,7 @@ def build_report(
     board = _one(con, "SELECT * FROM leaderboard WHERE run_id = ?", [run_id])
     run = _run_header(con, run_id, board["test_set"])
     settings = json.loads(run.pop("metric_settings") or "{}")
-    audit_id = _choose_audit(con, run["test_corpus_id"], train)
+    audit_id = choose_audit(con, run["test_corpus_id"], train)
     exposure: dict[str, Any] | None = None
     bins: list[dict[str, Any]] = []
     gengap: dict[str, Any] | None = None

@@ -9,6 +9,7 @@ from typing import Any
 import duckdb
 
 from warehouse.errors import UsageError
+from warehouse.store.corpora import get_corpus
 from warehouse.store.settings import read_settings
 
 
@@ -153,3 +154,25 @@ def tm_hypotheses(con: duckdb.DuckDBPyConnection, audit_id: str) -> list[str]:
         [policy, test_id, train_id, audit_id],
     ).fetchall()
     return [h for (h,) in hyps]
+
+
+def choose_audit(
+    con: duckdb.DuckDBPyConnection, test_corpus_id: str, train: str | None
+) -> str | None:
+    """The audit that exposure figures of a test set use, by the leaderboard's rule: against
+    `train` if given, else the largest training corpus audited for the test set; an exact
+    audit before a fast one, then the newest."""
+    train_id = get_corpus(con, train, "train").corpus_id if train is not None else None
+    row = con.execute(
+        "SELECT a.audit_id FROM audits a JOIN corpora tr ON tr.corpus_id = a.train_corpus_id "
+        "WHERE a.test_corpus_id = ? AND (? IS NULL OR a.train_corpus_id = ?) "
+        "ORDER BY a.mode = 'exact' DESC, tr.n_segments DESC, a.created_at DESC, a.audit_id "
+        "LIMIT 1",
+        [test_corpus_id, train_id, train_id],
+    ).fetchone()
+    if row is None and train is not None:
+        raise UsageError(
+            f"the run's test set was never audited against {train!r}; "
+            f"run `tame-wh audit --train {train} --testset …` first"
+        )
+    return str(row[0]) if row else None
