@@ -35,7 +35,10 @@ _FRAGMENT_SPLIT = re.compile(r"[@/?#:&=\s'\"\\]+")
 _KV_VALUE = r"""('(?:[^'\\]|\\.)*'?|\S*)"""
 _KV_PASSWORD = re.compile(r"(password\s*=\s*)" + _KV_VALUE, re.IGNORECASE | re.DOTALL)
 _KV_PASSWORD_TAIL = re.compile(r"password\s*=\s*(.*)$", re.IGNORECASE | re.DOTALL)
-_URL_PASSWORD_PARAM = re.compile(r"([?&]password=)([^&#]*)", re.IGNORECASE)
+_URL_PASSWORD_PARAM = re.compile(
+    r"([?&](?:ssl)?(?:password|passwd|apikey|api_key|key|token|access_token|secret)=)([^&#]*)",
+    re.IGNORECASE,
+)
 _URL_USERINFO = re.compile(r"(://[^:/@\s]*:)([^@\s]+)(@)")
 
 
@@ -70,7 +73,7 @@ def _with_fragments(secret: str) -> set[str]:
 
 def url_secrets(url: str) -> set[str]:
     """Passwords inside a URL: in the userinfo (read with the first and with the last `@` as its
-    end) and in a `password=` query parameter."""
+    end) and in query parameters such as `password=`, `apikey=` or `token=`."""
     found: set[str] = set()
     parts = _url_parts(url)
     if parts is None:
