@@ -1,7 +1,8 @@
 """Types of the compiled extension `warehouse._native` (the PyO3 bindings in native/src/python/).
 
 Tuning values are required arguments: their defaults live in Python (`warehouse.exposure.config`,
-`warehouse.metrics.cyzil`). Every error the native code reports is a ValueError.
+`warehouse.metrics.cyzil`). Every error the native code reports (a value, a shape, a kernel's
+error) is a ValueError; an argument of the wrong type raises TypeError, as usual.
 
 Searches return their columns as `bytes` in Arrow's memory layout, one row per query: float64 and
 int64/int32 values native-endian, booleans and validity as LSB-first bitmaps (bit `i % 8` of
@@ -55,8 +56,8 @@ def surface_stats(
     """BLEU (13a) statistics, chrF++ statistics and chrF++ sentence score of every segment."""
 
 # Bootstrap resampling. The arrays are exact numpy.ndarrays, two-dimensional and C-contiguous,
-# read and written in place: `out` (n_resamples × n_cols, writable, sharing no memory with the
-# inputs) receives `stats[indices[r]].sum(axis=0)` for each resample r.
+# read and written in place: `out` (shape (n_resamples, n_cols), writable, sharing no memory with
+# the inputs) receives `stats[indices[r]].sum(axis=0)` for each resample r.
 
 def resample_sums_i64(
     stats: npt.NDArray[np.int64], indices: npt.NDArray[np.int64], out: npt.NDArray[np.int64]
