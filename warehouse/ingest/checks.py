@@ -106,14 +106,19 @@ def claimed_scores_differ(document: RunDocument, computed: Mapping[str, float | 
     out: list[str] = []
     for claim_name, ours in names.items():
         value, mine = claimed.get(claim_name), computed.get(ours)
-        if not _is_number(value) or mine is None:
+        if not isinstance(value, (int, float)) or not _is_number(value) or mine is None:
             continue
         # A claim on the 0-1 scale is compared as a percentage.
         candidates = (float(value), float(value) * 100)
         if all(abs(c - mine) > CLAIM_TOLERANCE for c in candidates):
             out.append(f"the run card says {claim_name} = {value:g}, computed {mine:.2f}")
     rate, mine_rate = claimed.get("exact_match_rate"), computed.get("exact_match_rate")
-    if _is_number(rate) and mine_rate is not None and abs(float(rate) - mine_rate) > 0.005:
+    if (
+        isinstance(rate, (int, float))
+        and _is_number(rate)
+        and mine_rate is not None
+        and abs(float(rate) - mine_rate) > 0.005
+    ):
         out.append(f"the run card says exact_match_rate = {rate:g}, computed {mine_rate:.4f}")
     return out
 

@@ -359,7 +359,8 @@ def prepare_from_document(
     if testset is None:
         own = _own_test_set(document, entries, n_refs, path)
         ordered: list[EntryInput] = list(entries)
-        corpus_id, name, keys = own.corpus_id, own.name, own.seg_meta.keys if own.seg_meta else []
+        corpus_id, name = own.corpus_id, own.name
+        keys: Sequence[str | None] = own.seg_meta.keys if own.seg_meta else []
         sources = own.src
         refs = [list(e.refs or []) for e in entries]
         difficulty = [e.difficulty for e in entries]

@@ -9,7 +9,8 @@ arithmetic and the behaviour where cyzil is undefined. Corpora of different leng
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import duckdb
 
@@ -56,7 +57,7 @@ _POINTS = duckdb.list_type(_SCORES)
 _INTEGER = duckdb.sqltypes.INTEGER
 
 # name: (function, parameter types, return type, whether the last parameter is max_ngram)
-_SQL_FUNCTIONS = {
+_SQL_FUNCTIONS: dict[str, tuple[Callable[..., Any], list[Any], Any, bool]] = {
     "bleu_sentence": (bleu_sentence, [_TOKENS, _TOKENS, _INTEGER], _SCORES, True),
     "bleu_corpus": (bleu_corpus, [_CORPUS, _CORPUS, _INTEGER], _SCORES, True),
     "bleu_points": (bleu_points, [_CORPUS, _CORPUS, _INTEGER], _POINTS, True),
