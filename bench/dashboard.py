@@ -1,12 +1,17 @@
 """Dashboard speed: `tame-wh dashboard` over 1,000 runs x 2,000 segments, and a run page's size.
 
 Run: python bench/dashboard.py [--runs 1000] [--segments 2000] [--train 20000] [--variants 8]
-The warehouse is filled through the library as `tame-wh` fills it: a synthetic training corpus
-and test set (bench/synthetic.py) registered with add_corpus, runs written by write_runs (each
-run's hypotheses are one of --variants scored hypothesis sets, so scoring and bootstrap intervals
-are computed once per variant rather than once per run; everything else is per run), token
-counts, costs and latencies set per run, then one exact audit. The reference, measured in the
-same run on the same warehouse, is the leaderboard query the index page starts from.
+                               [--keep wh.duckdb]
+The warehouse is filled through the library: a synthetic training corpus and test set
+(bench/synthetic.py, with difficulty and provenance) registered with add_corpus; --variants
+system outputs (references with words dropped or repeated) scored, with bootstrap intervals, and
+stored by write_runs; the other runs copied from them in SQL under other model slugs and
+conditions, each with its own created time, tokens, cost, elapsed time and latencies, their sums
+refreshed by refresh_runs; then one exact audit (run_audit). `tame-wh dashboard` and
+`tame-wh report --html` run as child processes (start-up and imports included). References
+measured in the same run on the same warehouse: the leaderboard query the index starts from, and
+`build_report` per run (timed on 5 runs, scaled to all), what a page per run built one report at
+a time would start from.
 Targets (issue 14): the whole dashboard in < 10 s, a run page with 2,000 segments < 3 MB.
 """
 
@@ -28,10 +33,11 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from measure import run_child
 from synthetic import write_exposure_corpus
-from warehouse.html.dashboard import build_dashboard
 
 from warehouse.analysis.leaderboard import leaderboard
+from warehouse.analysis.report import build_report
 from warehouse.exposure.audit import run_audit
 from warehouse.ingest.runs import PreparedRun
 from warehouse.ingest.write import write_runs
@@ -82,34 +88,33 @@ def fill(db: Path, work: Path, runs: int, segments: int, train: int, variants: i
     difficulty = [1 + i % 5 for i in range(segments)]
     keys = [str(i) for i in range(segments)]
     rng = random.Random(7)
-    settings = BootstrapSettings()
     base = []
     for v in range(variants):
         hyps = _variant(refs, rng, 0.05 + 0.3 * v / max(variants - 1, 1))
-        errors: list[str | None] = [None] * segments
-        run = PreparedRun(
-            label=f"variant {v}",
-            test_corpus_id=test.corpus_id,
-            test_name="bench-test",
-            new_test_set=None,
-            model_slug=f"variant-{v}",
-            condition="zero-shot",
-            created_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
-            hyps=hyps,
-            errors=errors,
-            latency=[None] * segments,
-            entry_tokens={name: [None] * segments for name in TOKEN_FIELDS},
-            refs=[[r] for r in refs],
-            seg_metrics=[],
-            run_metrics={},
-            document=None,
-            settings=metric_settings(1),
-            ci=None,
-            difficulty=difficulty,
-            keys=keys,
-            bootstrap=settings,
+        base.append(
+            PreparedRun(
+                label=f"variant {v}",
+                test_corpus_id=test.corpus_id,
+                test_name="bench-test",
+                new_test_set=None,
+                model_slug=f"variant-{v}",
+                condition="zero-shot",
+                created_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
+                hyps=hyps,
+                errors=[None] * segments,
+                latency=[None] * segments,
+                entry_tokens={name: [None] * segments for name in TOKEN_FIELDS},
+                refs=[[r] for r in refs],
+                seg_metrics=[],
+                run_metrics={},
+                document=None,
+                settings=metric_settings(1),
+                ci=None,
+                difficulty=difficulty,
+                keys=keys,
+                bootstrap=BootstrapSettings(),
+            ).score()
         )
-        base.append(run)
     write_runs(con, base)  # scored, with bootstrap intervals, as `tame-wh ingest` writes them
     _replicate(con, [run.run_id for run in base], runs - variants)
     run_audit(con, "bench-train", "bench-test")
@@ -152,8 +157,14 @@ def _replicate(con: duckdb.DuckDBPyConnection, sources: list[str], copies: int) 
     refresh_runs(con, [r for (r,) in con.execute("SELECT run_id FROM runs").fetchall()])
 
 
+def _tame_wh(db: Path, *args: str) -> list[str]:
+    """The command line of `tame-wh --db DB ARGS…` with this interpreter."""
+    return [sys.executable, "-m", "cli", "--db", str(db), *args]
+
+
 def main() -> None:
-    """Fill, time the leaderboard query and the dashboard (first build and a rebuild)."""
+    """Fill, then time the leaderboard query, `tame-wh dashboard` (first build, rebuild) and
+    `tame-wh report --html`, and print figures against the references."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--segments", type=int, default=2000)
@@ -175,37 +186,55 @@ def main() -> None:
         con.execute("SET enable_progress_bar = false")
         started = time.perf_counter()
         rows = leaderboard(con)
-        reference = time.perf_counter() - started
-        out = work / "site"
+        board = time.perf_counter() - started
+        sample = [r["run_id"] for r in rows[:5]]
         started = time.perf_counter()
-        first = build_dashboard(con, out)
-        build = time.perf_counter() - started
-        started = time.perf_counter()
-        again = build_dashboard(con, out)
-        rebuild = time.perf_counter() - started
+        for run_id in sample:
+            build_report(con, run_id)
+        per_report = (time.perf_counter() - started) / len(sample)
         con.close()
-        pages = sorted((out / "runs").glob("*.html"), key=lambda p: p.stat().st_size)
+        site = work / "site"
+        first = run_child(
+            "tame-wh dashboard (first build)", _tame_wh(db, "dashboard", "--out", str(site))
+        )
+        again = run_child(
+            "tame-wh dashboard (rebuild)", _tame_wh(db, "dashboard", "--out", str(site))
+        )
+        report = work / "report.html"
+        single = run_child(
+            "tame-wh report RUN --html", _tame_wh(db, "report", sample[0], "--html", str(report))
+        )
+        pages = sorted((site / "runs").glob("*.html"), key=lambda p: p.stat().st_size)
         largest = pages[-1].stat().st_size if pages else 0
-        total = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-        print(f"\n{'what':<52} {'seconds':>9} {'x ref':>9}")
-        print("-" * 72)
-        print(f"{f'leaderboard query ({len(rows):,} rows)':<52} {reference:>9.3f} {1.0:>9.1f}")
+        shared = sum(p.stat().st_size for p in (site / "assets" / "data").glob("*.js"))
+        total = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
+        print(f"\n{'what':<58} {'seconds':>8} {'x ref':>8} {'peak MiB':>9}")
+        print("-" * 86)
+        naive = per_report * len(rows)
+        for label, seconds, peak in (
+            (f"leaderboard query, {len(rows):,} runs (reference)", board, None),
+            (f"build_report per run x {len(rows):,} (estimate from {len(sample)})", naive, None),
+            (first.label, first.seconds, first.peak_mib),
+            (again.label, again.seconds, again.peak_mib),
+            (single.label, single.seconds, single.peak_mib),
+        ):
+            memory = f"{peak:>9.0f}" if peak is not None else f"{'':>9}"
+            print(f"{label:<58} {seconds:>8.2f} {seconds / board:>8.1f} {memory}")
         print(
-            f"{f'dashboard, first build ({first.written:,} files)':<52} {build:>9.2f} "
-            f"{build / reference:>9.1f}"
+            f"\ndashboard = {first.seconds / naive:.3f} x the per-run build_report estimate; "
+            f"site {total / 1e6:.0f} MB in {sum(1 for _ in site.rglob('*.html')):,} pages"
         )
         print(
-            f"{f'dashboard, rebuild ({again.unchanged:,} unchanged)':<52} {rebuild:>9.2f} "
-            f"{rebuild / reference:>9.1f}"
+            f"run page: {largest / 1e6:.2f} MB in the dashboard (+ {shared / 1e6:.2f} MB of "
+            f"segment text shared by the test set's runs, + the 0.9 MB Vega bundle); "
+            f"self-contained report file {report.stat().st_size / 1e6:.2f} MB "
+            f"({args.segments:,} segments)"
         )
+        biggest = max(largest + shared, report.stat().st_size)
         print(
-            f"\nlargest run page {largest / 1e6:.2f} MB ({args.segments:,} segments); "
-            f"site {total / 1e6:.0f} MB in {sum(1 for _ in out.rglob('*.html')):,} pages"
-        )
-        print(
-            f"targets: dashboard < 10 s -> {build:.2f} s [{'PASS' if build < 10 else 'FAIL'}]; "
-            f"run page < 3 MB -> {largest / 1e6:.2f} MB "
-            f"[{'PASS' if largest < 3e6 else 'FAIL'}]"
+            f"targets: dashboard < 10 s -> {first.seconds:.2f} s "
+            f"[{'PASS' if first.seconds < 10 else 'FAIL'}]; run page < 3 MB -> "
+            f"{biggest / 1e6:.2f} MB [{'PASS' if biggest < 3e6 else 'FAIL'}]"
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -20,12 +20,12 @@ from typing import Any
 
 import duckdb
 
-from warehouse.analysis.compare import compare_runs, load_runs
+from warehouse.analysis.compare import Comparison, compare_runs, load_runs
 from warehouse.analysis.leaderboard import TRAIN_RULE, leaderboard
 from warehouse.analysis.runs import resolve_run
 from warehouse.errors import UsageError
 from warehouse.exposure.summary import AuditResult, load_audit
-from warehouse.html.assets import page_script, vega_bundle
+from warehouse.html.assets import page_script, vega_bundle, vega_bundle_header
 from warehouse.html.documents import chosen_audits, report_documents
 from warehouse.html.files import write_if_changed
 from warehouse.html.layout import Assets
@@ -93,6 +93,51 @@ def _check_out(out: Path) -> None:
         )
 
 
+@dataclass
+class _SiteData:
+    """Everything the pages show, read from the warehouse in set-based queries."""
+
+    board: list[dict[str, Any]]
+    test_sets: list[CorpusInfo]
+    docs: dict[str, dict[str, Any]]
+    default_audit: dict[str, str]
+    audits: dict[str, list[tuple[AuditResult, str]]]
+    histograms: dict[str, list[dict[str, Any]]]
+    run_columns: dict[str, str]
+    shared: dict[str, str]  # segment key -> JSON of the test set's and audit's columns
+    comparisons: list[tuple[str, str, Comparison]]
+
+
+def _load(con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str]]) -> _SiteData:
+    """Read the whole site's data in set-based queries (a few per view, not a few per run)."""
+    board = leaderboard(con)
+    test_sets = list_corpora(con, "test")
+    default_audit = chosen_audits(con)
+    audits = _audits_by_test_set(con)
+    shared = {}
+    for test_corpus_id in dict.fromkeys(r["test_corpus_id"] for r in board):
+        audit_id = default_audit.get(test_corpus_id)
+        key = segment_key(test_corpus_id, audit_id)
+        shared[key] = shared_columns(con, test_corpus_id, audit_id)
+    settings = bootstrap_settings(con)
+    return _SiteData(
+        board=board,
+        test_sets=test_sets,
+        docs=report_documents(con, board),
+        default_audit=default_audit,
+        audits=audits,
+        histograms=exposure_histograms(
+            con, [audit.audit_id for found in audits.values() for audit, _ in found]
+        ),
+        run_columns=run_columns(con, [r["run_id"] for r in board]),
+        shared=shared,
+        comparisons=[
+            (a, b, compare_runs(load_runs([a, b], con), significance=True, settings=settings))
+            for a, b in pairs
+        ],
+    )
+
+
 def build_dashboard(
     con: duckdb.DuckDBPyConnection,
     out: str | Path,
@@ -105,9 +150,11 @@ def build_dashboard(
     root = Path(out)
     _check_out(root)
     pairs = _comparison_pairs(con, compare)
-    board = leaderboard(con)
-    test_sets = list_corpora(con, "test")
-    result = DashboardResult(str(root), len(board), len(test_sets), len(pairs))
+    bundle = None if _bundle_is_current(root / "assets" / "vega.js") else vega_bundle()
+    data = _load(con, pairs)
+    board, docs = data.board, data.docs
+    result = DashboardResult(str(root), len(board), len(data.test_sets), len(pairs))
+    say(f"dashboard: {result.runs} runs, {result.test_sets} test sets, {len(pairs)} comparisons")
     produced: set[str] = set()
 
     def emit(relative: str, text: str) -> None:
@@ -118,44 +165,40 @@ def build_dashboard(
         else:
             result.unchanged += 1
 
-    emit("assets/vega.js", vega_bundle())
+    if bundle is None:
+        produced.add("assets/vega.js")
+        result.unchanged += 1
+    else:
+        emit("assets/vega.js", bundle)
     emit("assets/tame.js", page_script())
-    say(f"dashboard: {len(board)} runs, {len(test_sets)} test sets, {len(pairs)} comparisons")
-    docs = report_documents(con, board)
-    default_audit = chosen_audits(con)
-    all_audits = _audits_by_test_set(con)
-    histograms = exposure_histograms(
-        con, [audit.audit_id for audits in all_audits.values() for audit, _ in audits]
-    )
-    for relative, text in _run_pages(con, board, docs, default_audit, histograms, test_sets):
+    for key, shared_json in data.shared.items():
+        emit(_data_file(key), shared_script(key, shared_json))
+    for relative, text in _run_pages(data):
         emit(relative, text)
-    for info in test_sets:
+    for info in data.test_sets:
         emit(
             testset_href(info),
             testset_page(
                 info,
-                all_audits.get(info.corpus_id, []),
-                histograms,
+                data.audits.get(info.corpus_id, []),
+                data.histograms,
                 [r for r in board if r["test_corpus_id"] == info.corpus_id],
                 run_href=lambda run_id: run_href(run_id, "../"),
             ),
         )
     labels = {r["run_id"]: f"{run_label(r)} ({r['run_id'][:8]})" for r in board}
-    comparisons = [ComparePair(a, b, labels[a], labels[b], compare_href(a, b)) for a, b in pairs]
-    settings = bootstrap_settings(con)
-    for pair in comparisons:
-        doc_a, doc_b = docs[pair.run_a], docs[pair.run_b]
-        comparison = compare_runs(
-            load_runs([pair.run_a, pair.run_b], con), significance=True, settings=settings
-        )
-        note = None if doc_a["exposure"] else "no audit: the test set has no exposure bins"
+    pages = []
+    for a, b, comparison in data.comparisons:
+        pair = ComparePair(a, b, labels[a], labels[b], compare_href(a, b))
+        pages.append(pair)
+        note = None if docs[a]["exposure"] else "no audit: the test set has no exposure bins"
         emit(
             pair.href,
             compare_page(
                 pair,
                 comparison,
-                doc_a["bins"],
-                doc_b["bins"],
+                docs[a]["bins"],
+                docs[b]["bins"],
                 bins_note=note,
                 run_href=lambda run_id: run_href(run_id, "../"),
             ),
@@ -164,8 +207,8 @@ def build_dashboard(
         "index.html",
         index_page(
             board,
-            test_sets,
-            comparisons,
+            data.test_sets,
+            pages,
             train_rule=TRAIN_RULE,
             run_href=run_href,
             testset_href=testset_href,
@@ -174,6 +217,22 @@ def build_dashboard(
     result.removed = _remove_stale(root, produced)
     result.files.sort()
     return result
+
+
+def _data_file(key: str) -> str:
+    """The file holding one test set's and audit's shared segment columns."""
+    return f"assets/data/{safe_name(key)}.js"
+
+
+def _bundle_is_current(path: Path) -> bool:
+    """Whether a dashboard's vega.js already is the bundle this installation makes (its first
+    line names the versions that made it), so it need not be made again (a second or two)."""
+    header = vega_bundle_header().encode("utf-8")
+    try:
+        with path.open("rb") as existing:
+            return existing.read(len(header)) == header
+    except OSError:
+        return False
 
 
 def _comparison_pairs(
@@ -217,32 +276,19 @@ def _audits_by_test_set(
     return out
 
 
-def _run_pages(
-    con: duckdb.DuckDBPyConnection,
-    board: Sequence[dict[str, Any]],
-    docs: dict[str, dict[str, Any]],
-    default_audit: dict[str, str],
-    histograms: dict[str, list[dict[str, Any]]],
-    test_sets: Sequence[CorpusInfo],
-) -> Iterator[tuple[str, str]]:
-    """The shared segment data of each test set with runs, then every run page."""
-    by_id = {info.corpus_id: info for info in test_sets}
-    columns = run_columns(con, [r["run_id"] for r in board])
-    shared_done: set[str] = set()
-    for row in board:
-        doc = docs[row["run_id"]]
+def _run_pages(data: _SiteData) -> Iterator[tuple[str, str]]:
+    """Every run page."""
+    by_id = {info.corpus_id: info for info in data.test_sets}
+    for row in data.board:
+        doc = data.docs[row["run_id"]]
         test_corpus_id = doc["run"]["test_corpus_id"]
-        audit_id = default_audit.get(test_corpus_id)
+        audit_id = data.default_audit.get(test_corpus_id)
         key = segment_key(test_corpus_id, audit_id)
-        data_file = f"assets/data/{safe_name(key)}.js"
-        if key not in shared_done:
-            shared_done.add(key)
-            yield data_file, shared_script(key, shared_columns(con, test_corpus_id, audit_id))
         segments = SegmentData(
             key=key,
             shared_json="",
-            run_json=columns.get(row["run_id"], EMPTY_RUN_COLUMNS),
-            shared_src=f"../{data_file}",
+            run_json=data.run_columns.get(row["run_id"], EMPTY_RUN_COLUMNS),
+            shared_src=f"../{_data_file(key)}",
         )
         info = by_id.get(test_corpus_id)
         links = RunLinks(index="../index.html", testset=testset_href(info, "../") if info else None)
@@ -250,7 +296,7 @@ def _run_pages(
             run_href(row["run_id"]),
             run_page(
                 doc,
-                histogram=histograms.get(audit_id, []) if audit_id else [],
+                histogram=data.histograms.get(audit_id, []) if audit_id else [],
                 segments=segments,
                 assets=Assets("../assets/"),
                 links=links,

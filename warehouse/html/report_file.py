@@ -14,7 +14,7 @@ from warehouse.html.layout import Assets
 from warehouse.html.run_page import RunLinks, SegmentData, run_page
 from warehouse.html.segments import exposure_histograms, run_columns, shared_columns
 
-EMPTY_RUN_COLUMNS = '{"idx":[],"hyp":[],"chrf":[],"err":[]}'
+EMPTY_RUN_COLUMNS = '{"hyp":[],"chrf":[],"err":[]}'
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import pyarrow as pa
 from warehouse.html.documents import registered
 
 HISTOGRAM_BINS = 20
+RUNS_PER_QUERY = 200
 _REF_JOINER = " \u2016 "  # between the references of a multi-reference segment
 
 
@@ -50,26 +51,67 @@ def shared_columns(
 
 
 def run_columns(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> dict[str, str]:
-    """JSON of each run's own columns by run id: idx (segment index), hyp, chrf (sentence
-    chrF++, 2 decimals), err (whether the entry errored)."""
-    if not run_ids:
-        return {}
+    """JSON of each run's own columns by run id, in segment order: hyp, chrf (sentence chrF++,
+    2 decimals), err (indices of errored entries), and idx (the segment indices) unless they
+    are simply 0..n-1."""
+    out: dict[str, str] = {}
+    for start in range(0, len(run_ids), RUNS_PER_QUERY):  # bounded memory, same speed
+        out.update(_run_columns(con, run_ids[start : start + RUNS_PER_QUERY]))
+    return out
+
+
+def _run_columns(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> dict[str, str]:
+    """`run_columns` of a batch of runs."""
     ids = pa.table({"run_id": pa.array(list(run_ids), pa.string())})
+    wanted = "WHERE run_id IN (SELECT run_id FROM _tame_html_segment_runs)"
     with registered(con, "_tame_html_segment_runs", ids):
-        rows = con.execute(
-            "WITH entries AS ("
-            "  SELECT h.run_id, list({'i': h.seg_idx, 'h': h.hyp, "
-            "    'c': round(st.chrf_sentence, 2), 'e': h.error IS NOT NULL} ORDER BY h.seg_idx) "
-            "  AS l "
-            "  FROM hypotheses h "
-            "  LEFT JOIN segment_stats st ON st.run_id = h.run_id AND st.seg_idx = h.seg_idx "
-            "  WHERE h.run_id IN (SELECT run_id FROM _tame_html_segment_runs) "
-            "  GROUP BY h.run_id) "
-            "SELECT run_id, to_json({'idx': list_transform(l, x -> x.i), "
-            "'hyp': list_transform(l, x -> x.h), 'chrf': list_transform(l, x -> x.c), "
-            "'err': list_transform(l, x -> x.e)})::VARCHAR FROM entries"
+        # One ordered list per query: DuckDB builds each run's JSON text, Python only joins.
+        hyps = con.execute(
+            "SELECT run_id, to_json(list(hyp ORDER BY seg_idx))::VARCHAR, count(*), "
+            "min(seg_idx), max(seg_idx), "
+            "to_json(coalesce(list(seg_idx ORDER BY seg_idx) FILTER (WHERE error IS NOT NULL), "
+            f"[]))::VARCHAR FROM hypotheses {wanted} GROUP BY run_id"
         ).fetchall()
-    return {run_id: text for run_id, text in rows}
+        chrf = {
+            run_id: (text, n)
+            for run_id, text, n in con.execute(
+                "SELECT run_id, to_json(list(round(chrf_sentence, 2) ORDER BY seg_idx))::VARCHAR, "
+                f"count(*) FROM segment_stats {wanted} GROUP BY run_id"
+            ).fetchall()
+        }
+        out = {}
+        for run_id, hyp_json, n, first, last, errors in hyps:
+            chrf_json, n_stats = chrf.get(run_id, ("null", -1))
+            if n_stats != n:  # statistics missing for some entries: align them one by one
+                out[run_id] = _aligned_columns(con, run_id)
+                continue
+            idx = "" if (first, last) == (0, n - 1) else f',"idx":{_indices(con, run_id)}'
+            out[run_id] = f'{{"hyp":{hyp_json},"chrf":{chrf_json},"err":{errors}{idx}}}'
+    return out
+
+
+def _indices(con: duckdb.DuckDBPyConnection, run_id: str) -> str:
+    """JSON list of a run's segment indices, in order."""
+    row = con.execute(
+        "SELECT to_json(list(seg_idx ORDER BY seg_idx))::VARCHAR FROM hypotheses WHERE run_id = ?",
+        [run_id],
+    ).fetchone()
+    return str(row[0]) if row else "[]"
+
+
+def _aligned_columns(con: duckdb.DuckDBPyConnection, run_id: str) -> str:
+    """`run_columns` of one run whose statistics do not cover every entry."""
+    row = con.execute(
+        "SELECT to_json({'hyp': list(h.hyp ORDER BY h.seg_idx), "
+        "'chrf': list(round(st.chrf_sentence, 2) ORDER BY h.seg_idx), "
+        "'err': coalesce(list(h.seg_idx ORDER BY h.seg_idx) FILTER (WHERE h.error IS NOT NULL), "
+        "[]), 'idx': list(h.seg_idx ORDER BY h.seg_idx)})::VARCHAR FROM hypotheses h "
+        "LEFT JOIN segment_stats st ON st.run_id = h.run_id AND st.seg_idx = h.seg_idx "
+        "WHERE h.run_id = ?",
+        [run_id],
+    ).fetchone()
+    assert row is not None
+    return str(row[0])
 
 
 def exposure_histograms(

@@ -43,16 +43,21 @@
   var SEARCHED = ["id", "src", "ref", "hyp", "tm_src", "tm_tgt"];
 
   function segmentRows(shared, run) {
+    var position = {};
+    shared.seg.forEach(function (seg, i) { position[seg] = i; });
+    var errored = {};
+    run.err.forEach(function (seg) { errored[seg] = true; });
     var rows = [];
-    for (var k = 0; k < run.idx.length; k++) {
-      var i = run.idx[k];
+    for (var k = 0; k < run.hyp.length; k++) {
+      var seg = run.idx ? run.idx[k] : k;
+      var i = position[seg];
       var row = {
         id: shared.id[i], src: shared.src[i], ref: shared.ref[i],
         tm_src: shared.tm_src ? shared.tm_src[i] : null,
         tm_tgt: shared.tm_tgt ? shared.tm_tgt[i] : null,
         exposure: shared.exposure ? shared.exposure[i] : null,
         bin: shared.bin ? shared.bin[i] : null,
-        hyp: run.hyp[k], chrf: run.chrf[k], error: run.err[k], order: i
+        hyp: run.hyp[k], chrf: run.chrf[k], error: errored[seg] === true, order: i
       };
       row.text = SEARCHED.map(function (key) { return row[key] || ""; }).join("\n").toLowerCase();
       rows.push(row);
