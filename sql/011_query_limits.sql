@@ -5,4 +5,4 @@
 
 INSERT INTO settings VALUES
     ('query.timeout_seconds',  60,   'tame-wh query: a statement running longer is interrupted'),
-    ('query.memory_limit_mb',  2048, 'tame-wh query: memory a statement may use (MiB), no spilling to disk');
+    ('query.memory_limit_mb',  1024, 'tame-wh query: memory a statement may use (MiB), no spilling to disk');

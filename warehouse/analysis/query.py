@@ -1,22 +1,54 @@
-"""Read-only SQL over the warehouse: one SELECT, vetted, run on a locked-down connection."""
+"""Read-only SQL over the warehouse: one SELECT, vetted, run on a locked-down, bounded connection.
+
+Three fences, each enough on its own for what it guards:
+
+1. `vet_query` refuses everything but one SELECT / WITH / FROM-first query (or `SHOW TABLES`,
+   `DESCRIBE x`, `SUMMARIZE x`) over the warehouse's own tables and views. A table name counts as
+   a CTE only where that CTE is in scope, so a CTE named like a file in one subquery does not
+   make the same name elsewhere a table (DuckDB would read the file).
+2. The connection is read-only, external access is off, DuckDB's local file system is disabled
+   and the temporary directory is unset (so neither the database directory nor `<db>.tmp/` can
+   be read), and the configuration is locked.
+3. The statement has a time limit (a timer calls `interrupt()`) and a memory limit (DuckDB's
+   `memory_limit` for its buffers, and, where the platform has it, the process's data-segment
+   limit for allocations outside them, such as one huge string), both from `settings` unless
+   given.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import re
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError
+from sqlglot.errors import ParseError, SqlglotError
 
 from warehouse.errors import UsageError
 from warehouse.metrics.cyzil import register_cyzil_functions
-from warehouse.store.schema import init_warehouse
+from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect, missing_warehouse
+from warehouse.store.settings import read_settings
 
 # Table functions a query may call in FROM; every other table function is refused.
 ALLOWED_TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest"})
+
+# Limits (settings rows of sql/011_query_limits.sql; these defaults apply to older warehouses).
+TIMEOUT_SETTING = "query.timeout_seconds"
+MEMORY_SETTING = "query.memory_limit_mb"
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_MEMORY_MB = 1024.0
+MIN_MEMORY_MB = 64.0
+MAX_TIMEOUT = 7 * 24 * 3600.0
+# Allocations outside DuckDB's buffers (results converted to Python, strings) share this margin.
+_PROCESS_MARGIN_MB = 256
 
 # Functions that reach outside the warehouse (files, network, environment, other databases)
 # or run SQL of their own; refused wherever they appear.
@@ -54,14 +86,63 @@ _DENIED_PREFIXES = (
     "s3_",
     "ducklake_",
 )
+_SHOW_TABLES = re.compile(r"^\s*SHOW\s+(ALL\s+)?TABLES\s*;?\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
+# Sizes are binary whatever the spelling: 1 MB = 1 MiB = 1024² bytes.
+_UNIT_MB = {
+    "b": 1 / 1024**2,
+    "kb": 1 / 1024,
+    "kib": 1 / 1024,
+    "mb": 1.0,
+    "mib": 1.0,
+    "gb": 1024.0,
+    "gib": 1024.0,
+    "tb": 1024.0**2,
+    "tib": 1024.0**2,
+}
+
+# sqlglot logs "unsupported syntax" warnings for statements it parses as commands; the vet
+# refuses those itself, and the log lines must not reach the terminal.
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 
 @dataclass(frozen=True)
 class QueryResult:
-    """Column names and rows of a query."""
+    """Column names and rows of a query (or, when asked for, the result as an Arrow table)."""
 
     columns: list[str]
     rows: list[tuple[Any, ...]]
+    arrow: pa.Table | None = None
+
+
+@dataclass(frozen=True)
+class QueryLimits:
+    """Time and memory a query may use."""
+
+    timeout: float
+    memory_mb: float
+
+
+def parse_memory_limit(text: str) -> float:
+    """A memory size such as `512`, `512MB`, `2GB` or `1.5GiB` in MiB (a bare number is MiB;
+    every unit is binary)."""
+    match = _SIZE.match(text)
+    if not match:
+        raise UsageError(f"--memory-limit {text!r}: give a size such as 512MB or 2GB")
+    value = float(match.group(1)) * _UNIT_MB[(match.group(2) or "MiB").lower()]
+    return _check_memory(value, "--memory-limit")
+
+
+def _check_memory(mb: float, where: str) -> float:
+    if not mb >= MIN_MEMORY_MB or mb != mb or mb == float("inf"):
+        raise UsageError(f"{where}: the memory limit must be at least {MIN_MEMORY_MB:g} MB")
+    return mb
+
+
+def _check_timeout(seconds: float, where: str) -> float:
+    if not 0 < seconds <= MAX_TIMEOUT:
+        raise UsageError(f"{where}: the time limit must be in (0, {MAX_TIMEOUT:g}] seconds")
+    return seconds
 
 
 def _function_name(node: exp.Func) -> str:
@@ -79,16 +160,57 @@ def _denied(name: str) -> bool:
 def _known_relations(con: duckdb.DuckDBPyConnection) -> set[str]:
     """Names of the warehouse's tables and views (lower-case)."""
     rows = con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE NOT internal "
-        "UNION SELECT view_name FROM duckdb_views() WHERE NOT internal"
+        "SELECT table_name FROM duckdb_tables() WHERE NOT internal AND database_name = "
+        "current_database() UNION SELECT view_name FROM duckdb_views() WHERE NOT internal "
+        "AND database_name = current_database()"
     ).fetchall()
     return {str(name).lower() for (name,) in rows}
+
+
+def ctes_in_scope(table: exp.Table) -> set[str]:
+    """Names of the CTEs a table reference can see: those of every enclosing WITH, except that
+    inside a WITH only the earlier CTEs (and, when RECURSIVE, the CTE itself) are visible."""
+    visible: set[str] = set()
+    inner_cte: exp.CTE | None = None
+    node: Any = table  # sqlglot's node base class differs between versions
+    while node.parent is not None:
+        parent = node.parent
+        if isinstance(node, exp.CTE):
+            inner_cte = node
+        clause = parent.args.get("with_", parent.args.get("with"))  # the key depends on sqlglot
+        if isinstance(clause, exp.With):
+            ctes = list(clause.expressions)
+            if node is clause:
+                position = next(i for i, c in enumerate(ctes) if c is inner_cte)
+                ctes = ctes[: position + 1 if clause.args.get("recursive") else position]
+            visible |= {cte.alias_or_name.lower() for cte in ctes}
+        node = parent
+    return visible
+
+
+def _parse(sql: str) -> Any:
+    """The single sqlglot tree of a statement DuckDB has already split and typed."""
+    try:
+        trees = [t for t in sqlglot.parse(sql, read="duckdb") if t is not None]
+    except (ParseError, SqlglotError) as exc:
+        raise UsageError(f"SQL does not parse: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise UsageError("SQL is nested too deeply (e.g. thousands of parentheses)") from None
+    if len(trees) != 1:
+        raise UsageError(f"exactly one statement is allowed, got {len(trees)}")
+    return trees[0]
 
 
 def vet_query(sql: str, known_relations: set[str]) -> None:
     """Refuse anything but one read-only SELECT over the warehouse's own tables and views."""
     if not sql.strip():
         raise UsageError("empty query")
+    try:
+        sql.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError(
+            f"the SQL is not valid UTF-8 (at character {exc.start + 1}); write it in UTF-8"
+        ) from None
     splitter = duckdb.connect(":memory:")
     try:
         statements = splitter.extract_statements(sql)
@@ -101,59 +223,196 @@ def vet_query(sql: str, known_relations: set[str]) -> None:
     kind = statements[0].type
     if kind != duckdb.StatementType.SELECT:
         raise UsageError(f"only SELECT queries are allowed, got {kind.name}")
-    try:
-        trees = [t for t in sqlglot.parse(sql, read="duckdb") if t is not None]
-    except ParseError as exc:
-        raise UsageError(f"SQL does not parse: {str(exc).splitlines()[0]}") from None
-    if len(trees) != 1 or not isinstance(trees[0], exp.Query):
-        raise UsageError("only SELECT / WITH / FROM-first queries are allowed")
-    tree = trees[0]
-    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    if _SHOW_TABLES.match(sql):
+        return
+    tree = _parse(sql)
+    if not isinstance(tree, (exp.Query, exp.Describe, exp.Summarize)):
+        raise UsageError(
+            "only SELECT / WITH / FROM-first queries, SHOW TABLES, DESCRIBE and SUMMARIZE "
+            "are allowed"
+        )
     for table in tree.find_all(exp.Table):
-        if isinstance(table.this, exp.Func):
-            name = _function_name(table.this)
-            if name not in ALLOWED_TABLE_FUNCTIONS:
-                raise UsageError(f"table function {name}() is not allowed in queries")
-            continue
-        name = table.name.lower()
-        schema = table.db.lower() if table.db else ""
-        if schema == "information_schema":
-            continue
-        if schema not in ("", "main") or table.catalog or name not in known_relations | ctes:
-            raise UsageError(
-                f"unknown table {table.sql(dialect='duckdb')}: queries may read only the "
-                "warehouse's own tables and views"
-            )
+        _vet_table(table, known_relations)
     for node in tree.find_all(exp.Func):
         name = _function_name(node)
         if _denied(name):
             raise UsageError(f"function {name}() is not allowed in queries")
 
 
-def _locked_connection(db: str | Path) -> duckdb.DuckDBPyConnection:
-    """A read-only connection with external access disabled and configuration locked."""
-    config: dict[str, str | bool | int | float | list[str]] = {
-        "enable_external_access": False,
-        "autoinstall_known_extensions": False,
-        "autoload_known_extensions": False,
-        "lock_configuration": True,
-    }
-    return duckdb.connect(str(db), read_only=True, config=config)
+def _vet_table(table: exp.Table, known_relations: set[str]) -> None:
+    """A table reference must be a warehouse table or view, a CTE in scope, or an allowed
+    table function."""
+    if isinstance(table.this, exp.Func):
+        name = _function_name(table.this)
+        if name not in ALLOWED_TABLE_FUNCTIONS:
+            raise UsageError(f"table function {name}() is not allowed in queries")
+        return
+    if not isinstance(table.this, exp.Identifier):
+        raise UsageError(
+            f"{table.sql(dialect='duckdb')} is not a table: queries may read only the "
+            "warehouse's own tables and views"
+        )
+    name = table.name.lower()
+    schema = table.db.lower() if table.db else ""
+    if schema == "information_schema" and not table.catalog:
+        return
+    local = schema in ("", "main") and not table.catalog
+    if local and (name in known_relations or (not schema and name in ctes_in_scope(table))):
+        return
+    raise UsageError(
+        f"unknown table {table.sql(dialect='duckdb')}: queries may read only the "
+        "warehouse's own tables and views"
+    )
 
 
-def run_query(db: str | Path, sql: str) -> QueryResult:
-    """Vet and run one read-only query against the warehouse at `db`."""
-    init_warehouse(db)  # created on first use, like every other command
-    con = _locked_connection(db)
+# Connection settings fixed at open: no external access, no temporary directory (it would be an
+# allowed directory), no extension loading.
+_CONFIG: dict[str, str | bool | int | float | list[str]] = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "temp_directory": "",
+}
+
+
+def _lock_down(con: duckdb.DuckDBPyConnection, limits: QueryLimits) -> None:
+    """After the file is open: bounded memory, no local file system at all, no spilling, and the
+    configuration locked."""
+    con.execute(f"SET memory_limit = '{int(limits.memory_mb)}MB'")
+    con.execute("SET disabled_filesystems = 'LocalFileSystem'")
+    con.execute("SET max_temp_directory_size = '0B'")
+    con.execute("SET lock_configuration = true")
+
+
+def resolve_limits(
+    con: duckdb.DuckDBPyConnection, timeout: float | None, memory_mb: float | None
+) -> QueryLimits:
+    """Limits given as options, else the warehouse's settings, else the defaults."""
+    settings = read_settings(con)
+    if timeout is None:
+        timeout = _check_timeout(
+            float(settings.get(TIMEOUT_SETTING, DEFAULT_TIMEOUT)), f"settings {TIMEOUT_SETTING}"
+        )
+    if memory_mb is None:
+        memory_mb = _check_memory(
+            float(settings.get(MEMORY_SETTING, DEFAULT_MEMORY_MB)), f"settings {MEMORY_SETTING}"
+        )
+    return QueryLimits(_check_timeout(timeout, "--timeout"), memory_mb)
+
+
+def _data_segment_kib() -> int | None:
+    """This process's data segment (VmData) in KiB, where /proc tells it."""
     try:
-        register_cyzil_functions(con)  # temporary functions: usable, nothing written
-        vet_query(sql, _known_relations(con))
-        try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+@contextlib.contextmanager
+def _process_memory_bound(memory_mb: float) -> Iterator[None]:
+    """Bound new allocations of this process (RLIMIT_DATA) to the memory limit plus a margin for
+    the duration of the block; a no-op where the platform has no such limit."""
+    try:
+        import resource
+    except ImportError:  # not on POSIX
+        yield
+        return
+    current = _data_segment_kib()
+    if current is None or not hasattr(resource, "RLIMIT_DATA"):
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    bound = current * 1024 + int((memory_mb + _PROCESS_MARGIN_MB) * 1024 * 1024)
+    if soft != resource.RLIM_INFINITY:
+        bound = min(bound, soft)
+    if hard != resource.RLIM_INFINITY:
+        bound = min(bound, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_DATA, (bound, hard))
+    except (ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _execute(
+    con: duckdb.DuckDBPyConnection, sql: str, limits: QueryLimits, arrow: bool
+) -> QueryResult:
+    """Run and fetch the query under its limits; limit breaches become clear errors."""
+    timed_out = threading.Event()
+
+    def stop() -> None:
+        timed_out.set()
+        con.interrupt()
+
+    timer = threading.Timer(limits.timeout, stop)
+    timer.daemon = True
+    try:
+        with _process_memory_bound(limits.memory_mb):
+            timer.start()
             cursor = con.execute(sql)
             columns = [d[0] for d in cursor.description or []]
-            rows = cursor.fetchall()
-        except duckdb.Error as exc:
-            raise UsageError(f"query failed: {str(exc).strip().splitlines()[0]}") from None
+            if arrow:
+                table = cursor.to_arrow_table()
+                return QueryResult(columns, [], table)
+            return QueryResult(columns, cursor.fetchall())
+    except duckdb.InterruptException:
+        raise UsageError(
+            f"query stopped after its time limit of {limits.timeout:g} s "
+            f"(--timeout, or settings {TIMEOUT_SETTING})"
+        ) from None
+    except (duckdb.OutOfMemoryException, MemoryError):
+        raise UsageError(
+            f"query needed more than its memory limit of {limits.memory_mb:g} MB "
+            f"(--memory-limit, or settings {MEMORY_SETTING})"
+        ) from None
+    except duckdb.Error as exc:
+        if timed_out.is_set():
+            raise UsageError(
+                f"query stopped after its time limit of {limits.timeout:g} s "
+                f"(--timeout, or settings {TIMEOUT_SETTING})"
+            ) from None
+        raise UsageError(f"query failed: {_first_line(exc)}") from None
+    finally:
+        timer.cancel()
+
+
+def run_query(
+    db: str | Path,
+    sql: str,
+    *,
+    timeout: float | None = None,
+    memory_mb: float | None = None,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    arrow: bool = False,
+) -> QueryResult:
+    """Vet and run one read-only query against the existing warehouse at `db`.
+
+    The file is opened once, read-only (other readers never block it; a writer makes it wait up
+    to `lock_timeout`); nothing is created or upgraded. Limits default to the warehouse's
+    settings `query.timeout_seconds` and `query.memory_limit_mb`.
+    """
+    if memory_mb is not None:
+        _check_memory(memory_mb, "--memory-limit")
+    if not Path(db).exists():
+        raise missing_warehouse(db)
+    con = connect(db, read_only=True, lock_timeout=lock_timeout, config=_CONFIG)
+    try:
+        limits = resolve_limits(con, timeout, memory_mb)
+        register_cyzil_functions(con)  # temporary functions: usable, nothing written
+        _lock_down(con, limits)
+        vet_query(sql, _known_relations(con))
+        return _execute(con, sql, limits, arrow)
     finally:
         con.close()
-    return QueryResult(columns, rows)

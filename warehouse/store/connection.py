@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.errors import LockTimeoutError, SchemaError
+from warehouse.errors import LockTimeoutError, SchemaError, UsageError
 
 DEFAULT_DB_NAME = "tame.duckdb"
 DB_ENV_VAR = "TAME_WH_DB"
@@ -30,15 +30,27 @@ def _is_lock_conflict(exc: duckdb.Error) -> bool:
     return "Could not set lock" in text or "Conflicting lock" in text
 
 
+def missing_warehouse(path: str | Path) -> UsageError:
+    """The error of a read-only command run where no warehouse exists (nothing is created)."""
+    return UsageError(
+        f"no warehouse at {path}: nothing to read (create one with `tame-wh init` or "
+        "`tame-wh demo`, or pass --db PATH)"
+    )
+
+
 def connect(
     path: str | Path,
     *,
     read_only: bool = False,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     threads: int | None = None,
+    config: dict[str, str | bool | int | float | list[str]] | None = None,
 ) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse file, retrying with jittered backoff while another process holds it."""
-    config: dict[str, str | bool | int | float | list[str]] = {}
+    """Open the warehouse file, retrying with jittered backoff while another process holds it.
+
+    Read-only connections share the file with other readers (another tame-wh, a BI tool); only a
+    writer makes them wait. A file this user may not write is opened read-only just the same."""
+    config = dict(config or {})
     if threads is not None:
         config["threads"] = threads
     deadline = time.monotonic() + lock_timeout
