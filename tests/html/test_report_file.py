@@ -27,6 +27,8 @@ def test_report_html_is_one_self_contained_file(demo_copy, tmp_path):
     markup = re.sub(r"<script[^>]*>.*?</script>", "", page, flags=re.S)
     assert "<link" not in markup and "<img" not in markup and "url(" not in markup
     assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page)
+    assert policy and "script-src 'nonce-" in policy[1] and "unsafe" not in policy[1].split(";")[1]
     assert "window.vegaEmbed" in page
     for section in ("Exposure", "Scores per exposure bin", "Composite and tier", "Segments"):
         assert f">{section}</h2>" in page

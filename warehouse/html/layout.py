@@ -1,7 +1,8 @@
 """The page skeleton shared by every page: head, content security policy, navigation, scripts.
 
-Scripts run only with the page's nonce (`script-src 'nonce-…'`), so markup that slipped into
-text could not run even if escaping failed; `default-src 'none'` forbids every network request.
+Scripts run only with the page's nonce (`script-src 'nonce-…'`, no eval: Vega evaluates its
+expressions with its interpreter), so markup that slipped into text could not run even if
+escaping failed; `default-src 'none'` forbids every network request.
 The nonce is derived from the page's content, so an unchanged page is byte-for-byte the same.
 """
 
@@ -40,7 +41,7 @@ class Assets:
 def _policy(nonce: str) -> str:
     """The page's content security policy."""
     return (
-        f"default-src 'none'; script-src 'nonce-{nonce}' 'unsafe-eval'; "
+        f"default-src 'none'; script-src 'nonce-{nonce}'; "
         "style-src 'unsafe-inline'; img-src data:; font-src data:; base-uri 'none'; "
         "form-action 'none'"
     )
