@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from click.testing import CliRunner
@@ -192,21 +192,35 @@ class Browser:
         return path
 
 
+def missing_browser(paths: tuple[Path, ...] = (CHROMIUM, CHROMEDRIVER)) -> str | None:
+    """What is missing to drive a real browser, or None."""
+    missing = [str(p) for p in paths if not p.exists()]
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        missing.append("the selenium package")
+    if not missing:
+        return None
+    return f"{', '.join(missing)} missing (apt-get install chromium chromium-driver)"
+
+
+def no_browser(why: str) -> NoReturn:
+    """Skip a browser test, or fail it under CI (`CI` set), where the browser must be there."""
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must run the browser tests: {why}")
+    pytest.skip(why)
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
     """Headless chromium through chromedriver; every network name resolves to nothing."""
-    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.options import Options
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        missing.append("the selenium package")
-    if missing:
-        why = f"{', '.join(missing)} missing (apt-get install chromium chromium-driver)"
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run the browser tests: {why}")
-        pytest.skip(why)
+    why = missing_browser()
+    if why is not None:
+        no_browser(why)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
     options = Options()
     options.binary_location = str(CHROMIUM)
     for argument in (

@@ -230,3 +230,16 @@ def test_the_harness_sees_console_errors_and_network_requests(browser, tmp_path)
     load = browser.load(page)
     assert any("boom" in e["message"] for e in load.console)
     assert any(url.startswith("http://example.invalid/") for url in load.requests)
+
+
+def test_a_missing_browser_fails_under_ci_and_skips_elsewhere(monkeypatch, tmp_path):
+    from tests.html.conftest import missing_browser, no_browser
+
+    why = missing_browser((tmp_path / "chromium", tmp_path / "chromedriver"))
+    assert why is not None and "chromium" in why
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must run the browser tests"):
+        no_browser(why)
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception):
+        no_browser(why)
