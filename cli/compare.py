@@ -62,7 +62,7 @@ def _print_side_by_side(comparison: Comparison, letters: list[str]) -> None:
 
 
 def _print_pair(comparison: Comparison, pair: PairTest, a: str, b: str) -> None:
-    """SPEC §7's table for one pair, with the test's settings in the header."""
+    """The table of one pair (docs/statistics.md), with the test's settings in the header."""
     s = comparison.settings
     assert s is not None and comparison.method is not None
     level = f"{s.confidence_level:.0%}"
@@ -104,8 +104,9 @@ def _run(
     if len(runs) < 2:
         raise click.UsageError("give at least two runs (run ids, prefixes or report files)")
     needs_warehouse = not all(is_report_file(r) for r in runs)
-    # Report files alone never open the warehouse for writing; its settings are still read.
-    with app.warehouse() if needs_warehouse else app.existing_warehouse() as con:
+    # Read-only either way; report files alone do not need a warehouse (its settings are read
+    # when there is one).
+    with app.reader() if needs_warehouse else app.existing_warehouse() as con:
         settings = method_settings(con, method, n_bootstrap, alpha, seed)
         directions = metric_directions(con)
         arrays = load_runs(runs, con if needs_warehouse else None)
@@ -163,7 +164,8 @@ def _test_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 type=click.Choice(METHODS),
                 default="sign",
                 show_default=True,
-                help="sign: SPEC §7 bootstrap sign test; paired-bs / paired-ar: sacrebleu's tests.",
+                help="sign: paired bootstrap sign test (docs/statistics.md); "
+                "paired-bs / paired-ar: sacrebleu's tests.",
             ),
             click.option(
                 "--bin",

@@ -11,8 +11,10 @@ from typing import Any
 import click
 import duckdb
 
-from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect
-from warehouse.store.schema import open_warehouse
+from warehouse import __version__
+from warehouse.errors import SchemaError
+from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect, missing_warehouse
+from warehouse.store.schema import code_schema_version, open_warehouse, stored_schema_version
 
 
 @dataclass
@@ -33,6 +35,21 @@ class AppContext:
             con.close()
 
     @contextmanager
+    def reader(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The existing warehouse for a read-only command: opened once, read-only (other readers,
+        e.g. a BI tool, never block it; a writer makes it wait up to --lock-timeout; a file this
+        user may not write is fine). Nothing is created or upgraded: no warehouse, or one whose
+        schema is older than this tame-wh, is a one-line error."""
+        if not self.db.exists():
+            raise missing_warehouse(self.db)
+        con = connect(self.db, read_only=True, lock_timeout=self.lock_timeout)
+        try:
+            _require_current_schema(con, self.db)
+            yield con
+        finally:
+            con.close()
+
+    @contextmanager
     def existing_warehouse(self) -> Iterator[duckdb.DuckDBPyConnection | None]:
         """The warehouse read-only if its file exists (nothing created or upgraded), else None."""
         if not self.db.exists():
@@ -43,6 +60,24 @@ class AppContext:
             yield con
         finally:
             con.close()
+
+
+def _require_current_schema(con: duckdb.DuckDBPyConnection, db: Path) -> None:
+    """Refuse an empty file, an older schema (read commands never upgrade) and a newer one."""
+    stored = stored_schema_version(con)
+    current = code_schema_version()
+    if stored == 0:
+        raise missing_warehouse(db)
+    if stored < current:
+        raise SchemaError(
+            f"{db}: schema version {stored} is older than this tame-wh's ({current}); run "
+            "`tame-wh init` to upgrade it (read-only commands never change the warehouse)"
+        )
+    if stored > current:
+        raise SchemaError(
+            f"{db}: written by a newer tame-wh (schema version {stored}); this tame-wh "
+            f"{__version__} knows schema versions up to {current}; upgrade tame-wh"
+        )
 
 
 pass_app = click.make_pass_decorator(AppContext)

@@ -6,7 +6,7 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, print_fields
-from warehouse.store.doctor import diagnose, healthy
+from warehouse.store.doctor import DOCTOR_LOCK_TIMEOUT, diagnose, healthy
 
 
 @click.command()
@@ -14,7 +14,7 @@ from warehouse.store.doctor import diagnose, healthy
 @pass_app
 def doctor(app: AppContext, as_json: bool) -> None:
     """Check the installation and the warehouse; exits 3 when something is broken."""
-    report = diagnose(app.db)
+    report = diagnose(app.db, min(app.lock_timeout, DOCTOR_LOCK_TIMEOUT))
     ok = healthy(report)
     if as_json:
         emit_json({**report, "ok": ok})
@@ -25,6 +25,8 @@ def doctor(app: AppContext, as_json: bool) -> None:
             schema = (
                 f"not created yet (created on first use; code schema {wh['code_schema_version']})"
             )
+        elif wh["locked"]:
+            schema = "not read: locked by another process (it is writing the warehouse)"
         elif wh["error"]:
             schema = f"unusable: {wh['error']}"
         else:

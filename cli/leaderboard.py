@@ -55,7 +55,7 @@ def leaderboard_cmd(
     Exposure columns (Δ TM BLEU, GenGap) refer to the training corpus shown in the `train`
     column: --train NAME, else each test set's largest audited training corpus.
     """
-    with app.warehouse() as con:
+    with app.reader() as con:
         rows = leaderboard(
             con, testset=testset, sort=sort, limit=limit, train=train, tags=parse_tags(tags)
         )

@@ -259,7 +259,7 @@ def report(
 ) -> None:
     """Report one run (id or unique prefix): quality, exposure, bins, composite, cost, speed."""
     if html_file is not None:
-        with app.warehouse() as con:
+        with app.reader() as con:
             written = write_report_html(con, run, html_file, train=train)
         if as_json:
             emit_json(written.to_dict())
@@ -267,7 +267,7 @@ def report(
             state = "written" if written.written else "unchanged"
             click.echo(f"{html_file} ({written.bytes / 1e6:.1f} MB, run {written.run_id}): {state}")
         return
-    with app.warehouse() as con:
+    with app.reader() as con:
         doc = build_report(con, run, train=train)
     if as_json:
         emit_json(doc)

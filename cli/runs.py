@@ -81,7 +81,7 @@ def runs_list(
 ) -> None:
     """List runs with corpus BLEU, chrF++, TER, exact match and tags."""
     wanted = parse_tags(tags)
-    with app.warehouse() as con:
+    with app.reader() as con:
         items = list_runs(con, testset=testset, model_slug=model_slug, tags=wanted)
     if as_json:
         emit_json([r.to_dict() for r in items])
@@ -102,7 +102,7 @@ def runs_show(app: AppContext, run: str, as_json: bool) -> None:
     RUN is a run id, a unique id prefix, or a model slug (MODEL or MODEL/CONDITION) that names
     exactly one run.
     """
-    with app.warehouse() as con:
+    with app.reader() as con:
         doc = show_run(con, run)
     if as_json:
         emit_json(doc)

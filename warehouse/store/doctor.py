@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from warehouse import __version__
-from warehouse.errors import WarehouseError
+from warehouse.errors import LockTimeoutError, WarehouseError
 from warehouse.store.connection import connect
 from warehouse.store.schema import code_schema_version, stored_schema_version
 
@@ -39,30 +39,38 @@ def _cpu_threads() -> int:
     return os.cpu_count() or 1
 
 
-def _warehouse_status(db: Path) -> dict[str, Any]:
-    """Path, existence and schema version of the warehouse, opened read-only when it exists."""
+DOCTOR_LOCK_TIMEOUT = 5.0
+
+
+def _warehouse_status(db: Path, lock_timeout: float) -> dict[str, Any]:
+    """Path, existence and schema version of the warehouse, opened read-only when it exists.
+    A warehouse another process is writing is a state (`locked`), not a problem."""
     status: dict[str, Any] = {
         "path": str(db.resolve()),
         "exists": db.exists(),
         "schema_version": None,
         "code_schema_version": code_schema_version(),
+        "locked": False,
         "error": None,
     }
     if not db.exists():
         return status
     try:
-        con = connect(db, read_only=True, lock_timeout=5)
+        con = connect(db, read_only=True, lock_timeout=lock_timeout)
         try:
             status["schema_version"] = stored_schema_version(con)
         finally:
             con.close()
+    except LockTimeoutError:
+        status["locked"] = True
     except WarehouseError as exc:
         status["error"] = str(exc)
     return status
 
 
-def diagnose(db: Path) -> dict[str, Any]:
-    """Versions, CPU threads, native-module health and the warehouse's schema version."""
+def diagnose(db: Path, lock_timeout: float = DOCTOR_LOCK_TIMEOUT) -> dict[str, Any]:
+    """Versions, CPU threads, native-module health and the warehouse's schema version (waiting
+    at most `lock_timeout` seconds for a process that is writing it)."""
     import duckdb
 
     return {
@@ -75,7 +83,7 @@ def diagnose(db: Path) -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpu_threads": _cpu_threads(),
-        "warehouse": _warehouse_status(db),
+        "warehouse": _warehouse_status(db, lock_timeout),
     }
 
 
