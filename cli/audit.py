@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -118,9 +119,9 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--threads",
-            type=click.IntRange(min=1),
+            type=click.IntRange(min=1, max=os.cpu_count() or 1),
             default=None,
-            help="Worker threads (default: all cores).",
+            help="Worker threads (default: all cores; at most this machine's CPU threads).",
         ),
     ]
     for option in reversed(options):

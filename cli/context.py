@@ -82,6 +82,10 @@ def _require_current_schema(con: duckdb.DuckDBPyConnection, db: Path) -> None:
 
 pass_app = click.make_pass_decorator(AppContext)
 
+# The most bootstrap resamples / randomisation trials an option accepts (100 times the default;
+# more would run for hours without changing any reported digit).
+MAX_RESAMPLES = 100_000
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
 
 
@@ -91,7 +95,9 @@ def bootstrap_options(
     """The resamples / alpha / --seed options, each defaulting to None (then the warehouse's
     settings bootstrap.n / bootstrap.alpha / bootstrap.seed apply)."""
     options = [
-        click.option(n_flag, type=click.IntRange(min=1), default=None, help=n_help),
+        click.option(
+            n_flag, type=click.IntRange(min=1, max=MAX_RESAMPLES), default=None, help=n_help
+        ),
         click.option(
             alpha_flag,
             type=click.FloatRange(0, 1, min_open=True, max_open=True),

@@ -15,6 +15,7 @@ from warehouse.ingest import checks
 from warehouse.ingest.runs import PreparedRun
 from warehouse.inputs.ci_env import ci_metadata
 from warehouse.inputs.corpus_files import CorpusData, normalize_lang
+from warehouse.inputs.json_checks import check_labels
 from warehouse.inputs.runcard import TOKEN_FIELDS, EntryInput, RunDocument, read_run_document
 from warehouse.inputs.segment_meta import SegmentMeta, check_unique_keys
 from warehouse.inputs.textio import read_lines
@@ -136,6 +137,7 @@ def prepare_from_files(
         condition = _pick(condition, document.condition, "condition", card_file)
     if not model_slug:
         raise UsageError("--model-slug is required (or a run card with model_slug)")
+    check_labels(model_slug=model_slug, condition=condition)
     test = load_test_set(db, testset, lock_timeout)
     keys = test.keys
     if len(hyps) != len(keys):
@@ -348,6 +350,7 @@ def prepare_from_document(
     condition = _pick(condition, document.condition, "condition", file)
     if not model_slug:
         raise UsageError(f"{file}: no model_slug in the document; pass --model-slug")
+    check_labels(model_slug=model_slug, condition=condition)
     entries = document.entries
     if not entries:
         raise InputError(

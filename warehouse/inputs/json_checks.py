@@ -6,9 +6,9 @@ import json
 import math
 from typing import Any
 
-from warehouse.errors import InputError
+from warehouse.errors import InputError, UsageError
 
-# Limits on JSON input (README "Input limits"): nesting depth, file size, and the ranges every
+# Limits on JSON input (docs/inputs.md): nesting depth, file size, and the ranges every
 # number must fit: integers in int64 (BIGINT), stored numbers in Postgres `real`, which sync uses.
 MAX_JSON_DEPTH = 64
 MAX_JSON_BYTES = 256 * 1024 * 1024
@@ -97,6 +97,15 @@ def check_json_values(document: Any, where: JsonPath) -> None:
                 raise at.fail(f"nested more than {MAX_JSON_DEPTH} levels deep")
             items = value.items() if isinstance(value, dict) else enumerate(value)
             stack.extend((inner, at / key, depth + 1) for key, inner in items)
+
+
+def check_labels(**labels: str | None) -> None:
+    """Refuse command-line labels (`model_slug="…"` checks --model-slug) with control
+    characters or of unusable length."""
+    for name, value in labels.items():
+        problem = None if value is None else label_problem(value, f"--{name.replace('_', '-')}")
+        if problem:
+            raise UsageError(problem)
 
 
 def label_problem(value: str, what: str) -> str | None:
