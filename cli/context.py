@@ -24,6 +24,7 @@ class AppContext:
     db: Path
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     debug: bool = False
+    db_size_before: int | None = None  # the file's size when the command started
 
     @contextmanager
     def warehouse(self) -> Iterator[duckdb.DuckDBPyConnection]:

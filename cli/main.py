@@ -15,7 +15,14 @@ from cli.context import AppContext
 from cli.output import configure
 from warehouse import __version__
 from warehouse.errors import WarehouseError
-from warehouse.store.connection import DB_ENV_VAR, DEFAULT_LOCK_TIMEOUT, default_db_path
+from warehouse.store.connection import (
+    DB_ENV_VAR,
+    DEFAULT_LOCK_TIMEOUT,
+    default_db_path,
+    file_size,
+    is_disk_full,
+    reclaim_after_failed_write,
+)
 
 # Subcommands, imported only when used so that start-up stays fast (`name`: "module:attribute").
 COMMANDS: dict[str, str] = {
@@ -61,6 +68,8 @@ class _Group(click.Group):
         except WarehouseError as exc:
             if _debug(ctx):
                 traceback.print_exc()
+            if is_disk_full(exc):
+                _disk_full(ctx)
             click.echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
@@ -75,12 +84,31 @@ class _Group(click.Group):
         except Exception as exc:
             if _debug(ctx):
                 traceback.print_exc()
+            if is_disk_full(exc):
+                _disk_full(ctx)
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             click.echo(
                 f"internal error: {type(exc).__name__}: {message} (rerun with --debug for details)",
                 err=True,
             )
             ctx.exit(1)
+
+
+def _disk_full(ctx: click.Context) -> None:
+    """A write ran out of disk space (or quota, or file-size limit): nothing was committed; give
+    the file's unused tail back and say so in one line (exit 2)."""
+    app = ctx.find_object(AppContext)
+    where = ""
+    if app is not None:
+        size = reclaim_after_failed_write(app.db, app.db_size_before)
+        kept = "removed" if size is None else f"left at {size:,} bytes"
+        where = f"; the warehouse {app.db} is as it was ({kept})"
+    click.echo(
+        f"error: no space left on device: nothing was committed{where}; free some space "
+        "(or raise the quota / file-size limit) and run the command again",
+        err=True,
+    )
+    ctx.exit(2)
 
 
 def _debug(ctx: click.Context) -> bool:
@@ -113,4 +141,7 @@ def main(
 ) -> None:
     """tame-wh: training-aware MT evaluation warehouse (DuckDB)."""
     configure(wide=wide, quiet=quiet)
-    ctx.obj = AppContext(db=db or default_db_path(), lock_timeout=lock_timeout, debug=debug)
+    path = db or default_db_path()
+    ctx.obj = AppContext(
+        db=path, lock_timeout=lock_timeout, debug=debug, db_size_before=file_size(path)
+    )

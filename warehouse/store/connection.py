@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import random
 import time
@@ -116,3 +117,78 @@ def duckdb_threads(con: duckdb.DuckDBPyConnection, threads: int) -> Iterator[Non
             con.execute(f"SET threads = {before}")
         raise
     con.execute(f"SET threads = {before}")
+
+
+# --- A full disk: recognised, and the file's unused tail given back ---------------------------
+
+_DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+_DISK_FULL_TEXT = ("No space left on device", "File too large", "Disk quota exceeded")
+# A DuckDB file starts with three 4 KiB headers; then come its blocks.
+_FILE_HEADERS = 3 * 4096
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether an error (or one it was raised from) says the disk, the quota or the file-size
+    limit ran out."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in _DISK_FULL_ERRNOS:
+            return True
+        if any(text in str(seen) for text in _DISK_FULL_TEXT):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def file_size(path: str | Path) -> int | None:
+    """Size of a file in bytes, None when it does not exist."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
+
+
+def reclaim_after_failed_write(path: str | Path, size_before: int | None) -> int | None:
+    """After a write that failed for lack of space (and was rolled back), give back the blocks
+    DuckDB had appended to the file: the committed database ends at its header's block count, so
+    the file is cut there (never below its size before the command). A file this command created
+    that holds no table is removed. Holds a read-only connection meanwhile, so no writer can be at
+    work. Returns the file's size afterwards (None: it does not exist)."""
+    size_now = file_size(path)
+    if size_now is None or (size_before is not None and size_now <= size_before):
+        return size_now
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:
+        if size_before is None:  # this command began the file and could not finish its header
+            _remove_database_files(path)
+            return None
+        return size_now
+    try:
+        row = con.execute(
+            "SELECT block_size, total_blocks FROM pragma_database_size() "
+            "WHERE database_name = current_database()"
+        ).fetchone()
+        tables = con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()
+        if row is None or tables is None:
+            return size_now
+        needed = _FILE_HEADERS + int(row[0]) * int(row[1])
+        if size_before is None and tables[0] == 0:
+            con.close()
+            _remove_database_files(path)
+            return None
+        target = max(needed, size_before or 0)
+        if target < size_now:
+            os.truncate(path, target)
+    except (duckdb.Error, OSError):
+        pass
+    finally:
+        con.close()
+    return file_size(path)
+
+
+def _remove_database_files(path: str | Path) -> None:
+    """Remove a database file (and its WAL) that holds nothing."""
+    for leftover in (Path(path), Path(f"{path}.wal")):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
