@@ -4,7 +4,7 @@ Run: python bench/significance.py [--segments 2000] [--resamples 1000] [--repeat
 Reference, measured in the same run: sacrebleu's `PairedTest` paired bootstrap (BLEU 13a and
 chrF++) on the same reference and hypothesis files; it extracts both systems' statistics from
 text, then resamples. Ours reads the two stored runs' per-segment statistics from the warehouse,
-then runs the paired bootstrap sign test of SPEC §7 (BLEU, chrF++ and exact match; native int64
+then runs the paired sign test of docs/statistics.md (BLEU, chrF++ and exact match; native int64
 resample sums, vectorised formulas), and sacrebleu's paired-bs reproduced on the stored statistics
 (its float32 sums and its own formula per resample, for identical results).
 In-process timings (best of --repeat, alternating; shared machines are noisy) exclude interpreter

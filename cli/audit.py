@@ -285,7 +285,7 @@ def _print_audit(result: AuditResult, already_said: list[str]) -> None:
 @json_option
 @pass_app
 def audit(app: AppContext, force: bool, as_json: bool, **opts: Any) -> None:
-    """Measure how close each test segment is to the training corpus (SPEC §4)."""
+    """Measure how close each test segment is to the training corpus (docs/exposure.md)."""
     result, said = _audit(app, opts, force, show_progress=not as_json)
     if as_json:
         emit_json(result.to_dict())

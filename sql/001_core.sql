@@ -1,4 +1,4 @@
--- tame-wh warehouse schema, version 1: the core tables (SPEC §3).
+-- tame-wh warehouse schema, version 1: the core tables (docs/warehouse.md).
 -- Files in sql/ are applied in numeric order; each file raises the schema version by one.
 -- Ids are content hashes computed by the warehouse package, so re-ingesting is a no-op.
 
@@ -54,7 +54,7 @@ CREATE TABLE audits (
     validation      JSON                      -- fast mode: agreement with exact on a sample
 );
 
--- Per audit and test segment: exposure to the training corpus (SPEC §4).
+-- Per audit and test segment: exposure to the training corpus (docs/exposure.md).
 CREATE TABLE exposures (
     audit_id        VARCHAR NOT NULL,
     seg_idx         BIGINT NOT NULL,
@@ -110,7 +110,7 @@ CREATE TABLE hypotheses (
     PRIMARY KEY (run_id, seg_idx)
 );
 
--- Per entry: sacrebleu's sufficient statistics, so any corpus score is a sum (SPEC §5.1).
+-- Per entry: sacrebleu's sufficient statistics, so any corpus score is a sum (docs/metrics.md).
 CREATE TABLE segment_stats (
     run_id         VARCHAR NOT NULL,
     seg_idx        BIGINT NOT NULL,

@@ -1,5 +1,5 @@
 -- tame-wh warehouse schema, version 2: thresholds, composite weights and language coverage as
--- data (SPEC §4, §6), so the views read them and users can change them with plain SQL.
+-- data (docs/warehouse.md), so the views read them and users can change them with plain SQL.
 
 -- Scalar thresholds.
 CREATE TABLE settings (
@@ -22,7 +22,7 @@ INSERT INTO settings VALUES
     ('bootstrap.alpha',     0.05, 'significance level and CI width (1 - alpha)'),
     ('bootstrap.seed',      12345, 'default bootstrap seed');
 
--- Quality tiers, first match wins from the highest threshold down (SPEC §6.2).
+-- Quality tiers, first match wins from the highest threshold down (docs/scores.md).
 CREATE TABLE quality_tiers (
     tier          VARCHAR PRIMARY KEY,
     min_composite DOUBLE NOT NULL CHECK (min_composite BETWEEN 0 AND 1),
@@ -36,7 +36,7 @@ INSERT INTO quality_tiers VALUES
     ('emerging',   0.30, 4),
     ('baseline',   0.00, 5);
 
--- Composite weights per profile (SPEC §6.1). transform: how a metric maps to 0-1, 1 = best.
+-- Composite weights per profile (docs/scores.md). transform: how a metric maps to 0-1, 1 = best.
 CREATE TABLE composite_weights (
     profile   VARCHAR NOT NULL CHECK (profile IN ('A', 'B')),
     metric    VARCHAR NOT NULL,

@@ -1,5 +1,5 @@
 -- tame-wh warehouse schema: per-run sums of the stored sufficient statistics, kept as tables.
--- A corpus score is its metric's formula applied to summed statistics (SPEC §5.1). Summing
+-- A corpus score is its metric's formula applied to summed statistics (docs/metrics.md). Summing
 -- millions of per-segment vectors on every leaderboard query is too slow, so the sums are written
 -- when a run is ingested or an audit computed (sql/refresh_run_sums.sql,
 -- sql/refresh_audit_sums.sql), in the same transaction, and the views read them.

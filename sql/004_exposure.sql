@@ -1,5 +1,5 @@
 -- tame-wh warehouse schema, version 4: translation-memory statistics and exposure summaries
--- (SPEC §4). The TM hypothesis of a test segment is the target of its source nearest neighbour;
+-- (docs/exposure.md). A test segment's TM hypothesis is the target of its source nearest neighbour;
 -- its statistics are stored at audit time, so TM scores per bin are sums like the system's.
 
 CREATE TABLE tm_segment_stats (

@@ -1,5 +1,6 @@
 -- tame-wh warehouse schema, version 5: corpus metrics as SQL macros and the analytics views
--- (SPEC §4 bins and GenGap, §5.1 surface metrics, §6 composite, tiers, cost, speed, breakdowns).
+-- (bins and GenGap: docs/exposure.md; surface metrics: docs/metrics.md; composite, tiers, cost,
+-- speed, breakdowns: docs/scores.md).
 --
 -- Surface metrics are macros over summed sufficient statistics, so any GROUP BY yields corpus
 -- scores in plain SQL:
@@ -149,7 +150,7 @@ SELECT e.* FROM entry_level e
 WHERE NOT EXISTS (SELECT 1 FROM run_level r WHERE r.run_id = e.run_id AND r.metric = e.metric);
 
 -- ---------------------------------------------------------------------------------------------
--- Composite (SPEC §6.1) and tier (§6.2).
+-- Composite and tier (docs/scores.md).
 
 -- Profile A when the target language is marked in `languages` as having an FST; for languages
 -- not in that table, when the run has an FST acceptance rate; otherwise B.
@@ -222,7 +223,7 @@ SELECT run_id, composite, quality_tier(composite) AS quality_tier
 FROM run_composite;
 
 -- ---------------------------------------------------------------------------------------------
--- Cost (SPEC §6.3) and speed (§6.4).
+-- Cost and speed (docs/scores.md).
 
 CREATE VIEW run_cost AS
 WITH base AS (
@@ -268,7 +269,7 @@ LEFT JOIN run_sums s USING (run_id)
 LEFT JOIN run_cost c USING (run_id);
 
 -- ---------------------------------------------------------------------------------------------
--- Breakdowns (SPEC §6.5): by difficulty and by provenance.
+-- Breakdowns (docs/scores.md): by difficulty and by provenance.
 
 CREATE VIEW run_breakdowns AS
 WITH seg AS (
@@ -292,7 +293,7 @@ SELECT run_id, dimension, value, n_segments, bleu_score(b) AS bleu,
 FROM grouped;
 
 -- ---------------------------------------------------------------------------------------------
--- Exposure per run (SPEC §4): bins, TM baseline, GenGap. A test set may be audited against
+-- Exposure per run (docs/exposure.md): bins, TM baseline, GenGap. A test set may be audited against
 -- several training corpora, so every row carries its audit_id.
 
 CREATE VIEW run_bins AS

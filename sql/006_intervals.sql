@@ -1,5 +1,5 @@
 -- tame-wh warehouse schema: bootstrap confidence intervals stored with each run
--- (SPEC §7), and the leaderboard carrying them.
+-- (docs/statistics.md), and the leaderboard carrying them.
 
 -- Percentile-method bootstrap intervals computed at ingest: per run and metric for the whole run
 -- (scope 'all') and per difficulty tier (scope 'difficulty=K', difficulty K). The settings that
@@ -38,7 +38,7 @@ JOIN composite_weights w ON w.profile = i.profile AND w.metric = i.metric
 LEFT JOIN run_metric_values v ON v.run_id = i.run_id AND v.metric = i.metric
 WHERE i.value IS NOT NULL;
 
--- The leaderboard: one row per run with every denormalised column of SPEC §9 (what BI tools and
+-- The leaderboard: one row per run, each denormalised column of docs/supabase.md (what BI tools and
 -- the Supabase sync read), including the whole-run intervals of chrF++, exact match, BLEU and the
 -- composite and the bootstrap settings behind them (NULL for runs ingested with --no-ci).
 -- Exposure columns come from the test set's most recent exact audit (a fast audit only when

@@ -1,4 +1,4 @@
-"""Brute-force oracle of the exposure definitions (SPEC §4), written for clarity, not speed.
+"""Brute-force oracle of the exposure definitions (docs/exposure.md), written for clarity.
 
 Texts passed here are already normalised. Every training row is scored; ties go to the lower row
 (then the lower reference); exact flags use string equality and override the similarity search.

@@ -66,9 +66,9 @@ def test_source_side_matches_tame_mt(ours, theirs):
 
 
 def _jaccard_one_without_equality(corpus: Corpus, seg: Any) -> bool:
-    """The documented corner where tame-mt and SPEC §4 differ on target_nn / target_ref_idx.
+    """The corner where tame-mt and docs/exposure.md differ on target_nn / target_ref_idx.
 
-    With an exact reference, SPEC §4 reports the lowest row whose target *equals* some reference
+    With an exact reference, we report the lowest row whose target *equals* some reference
     (and the lowest equal reference). tame-mt ranks each reference's top-1 by similarity, where a
     lower row reaching Jaccard 1.0 without string equality ties with the exact copy and wins, so it
     may report that row (or a lower, merely Jaccard-1 reference). Only then are the two allowed to

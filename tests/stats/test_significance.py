@@ -1,4 +1,4 @@
-"""Paired significance: SPEC §7's sign test, sacrebleu's paired-bs / paired-ar reproduced."""
+"""Paired significance: the sign test of docs/statistics.md, sacrebleu's paired-bs / paired-ar."""
 
 from __future__ import annotations
 

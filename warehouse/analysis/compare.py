@@ -103,7 +103,7 @@ class Comparison:
     warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form; `significance` lists SPEC §7's objects keyed by run_a and run_b."""
+        """JSON-ready form; `significance` lists the objects of docs/statistics.md by run pair."""
         out: dict[str, Any] = {
             "runs": [{"run_id": r.run_id, "label": r.label} for r in self.runs],
             "n_segments": self.n_segments,

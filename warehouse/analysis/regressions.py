@@ -1,7 +1,7 @@
 """Regressions: each run against the previous run of the same model, condition and test set.
 
 Runs are ordered by `created_at` (then ingest time and id); every run is tested against its
-predecessor with the paired sign test (SPEC §7), and a metric regressed when the difference is
+predecessor with the paired sign test (docs/statistics.md); a metric regressed when the change is
 significant and the previous run is the better one (by the metric's direction). This is the check
 a CI job runs after ingesting a new run.
 """

@@ -1,4 +1,4 @@
-"""Text normalisation for exposure retrieval (SPEC §4), identical to the reference tool tame-mt."""
+"""Text normalisation for exposure retrieval (docs/exposure.md), identical to tame-mt's."""
 
 from __future__ import annotations
 

@@ -109,7 +109,7 @@ def load_audit(con: duckdb.DuckDBPyConnection, audit_id: str, *, action: str) ->
 def audit_warnings(
     con: duckdb.DuckDBPyConnection, result: AuditResult, leak: list[float]
 ) -> list[str]:
-    """The audit-level warnings of SPEC §4 (thresholds from the `settings` table)."""
+    """The audit-level warnings of docs/exposure.md (thresholds from the `settings` table)."""
     settings = read_settings(con)
     warnings: list[str] = []
     far = next(b for b in result.bins if b["bin"] == "far")

@@ -1,4 +1,4 @@
-"""Run cards and test reports (SPEC §8): parsed and type-checked, unknown fields kept."""
+"""Run cards and test reports (docs/inputs.md): parsed and type-checked, unknown fields kept."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reading aligned text files: UTF-8, one segment per line, `.gz` transparently (SPEC §4)."""
+"""Reading aligned text files: UTF-8, one segment per line, `.gz` transparently (docs/inputs.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bootstrap confidence intervals of one run (SPEC §7), computed at ingest and stored with it.
+"""Bootstrap confidence intervals of one run (docs/statistics.md), computed at ingest and stored.
 
 Percentile method over `n_bootstrap` resamples of the run's segments (seed and alpha kept with
 every interval): corpus chrF++ and BLEU, exact match rate (errored entries out of numerator and

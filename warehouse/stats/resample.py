@@ -67,7 +67,8 @@ def bootstrap_settings(
     seed: int | None = None,
 ) -> BootstrapSettings:
     """Explicit values where given; else the warehouse's `settings` rows bootstrap.n,
-    bootstrap.alpha and bootstrap.seed; else (no row, no warehouse) SPEC §7's defaults."""
+    bootstrap.alpha and bootstrap.seed; else (no row, no warehouse) the defaults of
+    docs/statistics.md."""
     stored = read_settings(con) if con is not None and None in (n_bootstrap, alpha, seed) else {}
 
     def setting(key: str, whole: bool, valid: Callable[[float], bool], rule: str) -> float | None:

@@ -1,8 +1,8 @@
-"""Paired significance tests between two runs aligned on their segment ids (SPEC §7).
+"""Paired significance tests between two runs aligned on their segment ids (docs/statistics.md).
 
 Methods:
 
-* `sign` (the default, SPEC §7): Δ = m(A) - m(B) on the aligned segments; for each of n resamples
+* `sign` (the default): Δ = m(A) - m(B) on the aligned segments; for each of n resamples
   (the same indices for both runs) Δ* = m(A*) - m(B*); p is the share of resamples whose Δ* does
   not have the sign of Δ — a resample with Δ* = 0 counts against significance, like one with the
   opposite sign — and p = 1.0 when Δ = 0. Resamples where a mean metric has no value in either
@@ -55,7 +55,7 @@ _FLOAT32_EXACT = 2**24  # integers below this are exact in float32, so are sums 
 
 @dataclass(frozen=True)
 class SignificanceResult:
-    """One metric of one pair of runs (the JSON object of SPEC §7)."""
+    """One metric of one pair of runs (the JSON object of docs/statistics.md)."""
 
     metric_name: str
     system_a_score: float
@@ -224,7 +224,7 @@ Outcome = tuple[list[SignificanceResult], Estimates]
 def _sign(
     al: Alignment, metrics: list[str], scores: tuple[Scores, Scores], s: BootstrapSettings
 ) -> Outcome:
-    """SPEC §7's paired bootstrap sign test."""
+    """The paired bootstrap sign test (docs/statistics.md)."""
     blocks = resample_blocks(al.n_segments, s.n_bootstrap, s.seed)
     res_a, res_b = resampled_scores_of([al.a, al.b], blocks)
     results: list[SignificanceResult] = []

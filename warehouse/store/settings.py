@@ -1,4 +1,4 @@
-"""The warehouse's `settings` table: thresholds and defaults kept as data (SPEC §3)."""
+"""The warehouse's `settings` table: thresholds and defaults kept as data (docs/warehouse.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Mirroring the leaderboard to Supabase/Postgres (SPEC §9): payloads, incremental state, COPY.
+"""Mirroring the leaderboard to Supabase/Postgres (docs/supabase.md): payloads, state, COPY.
 
 Only scores leave the warehouse. The run card is sent through an allow-list (`public_run_card`):
 numbers and booleans wherever they are, the identity fields (model slug, condition, dataset id and

@@ -1,4 +1,4 @@
-//! Character n-gram extraction over Unicode code points (SPEC §4 "Grams").
+//! Character n-gram extraction over Unicode code points (docs/exposure.md, n-gram sets).
 
 use std::hash::Hasher;
 

@@ -1,5 +1,5 @@
 //! Training-exposure retrieval: character n-gram Jaccard nearest neighbours of test sources,
-//! references and (source, reference) pairs among training pairs (SPEC §4).
+//! references and (source, reference) pairs among training pairs (docs/exposure.md).
 //!
 //! Pure Rust; the Python binding lives in `python/retrieval.rs`.
 
