@@ -11,8 +11,8 @@ import pytest
 from sacrebleu.metrics import BLEU, CHRF, TER
 
 from warehouse.analysis.leaderboard import leaderboard
-from warehouse.ingest.write import write_runs
 from warehouse.ingest.prepare import prepare_from_document
+from warehouse.ingest.write import write_runs
 from warehouse.store.schema import open_warehouse
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", ".", "dog", "ran", "fast", "über", "très"]

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import VOCABULARY as _WORDS
-from warehouse.ingest.write import write_runs
 from warehouse.ingest.prepare import prepare_from_document
+from warehouse.ingest.write import write_runs
 from warehouse.stats.intervals import load_intervals
 from warehouse.stats.resample import BootstrapSettings, resample_indices
 from warehouse.store.schema import open_warehouse
