@@ -55,6 +55,11 @@ def surface_stats(
 ) -> tuple[list[list[int]], list[list[int]], list[float]]:
     """BLEU (13a) statistics, chrF++ statistics and chrF++ sentence score of every segment."""
 
+def ter_stats(hyps: Sequence[str], refs: Sequence[Sequence[str | None]]) -> list[list[float]]:
+    """TER statistics [edits, average reference length] of every segment, equal to sacrebleu's
+    `TER()._extract_corpus_statistics` (default settings: lowercased by Python's `str.lower`).
+    None references are skipped; a segment without any other is a ValueError."""
+
 # Bootstrap resampling. The arrays are exact numpy.ndarrays, two-dimensional and C-contiguous,
 # read and written in place: `out` (shape (n_resamples, n_cols), writable, sharing no memory with
 # the inputs) receives `stats[indices[r]].sum(axis=0)` for each resample r.

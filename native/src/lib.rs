@@ -10,6 +10,7 @@ pub mod bootstrap;
 pub mod cyzil;
 pub mod retrieval;
 pub mod surface;
+pub mod ter;
 
 #[cfg(feature = "python")]
 mod python;

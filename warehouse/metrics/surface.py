@@ -3,7 +3,9 @@ length ratio and sentence chrF++.
 
 BLEU (13a, exp smoothing), chrF++ (`CHRF(word_order=2)`) and TER are stored per segment as the
 statistics sacrebleu sums for its corpus score, so any subset's score is a sum plus a formula
-(`warehouse.metrics.scores`) and equals sacrebleu's `corpus_score` on that subset exactly.
+(`warehouse.metrics.scores`) and equals sacrebleu's `corpus_score` on that subset exactly. The
+statistics of 13a BLEU, chrF++ and TER come from the Rust kernels (`native.surface_stats`,
+`native.ter_stats`), defined to equal sacrebleu's (tests compare them on hostile text).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,16 +21,8 @@ from warehouse.errors import UsageError
 from warehouse.metrics.scores import CHRF_STATS
 from warehouse.native import native
 
-if TYPE_CHECKING:  # sacrebleu is imported on first use: BLEU and chrF++ statistics are native
-    from sacrebleu.metrics import BLEU, TER
-
-
-@lru_cache(maxsize=1)
-def _ter() -> TER:
-    """sacrebleu's TER with default settings (its statistics are extracted by sacrebleu)."""
-    from sacrebleu.metrics import TER
-
-    return TER()
+if TYPE_CHECKING:  # sacrebleu is imported on first use: 13a BLEU, chrF++ and TER are native
+    from sacrebleu.metrics import BLEU
 
 
 @dataclass(frozen=True)
@@ -180,13 +173,13 @@ def compute_segment_stats(
             ]
     if options.chrf_word_order == 0:
         raw_chrf, chrf_sentence = _chrf_without_words(raw_chrf)
-    raw_ter: list[Any] = []
+    # TER (sacrebleu's defaults: lowercased, tercom whitespace) from the Rust kernel, defined to
+    # equal sacrebleu's `TER()` statistics; it ignores `options.lowercase`, as sacrebleu's TER does.
+    ter_stats: list[list[float]] = []
     if with_ter and options.ter:
-        with _quiet_sacrebleu():
-            raw_ter = _ter()._extract_corpus_statistics(hyp_list, _streams(ref_lists))
+        ter_stats = native.ter_stats(hyp_list, ref_lists)
     bleu_stats: list[list[int]] = raw_bleu
     chrf_stats: list[list[int]] = raw_chrf
-    ter_stats = [[float(v) for v in s] for s in raw_ter]
     exact: list[bool | None] = []
     ratio: list[float | None] = []
     for hyp, seg_refs, failed in zip(hyp_list, refs, errored, strict=True):

@@ -11,6 +11,7 @@ use pyo3::PyErr;
 use crate::bootstrap::BootstrapError;
 use crate::cyzil::CyzilError;
 use crate::retrieval::RetrievalError;
+use crate::ter::TerError;
 
 /// An argument a binding rejects itself (a shape, a range) before any kernel runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +53,12 @@ impl From<CyzilError> for PyErr {
 
 impl From<RetrievalError> for PyErr {
     fn from(err: RetrievalError) -> Self {
+        value_error(err)
+    }
+}
+
+impl From<TerError> for PyErr {
+    fn from(err: TerError) -> Self {
         value_error(err)
     }
 }

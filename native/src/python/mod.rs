@@ -1,6 +1,7 @@
 //! PyO3 bindings: the `warehouse._native` extension module, typed by `warehouse/_native.pyi`.
 //!
 //! * `metrics`: cyzil BLEU and edit distance, sacrebleu-identical surface statistics;
+//! * `ter`: sacrebleu-identical TER statistics;
 //! * `bootstrap`: resample sums over numpy arrays (buffers in, a caller-allocated buffer out);
 //! * `retrieval`: the `RetrievalIndex` class, whose searches return Arrow-layout buffers
 //!   (`columns`);
@@ -13,6 +14,7 @@ mod columns;
 mod error;
 mod metrics;
 mod retrieval;
+mod ter;
 
 use pyo3::prelude::*;
 
@@ -23,5 +25,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     metrics::register(m)?;
     bootstrap::register(m)?;
     retrieval::register(m)?;
+    ter::register(m)?;
     Ok(())
 }
