@@ -74,7 +74,9 @@ def test_rebuilding_after_a_run_is_deleted_rewrites_only_what_changed(demo_copy,
 
 def test_empty_warehouse_gives_an_index_saying_there_are_no_runs(tmp_path):
     out = tmp_path / "site"
-    result = _dashboard(tmp_path / "empty.duckdb", out)
+    db = tmp_path / "empty.duckdb"
+    assert CliRunner().invoke(main, ["--db", str(db), "init"]).exit_code == 0
+    result = _dashboard(db, out)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["runs"] == 0
     assert _files(out) == ["assets/tame.js", "assets/vega.js", "index.html"]
