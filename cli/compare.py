@@ -90,6 +90,7 @@ def _print_pair(comparison: Comparison, pair: PairTest, a: str, b: str) -> None:
 def _run(
     app: AppContext,
     runs: tuple[str, ...],
+    *,
     significance: bool,
     n_bootstrap: int | None,
     alpha: float | None,
@@ -196,66 +197,19 @@ def _test_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--significance", is_flag=True, help="Test every pair of runs.")
 @_test_options
 @pass_app
-def compare(
-    app: AppContext,
-    runs: tuple[str, ...],
-    significance: bool,
-    n_bootstrap: int | None,
-    alpha: float | None,
-    seed: int | None,
-    method: str,
-    as_json: bool,
-    bin_name: str | None,
-    train: str | None,
-    allow_different_testsets: bool,
-) -> None:
+def compare(app: AppContext, runs: tuple[str, ...], **options: Any) -> None:
     """Compare runs side by side (run ids, unique prefixes, model slugs or test-report files).
 
     Runs are aligned by segment id. With --significance every pair is tested on the metrics
-    both runs have: corpus chrF++, corpus BLEU, exact match and each per-entry metric.
+    both runs have: corpus chrF++, BLEU and TER, exact match and each per-entry metric.
     """
-    _run(
-        app,
-        runs,
-        significance,
-        n_bootstrap,
-        alpha,
-        seed,
-        method,
-        as_json,
-        allow_different_testsets,
-        bin_name,
-        train,
-    )
+    _run(app, runs, **options)
 
 
 @click.command("significance")
 @click.argument("runs", nargs=-1, required=True)
 @_test_options
 @pass_app
-def significance(
-    app: AppContext,
-    runs: tuple[str, ...],
-    n_bootstrap: int | None,
-    alpha: float | None,
-    seed: int | None,
-    method: str,
-    as_json: bool,
-    bin_name: str | None,
-    train: str | None,
-    allow_different_testsets: bool,
-) -> None:
+def significance(app: AppContext, runs: tuple[str, ...], **options: Any) -> None:
     """Paired significance tests between runs: `compare --significance`."""
-    _run(
-        app,
-        runs,
-        True,
-        n_bootstrap,
-        alpha,
-        seed,
-        method,
-        as_json,
-        allow_different_testsets,
-        bin_name,
-        train,
-    )
+    _run(app, runs, significance=True, **options)
