@@ -115,12 +115,7 @@ def _documents(
             f"SELECT run_id, {_BIN_COLUMNS} FROM run_bins {join} ORDER BY run_id, bin_order",
             [],
         )
-        gengaps = _grouped(
-            con,
-            "SELECT run_id, gengap_bleu, gengap_chrf, tm_gengap_bleu, tm_gengap_chrf "
-            f"FROM run_exposure {join}",
-            [],
-        )
+
     limit = read_settings(con).get("warn.tm_bleu_ratio", 0.5)
     tables = {
         "metrics": "SELECT run_id, metric, value, source FROM run_metric_values "
@@ -144,11 +139,29 @@ def _documents(
             errors.get(row["run_id"], 0),
             summaries.get(audit_of.get(row["run_id"], "")),
             bins.get(row["run_id"], []),
-            gengaps.get(row["run_id"], [{}])[0],
             {name: rows.get(row["run_id"], []) for name, rows in parts.items()},
             limit,
         )
         for row in board
+    }
+
+
+def gengap(bins: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """GenGap as the `run_exposure` view defines it, from a run's bin rows: the score on `near`
+    minus the score on `far`, for the system and the TM; None when either bin is empty."""
+    by_bin = {b["bin"]: b for b in bins if b["n_segments"] > 0}
+    near, far = by_bin.get("near"), by_bin.get("far")
+
+    def gap(key: str) -> float | None:
+        if near is None or far is None or near[key] is None or far[key] is None:
+            return None
+        return float(near[key] - far[key])
+
+    return {
+        "gengap_bleu": gap("bleu"),
+        "gengap_chrf": gap("chrf_plus_plus"),
+        "tm_gengap_bleu": gap("tm_bleu"),
+        "tm_gengap_chrf": gap("tm_chrf_plus_plus"),
     }
 
 
@@ -158,7 +171,6 @@ def _document(
     n_errors: int,
     audit: AuditResult | None,
     bins: list[dict[str, Any]],
-    gengap: dict[str, Any],
     parts: dict[str, list[dict[str, Any]]],
     tm_bleu_ratio: float,
 ) -> dict[str, Any]:
@@ -188,7 +200,6 @@ def _document(
                 "as well"
             )
     else:
-        gengap = {}
         warnings = [
             "no exposure audit for this test set; run `tame-wh audit --train NAME "
             f"--testset {board['test_set']}` for bins, TM baseline and GenGap"
@@ -214,7 +225,7 @@ def _document(
         "metrics": parts["metrics"],
         "exposure": exposure,
         "bins": bins,
-        "gengap": gengap if audit is not None else None,
+        "gengap": gengap(bins) if audit is not None else None,
         "composite": {
             "profile": composite.get("profile"),
             "composite": composite.get("composite"),
