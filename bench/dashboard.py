@@ -21,11 +21,14 @@ import argparse
 import hashlib
 import json
 import multiprocessing
+import os
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -34,7 +37,6 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from measure import run_child
 from synthetic import write_exposure_corpus
 
 from warehouse.analysis.leaderboard import leaderboard
@@ -159,6 +161,28 @@ def _replicate(con: duckdb.DuckDBPyConnection, sources: list[str], copies: int) 
     refresh_runs(con, [r for (r,) in con.execute("SELECT run_id FROM runs").fetchall()])
 
 
+@dataclass(frozen=True)
+class _Child:
+    """Wall time, CPU time (user + system, all threads) and peak memory of one child process."""
+
+    label: str
+    seconds: float
+    cpu: float
+    peak_mib: float
+
+
+def _run(label: str, argv: list[str]) -> _Child:
+    """Run argv to completion (raise if it fails) and measure it; CPU time says how much work
+    there was whatever else the machine was doing."""
+    started = time.perf_counter()
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    _pid, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{label}: {' '.join(argv)} failed")
+    return _Child(label, seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
 def _tame_wh(db: Path, *args: str) -> list[str]:
     """The command line of `tame-wh --db DB ARGS…` with this interpreter."""
     return [sys.executable, "-m", "cli", "--db", str(db), *args]
@@ -193,14 +217,12 @@ def main() -> None:
                 f"{time.perf_counter() - started:.1f} s"
             )
         site = work / "site"
-        first = run_child(
+        first = _run(
             "tame-wh dashboard (first build)", _tame_wh(db, "dashboard", "--out", str(site))
         )
-        again = run_child(
-            "tame-wh dashboard (rebuild)", _tame_wh(db, "dashboard", "--out", str(site))
-        )
+        again = _run("tame-wh dashboard (rebuild)", _tame_wh(db, "dashboard", "--out", str(site)))
         report = work / "report.html"  # model-000/zero-shot: a copied run, named as a user would
-        single = run_child(
+        single = _run(
             "tame-wh report RUN --html",
             _tame_wh(db, "report", "model-000/zero-shot", "--html", str(report)),
         )
@@ -219,18 +241,18 @@ def main() -> None:
         largest = pages[-1].stat().st_size if pages else 0
         shared = sum(p.stat().st_size for p in (site / "assets" / "data").glob("*.js"))
         total = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
-        print(f"\n{'what':<58} {'seconds':>8} {'x ref':>8} {'peak MiB':>9}")
-        print("-" * 86)
+        print(f"\n{'what':<52} {'seconds':>8} {'x ref':>7} {'CPU s':>7} {'peak MiB':>9}")
+        print("-" * 87)
         naive = per_report * len(rows)
-        for label, seconds, peak in (
-            (f"leaderboard query, {len(rows):,} runs (reference)", board, None),
-            (f"build_report per run x {len(rows):,} (estimate from {len(sample)})", naive, None),
-            (first.label, first.seconds, first.peak_mib),
-            (again.label, again.seconds, again.peak_mib),
-            (single.label, single.seconds, single.peak_mib),
-        ):
-            memory = f"{peak:>9.0f}" if peak is not None else f"{'':>9}"
-            print(f"{label:<58} {seconds:>8.2f} {seconds / board:>8.1f} {memory}")
+        print(f"{f'leaderboard query, {len(rows):,} runs (reference)':<52} {board:>8.2f} {1:>7.1f}")
+        label = f"build_report per run x {len(rows):,} (from {len(sample)} runs)"
+        print(f"{label:<52} {naive:>8.1f} {naive / board:>7.0f}")
+        for child in (first, again, single):
+            print(
+                f"{child.label:<52} {child.seconds:>8.2f} {child.seconds / board:>7.1f} "
+                f"{child.cpu:>7.2f} {child.peak_mib:>9.0f}"
+            )
+        print(f"load average while measuring: {os.getloadavg()[0]:.1f} (2 cores on the reference)")
         print(
             f"\ndashboard = {first.seconds / naive:.3f} x the per-run build_report estimate; "
             f"site {total / 1e6:.0f} MB in {sum(1 for _ in site.rglob('*.html')):,} pages"
