@@ -227,6 +227,7 @@ def test_secrets_never_appear_in_output(pg_dsn, demo, run_cli, monkeypatch):
     refused = run_cli("migrate", "--dsn", url_form)
     assert refused.exit_code == RemoteError.exit_code == 4
     monkeypatch.setenv("SUPABASE_SERVICE_ROLE_KEY", KEY)
+    monkeypatch.setattr("warehouse.sync.rest.MAX_ATTEMPTS", 1)  # no backoff against a dead port
     rest = run_cli("sync", "--supabase-url", "http://127.0.0.1:1", "--full")
     assert rest.exit_code == RemoteError.exit_code
     for result in (ok, synced, broken, refused, rest):

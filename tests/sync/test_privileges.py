@@ -164,3 +164,14 @@ def test_defaults_granted_after_the_ledger_exists_do_not_reopen_it(pg_dsn):
                     "SELECT has_table_privilege(%s, 'tame_wh_migrations', %s)", [role, privilege]
                 ).fetchone()
                 assert not held, (role, privilege)
+
+
+@pytest.mark.parametrize("role", CLIENT_ROLES)
+def test_a_client_role_can_neither_migrate_nor_sync_and_is_told_so(synced, run_cli, demo_db, role):
+    info = psycopg.conninfo.conninfo_to_dict(synced)
+    as_client = psycopg.conninfo.make_conninfo(**{**info, "options": f"-c role={role}"})
+    for args in (["migrate", "--dsn", as_client], ["sync", "--dsn", as_client, "--full"]):
+        result = run_cli(*args, db=demo_db)
+        assert result.exit_code == 4, result.output
+        assert "internal error" not in result.stderr and "tame_wh_migrations" in result.stderr
+    assert _counts(synced)[:2] == (3, 15)

@@ -136,6 +136,7 @@ def test_the_report_holds_at_least_thirty_private_strings():
     assert len(SECRETS) >= 30
 
 
+@pytest.mark.parametrize("pg_dsn", ["supabase-defaults"], indirect=True)  # one kind suffices
 @pytest.mark.parametrize("transport", ["direct", "rest"])
 def test_no_text_of_the_run_card_reaches_postgres(pg_dsn, run_cli, db_path, tmp_path, transport):
     report = tmp_path / "hostile.json"

@@ -76,6 +76,7 @@ def _fingerprints(dsn):
         return {r[0] for r in conn.execute("SELECT fingerprint_hash FROM run_cards")}
 
 
+@pytest.mark.parametrize("pg_dsn", ["supabase-defaults"], indirect=True)  # one kind suffices
 @pytest.mark.parametrize("transport", ["direct", "rest"])
 @pytest.mark.parametrize(("what", "sql", "reason"), SPOILERS, ids=[s[0] for s in SPOILERS])
 def test_a_run_postgres_cannot_hold_is_named_and_skipped(

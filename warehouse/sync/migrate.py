@@ -9,7 +9,7 @@ import psycopg
 
 from warehouse.errors import RemoteError, UsageError
 from warehouse.store.resources import NumberedSql, migration_files
-from warehouse.sync.dsn import connect_pg, dsn_password, redact, target_label
+from warehouse.sync.dsn import connect_pg, redact_dsn, target_label
 
 LEDGER = "tame_wh_migrations"
 _LOCK_KEY = 0x74616D65  # advisory lock id ("tame"): one migrate at a time per database
@@ -94,31 +94,43 @@ def migrate(dsn: str, *, dry_run: bool = False) -> MigrationReport:
     report = MigrationReport(target=target_label(dsn), dry_run=dry_run)
     conn = connect_pg(dsn, autocommit=True)
     try:
-        conn.execute("SELECT pg_advisory_lock(%s)", [_LOCK_KEY])
-        try:
-            applied = _ledger(conn)
-            pending = _check_history(applied, files)
-            report.applied_before = sorted(applied)
-            report.pending = [f.name for f in pending]
-            if dry_run:
-                return report
-            for migration in pending:
-                try:
-                    with conn.transaction():
-                        conn.execute(migration.text)
-                        conn.execute(
-                            f"INSERT INTO {LEDGER} (name, checksum) VALUES (%s, %s)",
-                            [migration.name, checksum(migration.text)],
-                        )
-                except psycopg.Error as exc:
-                    message = str(exc).strip().splitlines()[0]
-                    raise RemoteError(
-                        f"migration {migration.name} failed and was rolled back: "
-                        f"{redact(message, [dsn_password(dsn)])}"
-                    ) from None
-                report.applied_now.append(migration.name)
-        finally:
-            conn.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_KEY])
+        _apply(conn, dsn, files, report)
+    except psycopg.Error as exc:  # the lock or the ledger: e.g. a role that may not read it
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RemoteError(
+            f"migrate on {report.target} failed: {redact_dsn(message, dsn)}"
+        ) from None
     finally:
         conn.close()
     return report
+
+
+def _apply(
+    conn: psycopg.Connection, dsn: str, files: list[NumberedSql], report: MigrationReport
+) -> None:
+    """Under the advisory lock: read the ledger, check history, apply what is pending."""
+    conn.execute("SELECT pg_advisory_lock(%s)", [_LOCK_KEY])
+    try:
+        applied = _ledger(conn)
+        pending = _check_history(applied, files)
+        report.applied_before = sorted(applied)
+        report.pending = [f.name for f in pending]
+        if report.dry_run:
+            return
+        for migration in pending:
+            try:
+                with conn.transaction():
+                    conn.execute(migration.text)
+                    conn.execute(
+                        f"INSERT INTO {LEDGER} (name, checksum) VALUES (%s, %s)",
+                        [migration.name, checksum(migration.text)],
+                    )
+            except psycopg.Error as exc:
+                message = str(exc).strip().splitlines()[0]
+                raise RemoteError(
+                    f"migration {migration.name} failed and was rolled back: "
+                    f"{redact_dsn(message, dsn)}"
+                ) from None
+            report.applied_now.append(migration.name)
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_KEY])
