@@ -221,7 +221,7 @@ def marked_db(demo_db):
     for where in (tmp, folder):
         (where / "x.csv").write_text(f"secret\n{FILE_MARKER}\n")
         (where / "x.json").write_text(f'{{"secret": "{FILE_MARKER}"}}\n')
-    return demo_db, {"tmp": str(tmp), "dir": str(folder)}
+    return demo_db, {"tmp": str(tmp), "dir": str(folder), "db": str(demo_db)}
 
 
 def test_at_least_thirty_scope_and_file_escapes_are_listed():
@@ -250,6 +250,9 @@ def test_scope_and_file_escape_is_refused(run_cli, marked_db, demo_snapshot, tem
         "SELECT * FROM read_json_auto('{dir}/x.json')",
         "SELECT * FROM glob('{tmp}/*')",
         "SELECT * FROM read_text('/etc/hostname')",
+        "SELECT * FROM read_blob('{db}')",
+        "SELECT * FROM read_text('{db}.wal')",
+        "SELECT * FROM glob('{db}*')",
     ],
 )
 def test_the_connection_itself_cannot_read_files(marked_db, monkeypatch, template):
@@ -436,3 +439,19 @@ def test_a_failed_export_leaves_no_file_and_never_the_warehouse(run_cli, demo_db
         "query", "SELECT INTERVAL 1 DAY AS d", "--format", "parquet", "--out", out, db=demo_db
     )
     assert interval.exit_code == 2 and "cast that column" in interval.stderr and not out.exists()
+
+
+def test_the_query_connection_allows_no_directory_and_no_spilling(demo_db):
+    [row] = run_query(
+        demo_db,
+        "SELECT current_setting('allowed_directories'), current_setting('allowed_paths'), "
+        "current_setting('temp_directory'), current_setting('enable_external_access'), "
+        "current_setting('lock_configuration')",
+    ).rows
+    directories, paths, temp, external, locked = row
+    assert (directories, temp, external, locked) == ([], "", False, True)
+    # DuckDB keeps the warehouse's own files on the allow-list; they are not readable either
+    # (test_the_connection_itself_cannot_read_files), the local file system being disabled.
+    assert {Path(p).name for p in paths} <= {
+        f"{demo_db.name}{suffix}" for suffix in ("", ".wal", ".wal.checkpoint", ".wal.recovery")
+    }
