@@ -24,10 +24,11 @@
 //!   hypothesis word.
 //!
 //! sacrebleu caches matrix rows by hypothesis prefix; rows are a function of the prefix (all
-//! candidates of a pair have the same length), so the cache does not change results. Here the
-//! rows of the current hypothesis are reused up to a candidate's first changed word, and a
-//! candidate's computation stops as soon as, past its last changed word, its row equals the
-//! current row up to a constant (the rest of the matrix then differs by that constant too).
+//! candidates of a pair have the same length), so the cache does not change results. The matrix
+//! value is the cheapest path through the cells the beam computes, so a candidate's distance is
+//! found from its first changed word to its last only: its forward rows up to there (those before
+//! the first change are the current hypothesis's), met with the current hypothesis's backward
+//! costs (cheapest way from each cell to the end, the same for the unchanged words after it).
 
 use std::fmt;
 
@@ -188,6 +189,53 @@ fn fill_row(
     }
 }
 
+/// Row `i`'s costs only (as `fill_row`): the inner columns, whose two cells above are both in row
+/// `i - 1`'s band, without bounds tests.
+#[inline]
+fn fill_costs(band: &Band, i: usize, word: u32, reference: &[u32], prev: &[u64], cur: &mut [u64]) {
+    let (plo, phi) = (band.lo[i - 1], band.hi[i - 1]);
+    let (lo, hi) = (band.lo[i], band.hi[i]);
+    let prev_at = |j: usize| {
+        if j >= plo && j < phi {
+            prev[j - plo]
+        } else {
+            INF
+        }
+    };
+    let edge = |j: usize, left: u64| {
+        if j == 0 {
+            prev_at(0) + 1
+        } else {
+            let diagonal = prev_at(j - 1) + u64::from(reference[j - 1] != word);
+            diagonal.min(prev_at(j) + 1).min(left + 1).min(INF)
+        }
+    };
+    let inner_lo = hi.min(lo.max(plo + 1));
+    let inner_hi = hi.min(phi).max(inner_lo);
+    let mut left = INF;
+    for j in lo..inner_lo {
+        left = edge(j, left);
+        cur[j - lo] = left;
+    }
+    if inner_lo < inner_hi {
+        // here plo < inner_lo and inner_hi <= phi
+        let diagonals = &prev[inner_lo - 1 - plo..inner_hi - 1 - plo];
+        let ups = &prev[inner_lo - plo..inner_hi - plo];
+        let words = &reference[inner_lo - 1..inner_hi - 1];
+        let out = &mut cur[inner_lo - lo..inner_hi - lo];
+        for (((slot, &d), &u), &r) in out.iter_mut().zip(diagonals).zip(ups).zip(words) {
+            // min(INF, diagonal, up, left + 1), the clamp off the chain through `left` (a finite
+            // `left` stays below INF after adding one, an infinite one loses to the clamped rest)
+            left = (d + u64::from(r != word)).min(u + 1).min(INF).min(left + 1);
+            *slot = left;
+        }
+    }
+    for j in inner_hi..hi {
+        left = edge(j, left);
+        cur[j - lo] = left;
+    }
+}
+
 /// The beam edit-distance matrix of one hypothesis against the reference.
 #[derive(Debug, Clone)]
 struct Matrix {
@@ -322,25 +370,47 @@ fn perform_shift(words: &[u32], start: usize, len: usize, target: usize, out: &m
     }
 }
 
-/// Whether `row` equals `base` up to one constant on every finite cell (infinite cells equal),
-/// and that constant.
-fn offset_from(row: &[u64], base: &[u64]) -> Option<i64> {
-    let mut offset = None;
-    for (&a, &b) in row.iter().zip(base) {
-        if a >= INF || b >= INF {
-            if a != b {
-                return None;
-            }
-            continue;
+/// Row `k` (`k < n`, hypothesis word `word` between rows `k` and `k + 1`) of the backward costs
+/// from row `k + 1` (`next`): each cell's cheapest way to the matrix's last cell over the cells the
+/// beam computes (a step down, diagonal or right, priced as the forward matrix prices them).
+fn fill_back(band: &Band, k: usize, word: u32, reference: &[u32], next: &[u64], cur: &mut [u64]) {
+    let (nlo, nhi) = (band.lo[k + 1], band.hi[k + 1]);
+    let lo = band.lo[k];
+    let next_at = |j: usize| {
+        if j >= nlo && j < nhi {
+            next[j - nlo]
+        } else {
+            INF
         }
-        let d = a as i64 - b as i64;
-        match offset {
-            None => offset = Some(d),
-            Some(o) if o != d => return None,
-            _ => {}
+    };
+    let mut right = INF;
+    for (offset, slot) in cur.iter_mut().enumerate().rev() {
+        let j = lo + offset;
+        let mut cost = (next_at(j) + 1).min(right + 1);
+        if let Some(&r) = reference.get(j) {
+            cost = cost.min(next_at(j + 1) + u64::from(r != word));
         }
+        right = cost.min(INF);
+        *slot = right;
     }
-    Some(offset.unwrap_or(0))
+}
+
+/// The backward costs of every row of hypothesis `hyp` (rows `to..=n` are kept).
+fn fill_back_rows(band: &Band, hyp: &[u32], reference: &[u32], back: &mut [u64], to: usize) {
+    let n = hyp.len();
+    let m = reference.len();
+    for (j, slot) in back[band.start[n]..band.start[n + 1]]
+        .iter_mut()
+        .enumerate()
+    {
+        *slot = (m - (band.lo[n] + j)) as u64;
+    }
+    for k in (0..to.min(n)).rev() {
+        let (before, after) = back.split_at_mut(band.start[k + 1]);
+        let next = &after[..band.width(k + 1)];
+        let cur = &mut before[band.start[k]..];
+        fill_back(band, k, hyp[k], reference, next, cur);
+    }
 }
 
 /// TER of one hypothesis-reference pair: the search state and its scratch buffers.
@@ -349,6 +419,8 @@ struct Pair<'a> {
     band: Band,
     hyp: Vec<u32>,
     matrix: Matrix,
+    /// Backward costs of the current hypothesis, in the band's layout.
+    back: Vec<u64>,
     shifted: Vec<u32>,
     rows: [Vec<u64>; 2],
     checked: usize,
@@ -369,19 +441,24 @@ impl<'a> Pair<'a> {
         let band = Band::new(n, m);
         let mut matrix = Matrix::new(&band, m);
         matrix.fill(&band, hyp, reference, 0);
+        let mut back = vec![INF; band.cells()];
+        fill_back_rows(&band, hyp, reference, &mut back, n);
         let widest = (0..=n).map(|i| band.width(i)).max().unwrap_or(0);
         Self {
             reference,
             band,
             hyp: hyp.to_vec(),
             matrix,
+            back,
             shifted: Vec::with_capacity(n),
             rows: [vec![INF; widest], vec![INF; widest]],
             checked: 0,
         }
     }
 
-    /// The edit distance of `self.shifted` (a permutation of the current hypothesis).
+    /// The edit distance of `self.shifted` (a permutation of the current hypothesis): forward rows
+    /// from its first changed word to its last, met with the current hypothesis's backward row
+    /// there (every path crosses that row; the words after it are unchanged).
     fn shifted_distance(&mut self) -> u64 {
         let n = self.hyp.len();
         let first = self.hyp.iter().zip(&self.shifted).position(|(a, b)| a != b);
@@ -398,26 +475,24 @@ impl<'a> Pair<'a> {
         let [prev, cur] = &mut self.rows;
         let w = band.width(first);
         prev[..w].copy_from_slice(self.matrix.row(band, first));
-        for i in first + 1..=n {
+        for i in first + 1..=last {
             let w = band.width(i);
             let pw = band.width(i - 1);
-            fill_row(
+            fill_costs(
                 band,
                 i,
                 self.shifted[i - 1],
                 self.reference,
                 &prev[..pw],
                 &mut cur[..w],
-                None,
             );
-            if i >= last && i < n {
-                if let Some(d) = offset_from(&cur[..w], self.matrix.row(band, i)) {
-                    return (self.matrix.distance() as i64 + d) as u64;
-                }
-            }
             std::mem::swap(prev, cur);
         }
-        prev[band.width(n) - 1]
+        let back = &self.back[band.start[last]..band.start[last + 1]];
+        prev.iter()
+            .zip(back)
+            .map(|(&f, &b)| f + b)
+            .fold(INF, u64::min)
     }
 
     /// One round of the shift search: the best candidate's rank and move, unless the search is
@@ -489,9 +564,16 @@ impl<'a> Pair<'a> {
                 .zip(&self.shifted)
                 .position(|(a, b)| a != b)
                 .unwrap_or(self.hyp.len());
+            let last = self
+                .hyp
+                .iter()
+                .zip(&self.shifted)
+                .rposition(|(a, b)| a != b)
+                .map_or(0, |k| k + 1);
             std::mem::swap(&mut self.hyp, &mut self.shifted);
             self.matrix
                 .fill(&self.band, &self.hyp, self.reference, first);
+            fill_back_rows(&self.band, &self.hyp, self.reference, &mut self.back, last);
             shifts += 1;
         }
         Ok(shifts + self.matrix.distance())
@@ -508,7 +590,7 @@ fn encode<'t>(text: &'t str, ids: &mut FxHashMap<&'t str, u32>) -> Vec<u32> {
         .collect()
 }
 
-/// TER edits of a hypothesis against one reference (word ids), and the reference length.
+/// TER edits of a hypothesis against one reference (word ids).
 fn pair_edits(hyp: &[u32], reference: &[u32]) -> Result<u64, TerError> {
     if reference.is_empty() {
         return Ok(hyp.len() as u64);
@@ -534,7 +616,7 @@ pub fn segment_stats<S: AsRef<str>>(hyp: &str, refs: &[S]) -> Result<[f64; 2], T
     Ok([best as f64, total_len as f64 / refs.len() as f64])
 }
 
-/// TER statistics of every segment, in parallel.
+/// TER statistics of every segment (`hyps[k]` against `refs[k]`), in parallel.
 pub fn corpus_stats<S: AsRef<str> + Sync>(
     hyps: &[S],
     refs: &[Vec<S>],
@@ -677,6 +759,32 @@ mod tests {
             let mut matrix = Matrix::new(&band, reference.len());
             matrix.fill(&band, &hyp, &reference, 0);
             assert_eq!(matrix.distance(), plain_distance(&hyp, &reference));
+        }
+    }
+
+    #[test]
+    fn forward_and_backward_costs_meet_at_the_distance_on_every_row() {
+        let mut rng = Rng(0xdead_beef);
+        for _ in 0..200 {
+            let hyp = rng.sequence(70, 3);
+            let reference = rng.sequence(70, 3);
+            let (n, m) = (hyp.len(), reference.len());
+            let band = Band::new(n, m);
+            let mut matrix = Matrix::new(&band, m);
+            matrix.fill(&band, &hyp, &reference, 0);
+            let mut back = vec![INF; band.cells()];
+            fill_back_rows(&band, &hyp, &reference, &mut back, n);
+            let expected = plain_distance(&hyp, &reference);
+            for k in 0..=n {
+                let row = &back[band.start[k]..band.start[k + 1]];
+                let meet = matrix
+                    .row(&band, k)
+                    .iter()
+                    .zip(row)
+                    .map(|(&f, &b)| f + b)
+                    .fold(INF, u64::min);
+                assert_eq!(meet, expected, "row {k} of {n}x{m}");
+            }
         }
     }
 
