@@ -13,6 +13,7 @@ import duckdb
 
 from warehouse import __version__
 from warehouse.errors import SchemaError
+from warehouse.stats.resample import MAX_RESAMPLES
 from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect, missing_warehouse
 from warehouse.store.schema import code_schema_version, open_warehouse, stored_schema_version
 
@@ -82,10 +83,6 @@ def _require_current_schema(con: duckdb.DuckDBPyConnection, db: Path) -> None:
 
 
 pass_app = click.make_pass_decorator(AppContext)
-
-# The most bootstrap resamples / randomisation trials an option accepts (100 times the default;
-# more would run for hours without changing any reported digit).
-MAX_RESAMPLES = 100_000
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
 

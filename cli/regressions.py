@@ -51,7 +51,7 @@ def regressions(
     against its predecessor with the paired bootstrap sign test on chrF++, BLEU, exact match and
     every shared per-entry metric. Use --latest --fail-on-regression after ingest in CI.
     """
-    with app.warehouse() as con:
+    with app.reader() as con:
         settings = bootstrap_settings(con, n_bootstrap, alpha, seed)
         report = find_regressions(
             con, testset=testset, model_slug=model_slug, latest=latest, settings=settings

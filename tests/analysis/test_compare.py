@@ -267,6 +267,9 @@ def test_paired_ar_runs_sacrebleus_10000_trials_by_default(run_cli, tmp_path):
 
 
 def test_a_regression_gate_that_compared_nothing_fails_and_says_why(run_cli, tmp_path):
+    nothing = run_cli("regressions", "--latest", "--fail-on-regression")
+    assert nothing.exit_code == 2 and "no warehouse at" in nothing.stderr
+    assert run_cli("init").exit_code == 0
     empty = run_cli("regressions", "--latest", "--fail-on-regression")
     assert empty.exit_code == 2 and "no runs yet" in empty.stderr
     only = _report(tmp_path, "only", 0.9)
@@ -306,3 +309,12 @@ def test_a_metric_direction_set_in_settings_decides_the_winner(run_cli, tmp_path
         con.execute("UPDATE settings SET value = 0 WHERE key = 'direction.copy_rate'")
     bad = run_cli(*args)
     assert bad.exit_code == 2 and "direction.copy_rate must be 1" in bad.stderr
+
+
+def test_a_resample_count_from_settings_is_bounded_like_the_option(run_cli, tmp_path, db_path):
+    a, b = _report(tmp_path, "a", 0.9), _report(tmp_path, "b", 0.6)
+    ids = [r["run_id"] for r in json.loads(run_cli("ingest", a, b, "--no-ci", "--json").stdout)]
+    with open_warehouse(db_path) as con:
+        con.execute("UPDATE settings SET value = 1e9 WHERE key = 'bootstrap.n'")
+    result = run_cli("significance", *ids)
+    assert result.exit_code == 2 and "at most 100,000" in result.stderr

@@ -34,6 +34,9 @@ from warehouse.store.settings import read_settings
 DEFAULT_N_BOOTSTRAP = 1000
 DEFAULT_ALPHA = 0.05
 DEFAULT_SEED = 12345
+# The most bootstrap resamples / randomisation trials accepted, from an option or a settings row
+# (100 times the default; more would run for hours without changing any reported digit).
+MAX_RESAMPLES = 100_000
 
 _BLOCK_INDICES = 1 << 22  # resample indices held at once (32 MiB)
 
@@ -49,6 +52,11 @@ class BootstrapSettings:
     def __post_init__(self) -> None:
         if self.n_bootstrap < 1:
             raise UsageError(f"the number of resamples must be at least 1, got {self.n_bootstrap}")
+        if self.n_bootstrap > MAX_RESAMPLES:
+            raise UsageError(
+                f"the number of resamples must be at most {MAX_RESAMPLES:,}, "
+                f"got {self.n_bootstrap:,}"
+            )
         if not 0 < self.alpha < 1:
             raise UsageError(f"alpha must be between 0 and 1 (exclusive), got {self.alpha}")
         if self.seed < 0:
