@@ -211,3 +211,18 @@ def test_language_codes_are_normalised(run_cli, write_lines):
     )  # fmt: skip
     info = json.loads(added.stdout)["corpus"]
     assert (info["src_lang"], info["tgt_lang"]) == ("en", "es-ES")
+
+
+def test_a_tokenizer_whose_package_is_missing_is_a_one_line_error(run_cli, registered, write_lines):
+    try:
+        import MeCab  # noqa: F401 — installed: the tokenizer works and there is nothing to test
+    except ImportError:
+        pass
+    else:
+        pytest.skip("mecab is installed here")
+    hyp = write_lines("h.txt", registered[1])
+    result = run_cli(
+        "ingest", "--testset", "ts", "--hyp", hyp, "--model-slug", "m", "--tokenize", "ja-mecab"
+    )
+    assert result.exit_code == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and "sacrebleu[ja]" in result.stderr

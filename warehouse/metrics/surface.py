@@ -69,8 +69,9 @@ class MetricOptions:
         try:
             return BLEU(tokenize=self.tokenize, lowercase=self.lowercase)
         except (ImportError, RuntimeError, OSError) as exc:
+            reason = " ".join(str(exc).split())  # sacrebleu's message spans several lines
             raise UsageError(
-                f"--tokenize {self.tokenize}: its tokenizer cannot be loaded ({exc}); install "
+                f"--tokenize {self.tokenize}: its tokenizer cannot be loaded ({reason}); install "
                 "sacrebleu's extra for it (e.g. `pip install 'sacrebleu[ja]'`/`[ko]`)"
             ) from None
 
