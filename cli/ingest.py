@@ -19,9 +19,6 @@ from warehouse.stats.resample import BootstrapSettings, bootstrap_settings
 _file = click.Path(path_type=Path, dir_okay=False)
 
 
-TER_WARN_WORDS = 50_000  # hypothesis words above which TER is worth a warning
-
-
 def _describe(result: IngestResult) -> str:
     """One line per run for people."""
     s = result.scores
@@ -58,22 +55,12 @@ def _metric_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             help="chrF word n-gram order: 2 = chrF++, 0 = chrF.",
         ),
         click.option(
-            "--no-ter", is_flag=True, help="Skip TER (sacrebleu's TER is slow on long text)."
+            "--no-ter", is_flag=True, help="Skip TER (its statistics and scores are NULL)."
         ),
     ]
     for option in reversed(options):
         fn = option(fn)
     return fn
-
-
-def _warn_ter_cost(prepared: list[PreparedRun]) -> None:
-    """Say that TER may take long on big runs, and how to skip it."""
-    words = sum(len(h.split()) for run in prepared if run.options.ter for h in run.hyps)
-    if words > TER_WARN_WORDS:
-        say(
-            f"warning: TER on {words:,} hypothesis words may take minutes (sacrebleu's shift "
-            "search); pass --no-ter to skip it"
-        )
 
 
 @click.command()
@@ -156,7 +143,6 @@ def ingest(
     with app.existing_warehouse() as con:
         stored = stored_run_ids(con, [p.run_id for p in prepared]) if con is not None else set()
     to_score = [p for p in prepared if replace or p.run_id not in stored]
-    _warn_ter_cost(to_score)
     with status("scoring"):
         for run in to_score:
             run.score()
