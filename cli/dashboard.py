@@ -32,7 +32,7 @@ def dashboard(
     app: AppContext, out: Path, compare: tuple[tuple[str, str], ...], as_json: bool
 ) -> None:
     """Build a static dashboard: leaderboards, a page per run and test set, comparisons."""
-    with app.warehouse() as con:
+    with app.reader() as con:
         result = build_dashboard(con, out, compare=list(compare), notify=progress)
     if as_json:
         emit_json(result.to_dict())

@@ -39,6 +39,8 @@ READERS = [
     ("compare", RUN_A, RUN_B, "--significance", "--n-bootstrap", "50"),
     ("query", "SELECT count(*) FROM runs"),
     ("query", "SHOW TABLES"),
+    ("regressions",),
+    ("regressions", "--json"),
 ]
 # One of each command, for the tests that start child processes.
 EACH_READER = [

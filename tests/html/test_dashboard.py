@@ -129,3 +129,14 @@ def test_text_summary_counts_files(demo_copy, tmp_path):
     )
     assert result.exit_code == 0
     assert "8 files written, 0 unchanged, 0 removed (3 runs, 1 test sets" in result.output
+
+
+def test_dashboard_without_a_warehouse_says_so_and_creates_nothing(tmp_path):
+    from click.testing import CliRunner
+
+    from cli.main import main
+
+    db, out = tmp_path / "none.duckdb", tmp_path / "site"
+    result = CliRunner().invoke(main, ["--db", str(db), "dashboard", "--out", str(out)])
+    assert result.exit_code == 2 and "no warehouse at" in result.stderr
+    assert not db.exists() and not out.exists()
