@@ -12,7 +12,6 @@ from typing import Any
 from warehouse.ingest import checks
 from warehouse.inputs.corpus_files import CorpusData
 from warehouse.inputs.runcard import RunDocument
-from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER
 from warehouse.metrics.scores import corpus_scores
 from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions, SegmentStats
 from warehouse.metrics.surface import compute_segment_stats as _compute_stats
@@ -141,10 +140,6 @@ class PreparedRun:
         if self.document is not None:
             return self.document.doc
         return {"model_slug": self.model_slug, "condition": self.condition}
-
-
-# The whole-run scores an ingest reports, under the names `PreparedRun.scores` uses.
-SCORE_NAMES = {"bleu": BLEU, "chrf": CHRF, "ter": TER, "exact_match_rate": EXACT_MATCH}
 
 
 @dataclass(frozen=True)

@@ -149,14 +149,15 @@ def corpus_scores(
     return {
         "bleu": bleu_from_stats(np.asarray(bleu, dtype=np.int64).reshape(-1, BLEU_STATS).sum(0)),
         "chrf": chrf_from_stats(np.asarray(chrf, dtype=np.int64).reshape(-1, CHRF_STATS).sum(0)),
-        "ter": ter_from_stats(_ordered_sum(ter, TER_STATS)),
+        "ter": ter_from_stats(
+            ordered_sum(np.asarray(ter, dtype=np.float64).reshape(-1, TER_STATS))
+        ),
     }
 
 
-def _ordered_sum(rows: Sequence[Sequence[float]], width: int) -> list[float]:
-    """Element-wise float sum in segment order (the order sacrebleu adds TER statistics in)."""
-    total = [0.0] * width
-    for row in rows:
-        for k in range(width):
-            total[k] += row[k]
-    return total
+def ordered_sum(rows: np.ndarray) -> np.ndarray:
+    """Column sums of float statistics added in row order, as sacrebleu adds TER statistics (a
+    numpy sum would add pairwise and may differ in the last bit); zeros for no rows."""
+    if len(rows) == 0:
+        return np.zeros(rows.shape[1] if rows.ndim == 2 else TER_STATS)
+    return np.cumsum(rows, axis=0)[-1]

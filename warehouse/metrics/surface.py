@@ -11,14 +11,15 @@ statistics of 13a BLEU, chrF++ and TER come from the Rust kernels (`native.surfa
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from warehouse.errors import UsageError
-from warehouse.metrics.scores import CHRF_STATS
+from warehouse.metrics.scores import CHRF_STATS, chrf_scores
 from warehouse.native import native
 
 if TYPE_CHECKING:  # sacrebleu is imported on first use: 13a BLEU, chrF++ and TER are native
@@ -120,28 +121,21 @@ def _streams(refs: Sequence[Sequence[str]]) -> list[list[str]]:
     return [[r[k] if k < len(r) else None for r in refs] for k in range(width)]  # type: ignore[misc]
 
 
-def _quiet_sacrebleu() -> Any:
-    """A context that silences sacrebleu's "tokenized period" hint (it is not about our data)."""
-    import contextlib
-
-    @contextlib.contextmanager
-    def quiet() -> Any:
-        logger = logging.getLogger("sacrebleu")
-        previous = logger.level
-        logger.setLevel(logging.ERROR)
-        try:
-            yield
-        finally:
-            logger.setLevel(previous)
-
-    return quiet()
+@contextmanager
+def _quiet_sacrebleu() -> Iterator[None]:
+    """Silence sacrebleu's "tokenized period" hint (it is not about our data)."""
+    logger = logging.getLogger("sacrebleu")
+    previous = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)
 
 
 def _chrf_without_words(rows: list[list[int]]) -> tuple[list[list[int]], list[float]]:
     """chrF (word order 0) statistics and sentence scores from chrF++ statistics: the word
     n-gram columns zeroed (orders with nothing to count drop out of the average)."""
-    from warehouse.metrics.scores import chrf_scores
-
     stats = np.asarray(rows, dtype=np.int64).reshape(-1, CHRF_STATS)
     stats[:, 3 * 6 :] = 0
     return stats.tolist(), chrf_scores(stats).tolist()

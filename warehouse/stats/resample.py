@@ -24,6 +24,7 @@ from warehouse.metrics.scores import (
     bleu_scores,
     chrf_from_stats,
     chrf_scores,
+    ordered_sum,
     ter_from_stats,
     ter_scores,
 )
@@ -184,13 +185,9 @@ def run_scores(arrays: RunArrays) -> dict[str, float | None]:
 
 
 def _corpus_ter(ter: np.ndarray) -> float | None:
-    """Corpus TER of per-segment statistics summed in segment order (as sacrebleu adds them);
-    None when any segment has no TER statistics."""
-    if ter.size == 0:
-        return ter_from_stats([0.0, 0.0])
-    if not np.isfinite(ter).all():
-        return None
-    return ter_from_stats(np.cumsum(ter, axis=0)[-1])
+    """Corpus TER of per-segment statistics summed in segment order; None when any segment has
+    no TER statistics."""
+    return ter_from_stats(ordered_sum(ter)) if np.isfinite(ter).all() else None
 
 
 def resampled_scores(arrays: RunArrays, indices: np.ndarray) -> dict[str, np.ndarray]:
