@@ -14,7 +14,7 @@ from warehouse.ingest.prepare import load_test_set, prepare_from_document, prepa
 from warehouse.ingest.runs import IngestResult, PreparedRun
 from warehouse.ingest.write import stored_run_ids, write_runs
 from warehouse.metrics.surface import TOKENIZERS, MetricOptions
-from warehouse.stats.resample import BootstrapSettings, bootstrap_settings
+from warehouse.stats.resample import bootstrap_settings
 
 _file = click.Path(path_type=Path, dir_okay=False)
 
@@ -133,15 +133,14 @@ def ingest(
     if not reports and not (testset and hyp):
         raise click.UsageError("give JSON reports, or both --testset and --hyp")
     options = MetricOptions(tokenize, lowercase, int(chrf_word_order), not no_ter)
-    ci = None
+    prepared = _prepare(app, reports, testset, hyp, model_slug, condition, run_card, options)
+    # One read-only look at the warehouse, when it exists (released again before scoring): the
+    # bootstrap defaults from its settings, and which runs it already holds.
     with app.existing_warehouse() as con:
-        # Defaults come from the warehouse's settings, when it exists (read-only, released
-        # again before scoring).
-        if not no_ci:
-            ci = bootstrap_settings(con, n_bootstrap_ci, ci_alpha, seed)
-    prepared = _prepare(app, reports, testset, hyp, model_slug, condition, run_card, ci, options)
-    with app.existing_warehouse() as con:
+        ci = None if no_ci else bootstrap_settings(con, n_bootstrap_ci, ci_alpha, seed)
         stored = stored_run_ids(con, [p.run_id for p in prepared]) if con is not None else set()
+    for run in prepared:
+        run.bootstrap = ci
     to_score = [p for p in prepared if replace or p.run_id not in stored]
     with status("scoring"):
         for run in to_score:
@@ -165,10 +164,9 @@ def _prepare(
     model_slug: str | None,
     condition: str | None,
     run_card: Path | None,
-    ci: BootstrapSettings | None,
     options: MetricOptions,
 ) -> list[PreparedRun]:
-    """Read and align every run (nothing scored yet)."""
+    """Read and align every run (nothing scored yet; intervals are set by the caller)."""
     if not reports:
         assert testset is not None and hyp is not None
         return [
@@ -180,7 +178,6 @@ def _prepare(
                 condition=condition,
                 run_card_path=run_card,
                 lock_timeout=app.lock_timeout,
-                ci=ci,
                 options=options,
             )
         ]
@@ -190,7 +187,6 @@ def _prepare(
             path,
             model_slug=model_slug,
             condition=condition,
-            ci=ci,
             options=options,
             testset=registered,
         )

@@ -67,8 +67,10 @@ def list_runs(
     testset: str | None = None,
     model_slug: str | None = None,
     tags: dict[str, str] | None = None,
+    run_id: str | None = None,
 ) -> list[RunSummary]:
-    """Runs, oldest first, optionally of one test set and/or model and carrying every tag."""
+    """Runs, oldest first, optionally of one test set and/or model, carrying every tag, or the
+    one run `run_id`."""
     if testset is not None:
         get_corpus(con, testset, "test")  # unknown names are usage errors
     wanted = tags or {}
@@ -79,6 +81,7 @@ def list_runs(
         "(SELECT map(list(key ORDER BY key), list(value ORDER BY key)) FROM run_tags t "
         " WHERE t.run_id = s.run_id) FROM run_summaries s "
         "WHERE (? IS NULL OR test_set = ?) AND (? IS NULL OR model_slug = ?) "
+        "AND (? IS NULL OR s.run_id = ?) "
         "AND (SELECT count(*) FROM run_tags t JOIN (SELECT unnest(?) AS k, unnest(?) AS v) w "
         "     ON t.key = w.k AND t.value = w.v WHERE t.run_id = s.run_id) = ? "
         "ORDER BY created_at, s.run_id",
@@ -87,6 +90,8 @@ def list_runs(
             testset,
             model_slug,
             model_slug,
+            run_id,
+            run_id,
             list(wanted),
             list(wanted.values()),
             len(wanted),
@@ -155,7 +160,7 @@ def resolve_run(con: duckdb.DuckDBPyConnection, ref: str) -> str:
 def show_run(con: duckdb.DuckDBPyConnection, ref: str) -> dict[str, Any]:
     """One run's identity, counts, scores, tags, stored warnings, CI metadata and signatures."""
     run_id = resolve_run(con, ref)
-    summary = next(r for r in list_runs(con) if r.run_id == run_id)
+    [summary] = list_runs(con, run_id=run_id)
     row = con.execute(
         "SELECT test_corpus_id, dataset_id, language_pair, fingerprint_hash, elapsed_seconds, "
         "total_cost_usd, ci, metric_settings FROM runs WHERE run_id = ?",

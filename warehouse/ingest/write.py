@@ -58,11 +58,17 @@ def _stored_scores(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, flo
 
 def _same_hypotheses_elsewhere(con: duckdb.DuckDBPyConnection, run: PreparedRun) -> list[str]:
     """Runs of other models on the same test set whose hypotheses are these, to the letter."""
+    if not run.hyps:
+        return []
+    # Only runs whose first hypothesis is ours are compared in full (no scan of every run).
     rows = con.execute(
-        "SELECT r.run_id, r.model_slug FROM runs r JOIN hypotheses h USING (run_id) "
-        "WHERE r.test_corpus_id = ? AND r.model_slug <> ? GROUP BY r.run_id, r.model_slug "
-        "HAVING list(h.hyp ORDER BY h.seg_idx) = ? ORDER BY r.run_id",
-        [run.test_corpus_id, run.model_slug, run.hyps],
+        "WITH candidates AS (SELECT r.run_id, r.model_slug FROM runs r "
+        "  JOIN hypotheses f ON f.run_id = r.run_id AND f.seg_idx = 0 "
+        "  WHERE r.test_corpus_id = ? AND r.model_slug <> ? AND f.hyp = ?) "
+        "SELECT c.run_id, c.model_slug FROM candidates c JOIN hypotheses h USING (run_id) "
+        "GROUP BY c.run_id, c.model_slug HAVING list(h.hyp ORDER BY h.seg_idx) = ? "
+        "ORDER BY c.run_id",
+        [run.test_corpus_id, run.model_slug, run.hyps[0], run.hyps],
     ).fetchall()
     return [
         f"the same hypotheses are already stored as run {run_id} of model {slug!r}: "
