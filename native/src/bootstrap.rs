@@ -111,13 +111,13 @@ fn check_shapes<T>(
     n_resamples: usize,
     out_len: usize,
 ) -> Result<usize, BootstrapError> {
-    if n_cols == 0 || stats.len() % n_cols != 0 {
+    if n_cols == 0 || !stats.len().is_multiple_of(n_cols) {
         return Err(BootstrapError::Shape {
             values: stats.len(),
             n_cols,
         });
     }
-    if n_resamples == 0 || indices.len() % n_resamples != 0 {
+    if n_resamples == 0 || !indices.len().is_multiple_of(n_resamples) {
         return Err(BootstrapError::Resamples {
             indices: indices.len(),
             n_resamples,

@@ -4,13 +4,13 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::dense::Counts;
+use super::counting::{best_pair, best_row, best_target, Buffers, Counter};
 use super::error::{internal, invalid, Result};
 use super::grams::Orders;
 use super::index::{SideIndex, TrainingIndex};
-use super::pair::{pair_from_counts, pair_value, BySource, ByTarget};
+use super::pair::pair_value;
 use super::score::{Best, Ratio};
-use super::search::{search_exact, search_fast, Query, Scratch, Similarity, Stats};
+use super::search::{search_fast, Query, Scratch, Stats};
 
 /// Queries handled together by one parallel task.
 const QUERY_CHUNK: usize = 8;
@@ -99,8 +99,11 @@ pub struct AuditRow {
 pub struct RetrievalIndex {
     index: TrainingIndex,
     /// Per-thread scratch space and count buffers, reused across batches.
-    pool: Mutex<Vec<(Scratch, Counts, Vec<Counts>)>>,
+    pool: Mutex<Vec<Pooled>>,
 }
+
+/// One worker's reusable buffers.
+type Pooled = (Scratch, Buffers<u16>, Buffers<u32>);
 
 /// Runs `f` on a local pool of `threads` threads, or on the global pool when `None`.
 pub fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> Result<T> {
@@ -122,18 +125,9 @@ struct Worker<'a> {
     scratch: Scratch,
     stats: Stats,
     mode: Mode,
-    /// Every row's counts of the current source's grams (when its search counted them).
-    source_counts: Counts,
-    /// The same for each reference of the current segment.
-    ref_counts: Vec<Counts>,
-}
-
-/// Moves the counts the last exact search left in `scratch` (if it counted) into `slot`.
-fn keep_counts(scratch: &mut Scratch, slot: &mut Counts) {
-    if scratch.counts.is_valid() {
-        std::mem::swap(&mut scratch.counts, slot);
-        scratch.counts.invalidate();
-    }
+    /// Row counts of the exact search (`u32` only for queries of over 65,535 grams).
+    small: Buffers<u16>,
+    large: Buffers<u32>,
 }
 
 impl<'a> Worker<'a> {
@@ -141,52 +135,45 @@ impl<'a> Worker<'a> {
         Query::prepare(text, side, &self.index.orders, &mut self.scratch)
     }
 
-    /// Source exposure; in fast mode the shortlist is always collected (the pair needs it).
-    fn source(&mut self, x: &Query<'_>, shortlist: &mut Vec<u32>) -> Hit {
-        self.source_counts.invalidate();
+    /// Exact source (when `x` is given), target (when `refs` are) and pair (when both are)
+    /// exposure, from every row's counts of each query's grams.
+    fn counted(&mut self, x: Option<&Query<'_>>, refs: &[Query<'_>]) -> AuditRow {
+        let huge = x
+            .into_iter()
+            .chain(refs)
+            .any(|q| q.seen.len() as u64 > u16::MAX as u64);
+        if huge {
+            counted_audit(self.index, &mut self.large, &mut self.stats, x, refs)
+        } else {
+            counted_audit(self.index, &mut self.small, &mut self.stats, x, refs)
+        }
+    }
+
+    /// Fast source exposure; the shortlist is collected (the pair needs it).
+    fn fast_source(
+        &mut self,
+        x: &Query<'_>,
+        rare: usize,
+        k: usize,
+        shortlist: &mut Vec<u32>,
+    ) -> Hit {
         let src = &self.index.src;
         let exact = src.texts().lowest_equal(x.text);
         let mut best = Best::NONE;
-        let mut sim = Similarity { size: x.size };
-        match self.mode {
-            Mode::Exact => {
-                if let Some(row) = exact {
-                    return Hit::exact(row);
-                }
-                search_exact(
-                    src,
-                    x,
-                    &mut best,
-                    &mut self.scratch,
-                    &mut self.stats,
-                    &mut sim,
-                );
-                keep_counts(&mut self.scratch, &mut self.source_counts);
-            }
-            Mode::Fast { rare, shortlist: k } => {
-                let (scratch, stats) = (&mut self.scratch, &mut self.stats);
-                search_fast(
-                    src, x, &mut best, scratch, stats, &mut sim, rare, k, shortlist,
-                );
-            }
-        }
+        let (scratch, stats) = (&mut self.scratch, &mut self.stats);
+        search_fast(src, x, &mut best, scratch, stats, rare, k, shortlist);
         exact.map_or_else(|| Hit::from_best(best), Hit::exact)
     }
 
-    /// Target exposure over all references (ties: lower row, then lower reference). `hint` is
-    /// a row likely to score well (the source's nearest row), offered first to start the exact
-    /// search from a high threshold.
-    fn target(
+    /// Fast target exposure over all references (ties: lower row, then lower reference).
+    fn fast_target(
         &mut self,
         refs: &[Query<'_>],
-        hint: Option<u32>,
+        rare: usize,
+        k: usize,
         shortlist: &mut Vec<u32>,
     ) -> TargetHit {
         let tgt = &self.index.tgt;
-        if self.ref_counts.len() < refs.len() {
-            self.ref_counts.resize_with(refs.len(), Counts::default);
-        }
-        self.ref_counts.iter_mut().for_each(Counts::invalidate);
         let mut exact: Option<(u32, u32)> = None;
         for (r, rq) in refs.iter().enumerate() {
             if let Some(row) = tgt.texts().lowest_equal(rq.text) {
@@ -195,38 +182,12 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        if self.mode == Mode::Exact {
-            if let Some((row, r)) = exact {
-                return TargetHit {
-                    hit: Hit::exact(row),
-                    ref_idx: Some(r),
-                };
-            }
-        }
         let mut best = Best::NONE;
         let mut ref_idx = None;
-        if let (Mode::Exact, Some(row)) = (self.mode, hint) {
-            for (r, rq) in refs.iter().enumerate() {
-                if best.offer(rq.jaccard(tgt, row), row) {
-                    ref_idx = Some(r as u32);
-                }
-            }
-        }
         for (r, rq) in refs.iter().enumerate() {
             let before = best;
-            let mut sim = Similarity { size: rq.size };
             let (scratch, stats) = (&mut self.scratch, &mut self.stats);
-            match self.mode {
-                Mode::Exact => {
-                    search_exact(tgt, rq, &mut best, scratch, stats, &mut sim);
-                    if let Some(slot) = self.ref_counts.get_mut(r) {
-                        keep_counts(scratch, slot);
-                    }
-                }
-                Mode::Fast { rare, shortlist: k } => search_fast(
-                    tgt, rq, &mut best, scratch, stats, &mut sim, rare, k, shortlist,
-                ),
-            }
+            search_fast(tgt, rq, &mut best, scratch, stats, rare, k, shortlist);
             if best != before {
                 ref_idx = Some(r as u32);
             }
@@ -246,8 +207,8 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Pair exposure, exact by bounds (or reranked shortlists in fast mode).
-    fn pair(
+    /// Fast pair exposure: the best of the shortlisted rows and both nearest rows.
+    fn fast_pair(
         &mut self,
         x: &Query<'_>,
         refs: &[Query<'_>],
@@ -267,114 +228,111 @@ impl<'a> Worker<'a> {
         if let Some(row) = exact {
             return Hit::exact(row);
         }
-        // No row shares a gram on one side: every pair value is zero.
         let (Some(src_row), Some(tgt_row)) = (source.row, target.hit.row) else {
             return Hit::NONE;
         };
+        shortlist.push(src_row);
+        shortlist.push(tgt_row);
+        shortlist.sort_unstable();
+        shortlist.dedup();
         let mut best = Best::NONE;
-        if let Mode::Fast { .. } = self.mode {
-            shortlist.push(src_row);
-            shortlist.push(tgt_row);
-            shortlist.sort_unstable();
-            shortlist.dedup();
-            for &row in shortlist.iter() {
-                best.offer(pair_value(index, x, refs, row), row);
-            }
-            return Hit::from_best(best);
-        }
-
-        // Lower bound from the two nearest neighbours.
-        for row in [src_row.min(tgt_row), src_row.max(tgt_row)] {
+        for &row in shortlist.iter() {
             best.offer(pair_value(index, x, refs, row), row);
-        }
-        // Upper bound min(E_src, E_tgt): a row reaching it on a side is at or after that
-        // side's lowest maximising row (unknown, so 0, when an exact match overrode it).
-        let upper = source.score.min(target.hit.score);
-        if best.score.cmp_exact(upper).is_eq() {
-            let mut first_possible = 0u32;
-            for hit in [source, &target.hit] {
-                if hit.score.cmp_exact(upper).is_eq() && !hit.exact {
-                    first_possible = first_possible.max(hit.row.unwrap_or(0));
-                }
-            }
-            if best.row <= first_possible {
-                return Hit::from_best(best);
-            }
-        }
-
-        let source_counted = self.source_counts.is_valid();
-        let refs_counts: Vec<&Counts> = self.ref_counts.iter().take(refs.len()).collect();
-        let refs_counted = !refs.is_empty()
-            && refs_counts.len() == refs.len()
-            && refs_counts.iter().all(|c| c.is_valid());
-        if source_counted || refs_counted {
-            // A side's search counted every row: only rows whose counts can reach the current
-            // best are scored.
-            self.stats.pairs_counted += 1;
-            pair_from_counts(
-                index,
-                x,
-                refs,
-                source_counted.then_some(&self.source_counts),
-                refs_counted.then_some(refs_counts.as_slice()),
-                upper,
-                &mut best,
-                &mut self.stats,
-            );
-            return Hit::from_best(best);
-        }
-        let (scratch, stats) = (&mut self.scratch, &mut self.stats);
-        if x.text.is_empty() {
-            // Only rows with an empty source have a non-zero source similarity.
-            for &row in index.src.empty_rows() {
-                best.offer(pair_value(index, x, refs, row), row);
-            }
-        } else if refs.iter().any(|r| r.text.is_empty())
-            || prefix_cost(&index.src, x, &best)
-                <= refs
-                    .iter()
-                    .map(|r| prefix_cost(&index.tgt, r, &best))
-                    .sum::<u64>()
-        {
-            let mut valuer = BySource {
-                index,
-                cap: upper,
-                source_size: x.size,
-                refs,
-            };
-            search_exact(&index.src, x, &mut best, scratch, stats, &mut valuer);
-        } else {
-            let mut valuer = ByTarget {
-                index,
-                cap: upper,
-                source: x,
-                refs,
-            };
-            for r in refs {
-                search_exact(&index.tgt, r, &mut best, scratch, stats, &mut valuer);
-            }
         }
         Hit::from_best(best)
     }
 }
 
-/// Postings a threshold search at `best` would scan to generate candidates.
-fn prefix_cost(side: &SideIndex, q: &Query<'_>, best: &Best) -> u64 {
-    let m = q.seen.len();
-    q.seen
-        .iter()
-        .enumerate()
-        .take_while(|(i, _)| {
-            best.admits(
-                Ratio {
-                    num: (m - i) as u64,
-                    den: q.size,
-                },
-                0,
-            )
-        })
-        .map(|(_, &g)| side.df(g))
-        .sum()
+/// `Worker::counted` with counters of type `T`.
+fn counted_audit<T: Counter>(
+    index: &TrainingIndex,
+    bufs: &mut Buffers<T>,
+    stats: &mut Stats,
+    x: Option<&Query<'_>>,
+    refs: &[Query<'_>],
+) -> AuditRow {
+    let source_exact = x.and_then(|x| index.src.texts().lowest_equal(x.text));
+    let mut target_exact: Option<(u32, u32)> = None;
+    for (r, rq) in refs.iter().enumerate() {
+        if let Some(row) = index.tgt.texts().lowest_equal(rq.text) {
+            if target_exact.is_none_or(|(best_row, _)| row < best_row) {
+                target_exact = Some((row, r as u32));
+            }
+        }
+    }
+    let pair_exact = match x {
+        Some(x) if !refs.is_empty() => refs
+            .iter()
+            .filter_map(|r| {
+                index
+                    .pairs
+                    .lowest_equal(index.src.texts(), index.tgt.texts(), x.text, r.text)
+            })
+            .min(),
+        _ => None,
+    };
+    let pair_wanted = x.is_some() && !refs.is_empty() && pair_exact.is_none();
+    let Buffers {
+        source: source_counts,
+        refs: ref_counts,
+        locals,
+    } = bufs;
+    let mut source = Hit::NONE;
+    if let Some(x) = x {
+        if source_exact.is_none() || pair_wanted {
+            source_counts.fill(&index.src, x, locals, stats);
+        }
+        source = match source_exact {
+            Some(row) => Hit::exact(row),
+            None => {
+                let mut best = Best::NONE;
+                best_row(&index.src, source_counts, &mut best, stats);
+                Hit::from_best(best)
+            }
+        };
+    }
+    let mut target = TargetHit {
+        hit: Hit::NONE,
+        ref_idx: None,
+    };
+    if !refs.is_empty() {
+        if ref_counts.len() < refs.len() {
+            ref_counts.resize_with(refs.len(), Default::default);
+        }
+        let ref_counts = ref_counts.get_mut(..refs.len()).unwrap_or_default();
+        if target_exact.is_none() || pair_wanted {
+            for (rq, counts) in refs.iter().zip(ref_counts.iter_mut()) {
+                counts.fill(&index.tgt, rq, locals, stats);
+            }
+        }
+        target = match target_exact {
+            Some((row, r)) => TargetHit {
+                hit: Hit::exact(row),
+                ref_idx: Some(r),
+            },
+            None => {
+                let (best, ref_idx) = best_target(&index.tgt, ref_counts, stats);
+                let hit = Hit::from_best(best);
+                TargetHit {
+                    hit,
+                    ref_idx: hit.row.and(ref_idx),
+                }
+            }
+        };
+    }
+    let pair = match (pair_exact, source.row, target.hit.row) {
+        (Some(row), _, _) => Hit::exact(row),
+        (None, Some(s), Some(t)) if pair_wanted => {
+            let refs_counts = ref_counts.get(..refs.len()).unwrap_or_default();
+            Hit::from_best(best_pair(index, source_counts, refs_counts, &[s, t], stats))
+        }
+        _ => Hit::NONE,
+    };
+    AuditRow {
+        source,
+        target,
+        pair,
+    }
 }
 
 impl RetrievalIndex {
@@ -424,7 +382,7 @@ impl RetrievalIndex {
     }
 
     fn worker(&self, mode: Mode) -> Worker<'_> {
-        let (scratch, source_counts, ref_counts) = self
+        let (scratch, small, large) = self
             .pool
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -432,8 +390,8 @@ impl RetrievalIndex {
             .unwrap_or_else(|| {
                 (
                     Scratch::new(self.index.rows()),
-                    Counts::default(),
-                    Vec::new(),
+                    Buffers::default(),
+                    Buffers::default(),
                 )
             });
         Worker {
@@ -441,16 +399,16 @@ impl RetrievalIndex {
             scratch,
             stats: Stats::default(),
             mode,
-            source_counts,
-            ref_counts,
+            small,
+            large,
         }
     }
 
     fn release(&self, worker: Worker<'_>) -> Stats {
         self.pool.lock().unwrap_or_else(|e| e.into_inner()).push((
             worker.scratch,
-            worker.source_counts,
-            worker.ref_counts,
+            worker.small,
+            worker.large,
         ));
         worker.stats
     }
@@ -507,10 +465,13 @@ impl RetrievalIndex {
                 .iter()
                 .map(|r| w.prepare(r.as_ref(), &index.tgt))
                 .collect::<Result<Vec<_>>>()?;
+            let Mode::Fast { rare, shortlist: k } = w.mode else {
+                return Ok(w.counted(Some(&xq), &rqs));
+            };
             let mut shortlist = Vec::new();
-            let source = w.source(&xq, &mut shortlist);
-            let target = w.target(&rqs, source.row, &mut shortlist);
-            let pair = w.pair(&xq, &rqs, &source, &target, &mut shortlist);
+            let source = w.fast_source(&xq, rare, k, &mut shortlist);
+            let target = w.fast_target(&rqs, rare, k, &mut shortlist);
+            let pair = w.fast_pair(&xq, &rqs, &source, &target, &mut shortlist);
             Ok(AuditRow {
                 source,
                 target,
@@ -528,7 +489,12 @@ impl RetrievalIndex {
     ) -> Result<(Vec<Hit>, Stats)> {
         self.run(queries, mode, threads, |w, x| {
             let xq = w.prepare(x.as_ref(), &w.index.src)?;
-            Ok(w.source(&xq, &mut Vec::new()))
+            match w.mode {
+                Mode::Exact => Ok(w.counted(Some(&xq), &[]).source),
+                Mode::Fast { rare, shortlist } => {
+                    Ok(w.fast_source(&xq, rare, shortlist, &mut Vec::new()))
+                }
+            }
         })
     }
 
@@ -546,7 +512,12 @@ impl RetrievalIndex {
                 .iter()
                 .map(|r| w.prepare(r.as_ref(), &index.tgt))
                 .collect::<Result<Vec<_>>>()?;
-            Ok(w.target(&rqs, None, &mut Vec::new()))
+            match w.mode {
+                Mode::Exact => Ok(w.counted(None, &rqs).target),
+                Mode::Fast { rare, shortlist } => {
+                    Ok(w.fast_target(&rqs, rare, shortlist, &mut Vec::new()))
+                }
+            }
         })
     }
 }

@@ -6,8 +6,9 @@ use rustc_hash::FxHasher;
 
 use super::error::{invalid, Result};
 
-/// Validated n-gram orders: non-empty, each ≥ 1, sorted and deduplicated.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Validated n-gram orders: non-empty, each ≥ 1, sorted and deduplicated (the default, empty,
+/// only stands in until an index is built).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Orders {
     orders: Vec<usize>,
 }

@@ -5,7 +5,7 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 use rustc_hash::FxBuildHasher;
 
-use super::dense::{words_for, DenseGrams};
+use super::dense::{DenseGrams, TILE_ROWS};
 use super::error::{internal, invalid, Result};
 use super::grams::{for_each_gram, Orders};
 use super::store::{PairTable, TextStore, Vocab};
@@ -33,13 +33,11 @@ fn dense_threshold(rows: usize, requested: Option<u64>) -> u64 {
 }
 
 /// One side (sources or targets) of the training data. Gram ids ascend with document frequency;
-/// ids below `dense.first()` (sparse grams) have postings lists and appear in the rows' sparse
-/// lists, the others are bitmaps (see `dense.rs`).
+/// ids below `dense.first()` (sparse grams) have postings lists, the others are bitmaps (see
+/// `dense.rs`).
 #[derive(Debug, Default)]
 pub struct SideIndex {
-    /// Row `d`'s sparse gram ids are `doc_grams[doc_offsets[d]..doc_offsets[d + 1]]`, ascending.
-    doc_offsets: Vec<u64>,
-    doc_grams: Vec<u32>,
+    orders: Orders,
     /// Number of distinct grams of each row (sparse and dense).
     doc_lens: Vec<u32>,
     /// Sparse gram `g`'s rows are `postings[post_offsets[g]..post_offsets[g + 1]]`, ascending.
@@ -73,21 +71,111 @@ impl std::hash::Hash for Gram<'_> {
     }
 }
 
+/// An open-addressing table from short-gram keys (see `short_key`; never 0) to block-local ids,
+/// with the last row (tag) that counted each gram. One entry is 16 bytes, so a lookup touches one
+/// cache line, and a row's lookups are prefetched before they are made.
+struct ShortTable {
+    entries: Vec<ShortEntry>,
+    len: usize,
+    shift: u32,
+}
+
+#[derive(Clone, Copy, Default)]
+struct ShortEntry {
+    key: u64,
+    id: u32,
+    tag: u32,
+}
+
+impl ShortTable {
+    fn new() -> Self {
+        Self::with_bits(14)
+    }
+
+    fn with_bits(bits: u32) -> Self {
+        Self {
+            entries: vec![ShortEntry::default(); 1 << bits],
+            len: 0,
+            shift: 64 - bits,
+        }
+    }
+
+    #[inline(always)]
+    fn slot(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(e) = self.entries.get(self.slot(key)) {
+            // SAFETY: prefetching is a hint; the address is that of a live entry.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    (e as *const ShortEntry).cast::<i8>(),
+                );
+            }
+        }
+    }
+
+    /// The entry of `key`, inserted with id `next` when missing (then `true`).
+    #[inline(always)]
+    fn entry(&mut self, key: u64, next: u32) -> (&mut ShortEntry, bool) {
+        if 2 * (self.len + 1) > self.entries.len() {
+            self.grow();
+        }
+        let mask = self.entries.len() - 1;
+        let mut i = self.slot(key);
+        loop {
+            let k = self.entries.get(i).map_or(0, |e| e.key);
+            if k == key || k == 0 {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        let fresh = self.entries.get(i).is_some_and(|e| e.key == 0);
+        if fresh {
+            self.len += 1;
+        }
+        let e = &mut self.entries[i & mask];
+        if fresh {
+            *e = ShortEntry {
+                key,
+                id: next,
+                tag: 0,
+            };
+        }
+        (e, fresh)
+    }
+
+    fn grow(&mut self) {
+        let bits = 64 - self.shift + 1;
+        let mut bigger = Self::with_bits(bits);
+        let mask = bigger.entries.len() - 1;
+        for e in self.entries.iter().filter(|e| e.key != 0) {
+            let mut i = bigger.slot(e.key);
+            while bigger.entries.get(i).is_some_and(|x| x.key != 0) {
+                i = (i + 1) & mask;
+            }
+            if let Some(slot) = bigger.entries.get_mut(i) {
+                *slot = *e;
+            }
+        }
+        bigger.len = self.len;
+        *self = bigger;
+    }
+}
+
 /// First build pass over one block of rows: block-local gram ids, their document frequencies
 /// and each row's distinct local ids.
 struct BlockPass<'a> {
-    /// Grams of up to 7 bytes, packed into an integer key (see `short_key`).
-    short: HashMap<u64, u32, FxBuildHasher>,
-    /// Longer grams.
-    long: HashMap<Gram<'a>, u32, FxBuildHasher>,
+    /// Longer grams (over 7 bytes).
+    long: HashMap<Gram<'a>, (u32, u32), FxBuildHasher>,
     /// Each local id's gram (its first occurrence).
     grams: Vec<&'a str>,
     df: Vec<u32>,
-    last: Vec<u32>,
     ids: Vec<u32>,
     lens: Vec<u32>,
-    /// Per row, how many of its (sorted, global) ids are sparse; filled by the second pass.
-    sparse: Vec<u32>,
 }
 
 impl<'a> BlockPass<'a> {
@@ -98,54 +186,58 @@ impl<'a> BlockPass<'a> {
             .map(|t| t.as_ref().len() * orders.as_slice().len())
             .sum();
         let mut pass = BlockPass {
-            short: HashMap::with_hasher(FxBuildHasher),
             long: HashMap::with_hasher(FxBuildHasher),
             grams: Vec::new(),
             df: Vec::new(),
-            last: Vec::new(),
             ids: Vec::with_capacity(occurrences),
             lens: Vec::with_capacity(texts.len()),
-            sparse: Vec::with_capacity(texts.len()),
         };
+        let mut short = ShortTable::new();
         let mut bounds = Vec::new();
+        let mut row_grams: Vec<(&'a str, u64)> = Vec::new();
         for (offset, text) in texts.iter().enumerate() {
             let tag = (lo + offset) as u32 + 1;
             let before = pass.ids.len();
+            let text = text.as_ref();
+            row_grams.clear();
+            for_each_gram(text, orders, &mut bounds, |g| {
+                let key = short_key(text, g).unwrap_or(0);
+                short.prefetch(key);
+                row_grams.push((g, key));
+            });
             let BlockPass {
-                short,
                 long,
                 grams,
                 df,
-                last,
                 ids,
                 ..
             } = &mut pass;
-            let text = text.as_ref();
-            for_each_gram(text, orders, &mut bounds, |g| {
+            for &(g, key) in &row_grams {
                 let next = df.len() as u32;
-                let id = match short_key(text, g) {
-                    Some(key) => *short.entry(key).or_insert(next),
-                    None => *long.entry(Gram(g)).or_insert(next),
+                let (id, seen, fresh) = if key != 0 {
+                    let (e, fresh) = short.entry(key, next);
+                    let seen = e.tag == tag;
+                    e.tag = tag;
+                    (e.id, seen, fresh)
+                } else {
+                    let e = long.entry(Gram(g)).or_insert((next, 0));
+                    let seen = e.1 == tag;
+                    e.1 = tag;
+                    (e.0, seen, e.0 == next)
                 };
-                if id == next {
+                if fresh {
                     grams.push(g);
                     df.push(0);
-                    last.push(0);
                 }
-                if let (Some(seen), Some(count)) =
-                    (last.get_mut(id as usize), df.get_mut(id as usize))
-                {
-                    if *seen != tag {
-                        *seen = tag;
+                if !seen {
+                    if let Some(count) = df.get_mut(id as usize) {
                         *count += 1;
-                        ids.push(id);
                     }
+                    ids.push(id);
                 }
-            });
+            }
             pass.lens.push((pass.ids.len() - before) as u32);
         }
-        pass.last = Vec::new();
-        pass.short = HashMap::default();
         pass.long = HashMap::default();
         pass
     }
@@ -186,7 +278,8 @@ fn prefix_sums(counts: impl Iterator<Item = u64>, len: usize) -> Vec<u64> {
 fn first_pass<'a, S: AsRef<str> + Sync>(texts: &'a [S], orders: &Orders) -> Vec<BlockPass<'a>> {
     let rows = texts.len();
     let blocks = (rayon::current_num_threads() * 2).clamp(1, rows.div_ceil(MIN_BLOCK).max(1));
-    let block_rows = rows.div_ceil(blocks).max(1);
+    // Whole tiles per block, so that each block fills its own tiles of the dense bitmaps.
+    let block_rows = rows.div_ceil(blocks).max(1).next_multiple_of(TILE_ROWS);
     texts
         .par_chunks(block_rows)
         .enumerate()
@@ -212,7 +305,9 @@ fn number_grams(passes: &[BlockPass<'_>]) -> Result<GlobalGrams> {
         return Err(invalid("too many distinct n-grams in the training data"));
     }
     let mut order: Vec<u32> = (0..grams.len() as u32).collect();
-    order.par_sort_unstable_by_key(|&i| grams.get(i as usize).map(|&(g, df)| (df, g)));
+    // Ties by first appearance in the texts (the merged order), which does not depend on how
+    // the rows were split into blocks.
+    order.par_sort_unstable_by_key(|&i| grams.get(i as usize).map(|&(_, df)| (df, i)));
     let mut rank = vec![0u32; grams.len()];
     let gram_bytes = grams.iter().map(|(g, _)| g.len()).sum();
     let mut vocab = Vocab::with_capacity(grams.len(), gram_bytes);
@@ -264,151 +359,49 @@ fn merge_blocks<'a>(passes: &[BlockPass<'a>]) -> (Vec<(&'a str, u32)>, Vec<Vec<u
     (grams, to_global)
 }
 
-/// Pass 2: each row's ids mapped to global ids in place, its sparse ones (below `first`)
-/// moved to the front and sorted; `pass.sparse` records how many.
-fn split_sparse(passes: &mut [BlockPass<'_>], to_global: &[Vec<u32>], first: u32) {
+/// Pass 2: each row's block-local ids mapped to global ids, in place.
+fn globalize(passes: &mut [BlockPass<'_>], to_global: &[Vec<u32>]) {
     passes
         .par_iter_mut()
         .zip(to_global.par_iter())
         .for_each(|(pass, map)| {
-            let mut at = 0usize;
-            for len in pass.lens.iter_mut() {
-                let n = *len as usize;
-                if let Some(ids) = pass.ids.get_mut(at..at + n) {
-                    pass.sparse.push(sparse_first(ids, map, first) as u32);
-                }
-                at += n;
+            for id in pass.ids.iter_mut() {
+                *id = map.get(*id as usize).copied().unwrap_or(u32::MAX);
             }
         });
 }
 
-/// Maps one row's block-local `ids` to global ids and moves the sparse ones (below `first`) to
-/// the front, sorted (the dense ones, which go to a bitset, follow); returns how many are
-/// sparse.
-fn sparse_first(ids: &mut [u32], map: &[u32], first: u32) -> usize {
-    let mut sparse = 0usize;
-    for i in 0..ids.len() {
-        let id = ids.get(i).map_or(u32::MAX, |&l| {
-            map.get(l as usize).copied().unwrap_or(u32::MAX)
-        });
-        if let Some(slot) = ids.get_mut(i) {
-            *slot = id;
-        }
-        if id < first {
-            ids.swap(i, sparse);
-            sparse += 1;
-        }
-    }
-    if let Some(low) = ids.get_mut(..sparse) {
-        low.sort_unstable();
-    }
-    sparse
-}
-
-/// Every row's sparse gram list (CSR) and dense-gram bitset.
-struct RowLists {
-    /// Row `d`'s sparse grams are `doc_grams[doc_offsets[d]..doc_offsets[d + 1]]`.
-    doc_offsets: Vec<u64>,
-    doc_grams: Vec<u32>,
-    /// `row_words` words per row: bit `g - first` is set for each of its dense grams `g`.
-    by_row: Vec<u64>,
-}
-
-/// The rows' sparse lists and dense bitsets from the passes (after `split_sparse`), each block
-/// written in parallel into its own slice of the arrays.
-fn row_lists(
-    passes: &[BlockPass<'_>],
-    rows: usize,
-    row_words: usize,
-    first: u32,
-) -> Result<RowLists> {
-    let sparse_lens = passes.iter().flat_map(|p| p.sparse.iter().copied());
-    let doc_offsets = prefix_sums(sparse_lens.map(u64::from), rows);
-    let total = usize::try_from(doc_offsets.last().copied().unwrap_or(0))
-        .map_err(|_| invalid("the training data is too large for this platform"))?;
-    let mut doc_grams = vec![0u32; total];
-    let mut by_row = vec![0u64; rows * row_words];
-    let mut parts: Vec<(&mut [u32], &mut [u64], &BlockPass<'_>)> = Vec::with_capacity(passes.len());
-    let (mut rest, mut rest_rows) = (doc_grams.as_mut_slice(), by_row.as_mut_slice());
-    for pass in passes {
-        let sparse_total: usize = pass.sparse.iter().map(|&n| n as usize).sum();
-        let (part, tail) = rest
-            .split_at_mut_checked(sparse_total)
-            .ok_or_else(|| internal("row offsets exceed the gram array"))?;
-        let (bits, bits_tail) = rest_rows
-            .split_at_mut_checked(pass.lens.len() * row_words)
-            .ok_or_else(|| internal("row bitsets exceed their array"))?;
-        parts.push((part, bits, pass));
-        rest = tail;
-        rest_rows = bits_tail;
-    }
-    parts
-        .into_par_iter()
-        .try_for_each(|(part, bits, pass)| write_block_rows(pass, part, bits, row_words, first))?;
-    Ok(RowLists {
-        doc_offsets,
-        doc_grams,
-        by_row,
-    })
-}
-
-/// Writes one block's rows: their sparse grams, one after the other, into `part`, and their
-/// dense grams into their bitsets of `row_words` words in `bits`.
-fn write_block_rows(
-    pass: &BlockPass<'_>,
-    part: &mut [u32],
-    bits: &mut [u64],
-    row_words: usize,
-    first: u32,
-) -> Result<()> {
-    let (mut at, mut out) = (0usize, 0usize);
-    for (row, (&len, &sparse)) in pass.lens.iter().zip(&pass.sparse).enumerate() {
-        let (len, sparse) = (len as usize, sparse as usize);
-        let ids = pass
-            .ids
-            .get(at..at + len)
-            .ok_or_else(|| internal("gram list overflows its slot"))?;
-        let (low, high) = ids.split_at(sparse);
-        part.get_mut(out..out + sparse)
-            .ok_or_else(|| internal("sparse list overflows its slot"))?
-            .copy_from_slice(low);
-        let row_bits = bits
-            .get_mut(row * row_words..(row + 1) * row_words)
-            .ok_or_else(|| internal("row bitset out of range"))?;
-        for &g in high {
-            let k = (g - first) as usize;
-            if let Some(w) = row_bits.get_mut(k / 64) {
-                *w |= 1 << (k % 64);
-            }
-        }
-        at += len;
-        out += sparse;
-    }
-    Ok(())
-}
-
-/// Postings of the sparse grams (offsets and rows, rows ascending within each gram) from the
-/// rows' sparse lists; `sparse_dfs` holds each sparse gram's document frequency.
+/// Postings of the sparse grams (ids below `first`; offsets and rows, rows ascending within
+/// each gram) from the rows' global ids; `sparse_dfs` holds each sparse gram's document
+/// frequency.
 fn sparse_postings(
-    doc_offsets: &[u64],
-    doc_grams: &[u32],
+    passes: &[BlockPass<'_>],
     sparse_dfs: &[u32],
+    first: u32,
 ) -> Result<(Vec<u64>, Vec<u32>)> {
     let grams = sparse_dfs.len();
     let post_offsets = prefix_sums(sparse_dfs.iter().map(|&d| u64::from(d)), grams);
+    let total = usize::try_from(post_offsets.last().copied().unwrap_or(0))
+        .map_err(|_| invalid("the training data is too large for this platform"))?;
     let mut cursor: Vec<u64> = post_offsets.get(..grams).unwrap_or(&[]).to_vec();
-    let mut postings = vec![0u32; doc_grams.len()];
-    for (row, bounds) in doc_offsets.windows(2).enumerate() {
-        let &[lo, hi] = bounds else { continue };
-        for &g in doc_grams.get(lo as usize..hi as usize).unwrap_or(&[]) {
-            let c = cursor
-                .get_mut(g as usize)
-                .ok_or_else(|| internal("gram id out of range"))?;
-            let slot = postings
-                .get_mut(*c as usize)
-                .ok_or_else(|| internal("postings overflow"))?;
-            *slot = row as u32;
-            *c += 1;
+    let mut postings = vec![0u32; total];
+    let mut row = 0u32;
+    for pass in passes {
+        let mut at = 0usize;
+        for &len in &pass.lens {
+            let ids = pass.ids.get(at..at + len as usize).unwrap_or(&[]);
+            for &g in ids.iter().filter(|&&g| g < first) {
+                let c = cursor
+                    .get_mut(g as usize)
+                    .ok_or_else(|| internal("gram id out of range"))?;
+                let slot = postings
+                    .get_mut(*c as usize)
+                    .ok_or_else(|| internal("postings overflow"))?;
+                *slot = row;
+                *c += 1;
+            }
+            at += len as usize;
+            row += 1;
         }
     }
     Ok((post_offsets, postings))
@@ -441,7 +434,7 @@ impl SideIndex {
     }
 
     /// Everything but the stored texts and the empty-row list: the grams numbered rarest first,
-    /// each row's sparse gram list and dense-gram bitset, and the sparse grams' postings.
+    /// each row's gram count, the sparse grams' postings and the dense grams' bitmaps.
     fn build_grams<S: AsRef<str> + Sync>(
         texts: &[S],
         orders: &Orders,
@@ -455,27 +448,29 @@ impl SideIndex {
             to_global,
         } = number_grams(&passes)?;
         let first_dense = dfs.partition_point(|&df| u64::from(df) < dense_min_df);
-        let row_words = words_for(dfs.len() - first_dense);
         let first = first_dense as u32;
-        split_sparse(&mut passes, &to_global, first);
+        globalize(&mut passes, &to_global);
         drop(to_global);
         let doc_lens: Vec<u32> = passes.iter().flat_map(|p| p.lens.iter().copied()).collect();
         if doc_lens.iter().any(|&n| n as usize > MAX_GRAMS_PER_TEXT) {
             return Err(invalid("a training text has too many distinct n-grams"));
         }
-        let RowLists {
-            doc_offsets,
-            doc_grams,
-            by_row,
-        } = row_lists(&passes, rows, row_words, first)?;
-        drop(passes);
         let dense_dfs = dfs.get(first_dense..).unwrap_or(&[]).to_vec();
-        let dense = DenseGrams::from_rows(rows, first, dense_dfs, by_row, row_words);
         let sparse_dfs = dfs.get(..first_dense).unwrap_or(&[]);
-        let (post_offsets, postings) = sparse_postings(&doc_offsets, &doc_grams, sparse_dfs)?;
+        let blocks: Vec<(&[u32], &[u32])> = passes
+            .iter()
+            .map(|p| (p.lens.as_slice(), p.ids.as_slice()))
+            .collect();
+        let (postings, dense) = rayon::join(
+            || sparse_postings(&passes, sparse_dfs, first),
+            || DenseGrams::from_blocks(rows, first, dense_dfs, &blocks),
+        );
+        let (post_offsets, postings) = postings?;
+        let dense = dense?;
+        drop(blocks);
+        drop(passes);
         Ok(Self {
-            doc_offsets,
-            doc_grams,
+            orders: orders.clone(),
             doc_lens,
             post_offsets,
             postings,
@@ -489,16 +484,6 @@ impl SideIndex {
     #[inline]
     pub fn rows(&self) -> usize {
         self.doc_lens.len()
-    }
-
-    /// The sorted sparse gram ids of row `d`.
-    #[inline]
-    pub fn doc(&self, d: u32) -> &[u32] {
-        let d = d as usize;
-        match (self.doc_offsets.get(d), self.doc_offsets.get(d + 1)) {
-            (Some(&lo), Some(&hi)) => self.doc_grams.get(lo as usize..hi as usize).unwrap_or(&[]),
-            _ => &[],
-        }
     }
 
     /// Number of distinct grams of row `d`.
@@ -548,6 +533,12 @@ impl SideIndex {
         }
     }
 
+    /// The n-gram orders.
+    #[inline]
+    pub fn orders(&self) -> &Orders {
+        &self.orders
+    }
+
     /// The gram vocabulary.
     #[inline]
     pub fn vocab(&self) -> &Vocab {
@@ -567,12 +558,8 @@ impl SideIndex {
 
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
-        (self.doc_offsets.capacity() + self.post_offsets.capacity()) * 8
-            + (self.doc_lens.capacity()
-                + self.doc_grams.capacity()
-                + self.postings.capacity()
-                + self.empty_rows.capacity())
-                * 4
+        self.post_offsets.capacity() * 8
+            + (self.doc_lens.capacity() + self.postings.capacity() + self.empty_rows.capacity()) * 4
             + self.dense.heap_bytes()
             + self.vocab.heap_bytes()
             + self.texts.heap_bytes()

@@ -4,6 +4,7 @@
 //! Pure Rust; the Python binding lives in `python/retrieval.rs`.
 
 mod audit;
+mod counting;
 mod dense;
 mod error;
 mod grams;

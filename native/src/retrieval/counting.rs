@@ -1,0 +1,425 @@
+//! Exact search by counting: for one query, the number of grams it shares with every row of a
+//! side, then the best rows read off those counts.
+//!
+//! The counts are exact intersections, so a row's similarity follows from its count and length
+//! without looking at the row again. Sparse grams add their postings one by one; dense grams add
+//! their bitmaps 512 rows at a time (`add_dense`). Reading off keeps the best so far and skips
+//! every tile whose highest count cannot reach it: a row sharing `c` of the query's `|Q|` grams
+//! scores at most `c / |Q|`.
+//!
+//! One pass per query and side serves the source, target and pair searches alike: the pair
+//! value of a row is the minimum of its two side similarities, both known from the counts.
+
+use super::dense::{DenseGrams, TILE_ROWS, TILE_WORDS};
+use super::index::{SideIndex, TrainingIndex};
+use super::score::{Best, Ratio};
+use super::search::{min_shared, Query, Stats};
+
+/// A per-row shared-gram counter: `u16` for ordinary queries, `u32` for huge ones.
+pub trait Counter: Copy + Default + Ord + Send + 'static {
+    fn inc(&mut self);
+    fn get(self) -> u64;
+    /// Adds bit `i` of `word` to `counts[i]` (64 counters).
+    fn add_word(counts: &mut [Self], word: u64);
+    /// Adds each dense gram's bitmap of tile `tile` to the tile's 512 counters.
+    fn add_dense(block: &mut [Self], dense: &DenseGrams, tile: usize, locals: &[usize]) {
+        add_dense_portable(block, dense, tile, locals);
+    }
+}
+
+impl Counter for u16 {
+    #[inline(always)]
+    fn inc(&mut self) {
+        *self = self.wrapping_add(1);
+    }
+    #[inline(always)]
+    fn get(self) -> u64 {
+        u64::from(self)
+    }
+    #[inline(always)]
+    fn add_word(counts: &mut [Self], word: u64) {
+        for (i, c) in counts.iter_mut().take(64).enumerate() {
+            *c = c.wrapping_add(((word >> i) & 1) as u16);
+        }
+    }
+    fn add_dense(block: &mut [Self], dense: &DenseGrams, tile: usize, locals: &[usize]) {
+        #[cfg(target_arch = "x86_64")]
+        if simd::available() {
+            // SAFETY: the CPU supports AVX-512F and AVX-512BW (checked just above).
+            unsafe { simd::add_dense_u16(block, dense, tile, locals) };
+            return;
+        }
+        add_dense_portable(block, dense, tile, locals);
+    }
+}
+
+impl Counter for u32 {
+    #[inline(always)]
+    fn inc(&mut self) {
+        *self = self.wrapping_add(1);
+    }
+    #[inline(always)]
+    fn get(self) -> u64 {
+        u64::from(self)
+    }
+    #[inline(always)]
+    fn add_word(counts: &mut [Self], word: u64) {
+        for (i, c) in counts.iter_mut().take(64).enumerate() {
+            *c = c.wrapping_add(((word >> i) & 1) as u32);
+        }
+    }
+}
+
+/// `Counter::add_dense` without SIMD intrinsics.
+fn add_dense_portable<T: Counter>(
+    block: &mut [T],
+    dense: &DenseGrams,
+    tile: usize,
+    locals: &[usize],
+) {
+    for &k in locals {
+        let line = dense.tile_line(tile, k);
+        for (lane, chunk) in block.chunks_mut(64).enumerate().take(TILE_WORDS) {
+            if let Some(&word) = line.get(lane) {
+                if word != 0 {
+                    T::add_word(chunk, word);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod simd {
+    use std::arch::x86_64::{
+        __m512i, _mm512_loadu_si512, _mm512_mask_add_epi16, _mm512_set1_epi16, _mm512_storeu_si512,
+        _mm_prefetch, _MM_HINT_T0,
+    };
+
+    use super::super::dense::{DenseGrams, TILE_ROWS};
+
+    /// How many grams ahead the bitmap lines are prefetched.
+    const PREFETCH_AHEAD: usize = 8;
+
+    /// Whether the AVX-512 kernel can run here (and is not switched off for tests).
+    pub fn available() -> bool {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && !super::portable_forced()
+    }
+
+    /// Adds the dense grams `locals` of tile `tile` to 512 `u16` counters held in registers,
+    /// one masked add per 32 rows and gram.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F and AVX-512BW.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub unsafe fn add_dense_u16(
+        block: &mut [u16],
+        dense: &DenseGrams,
+        tile: usize,
+        locals: &[usize],
+    ) {
+        if block.len() < TILE_ROWS {
+            super::add_dense_portable(block, dense, tile, locals);
+            return;
+        }
+        let base = block.as_mut_ptr().cast::<__m512i>();
+        let mut acc = [_mm512_set1_epi16(0); 16];
+        for (j, a) in acc.iter_mut().enumerate() {
+            // SAFETY: `block` holds at least 512 u16 = 16 vectors of 32 lanes.
+            *a = unsafe { _mm512_loadu_si512(base.add(j)) };
+        }
+        let one = _mm512_set1_epi16(1);
+        for (i, &k) in locals.iter().enumerate() {
+            // The lines of one tile are scattered: fetch a few grams ahead.
+            if let Some(&ahead) = locals.get(i + PREFETCH_AHEAD) {
+                _mm_prefetch::<_MM_HINT_T0>(dense.tile_line(tile, ahead).as_ptr().cast::<i8>());
+            } else if let Some(&ahead) = locals.get(i + PREFETCH_AHEAD - locals.len()) {
+                _mm_prefetch::<_MM_HINT_T0>(dense.tile_line(tile + 1, ahead).as_ptr().cast::<i8>());
+            }
+            let line = dense.tile_line(tile, k);
+            for (j, a) in acc.iter_mut().enumerate() {
+                let word = line[j / 2];
+                let mask = (word >> (32 * (j % 2))) as u32;
+                *a = _mm512_mask_add_epi16(*a, mask, *a, one);
+            }
+        }
+        for (j, a) in acc.iter().enumerate() {
+            // SAFETY: as above.
+            unsafe { _mm512_storeu_si512(base.add(j), *a) };
+        }
+    }
+}
+
+/// Set by tests to run the portable dense kernel (both kernels give the same counts).
+#[cfg(test)]
+static PORTABLE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether tests asked for the portable kernel.
+#[cfg(target_arch = "x86_64")]
+fn portable_forced() -> bool {
+    #[cfg(test)]
+    {
+        PORTABLE.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[cfg(not(test))]
+    {
+        false
+    }
+}
+
+/// Runs `f` with the portable dense kernel (tests cover both kernels).
+#[cfg(test)]
+pub fn with_portable_kernel<T>(f: impl FnOnce() -> T) -> T {
+    PORTABLE.store(true, std::sync::atomic::Ordering::Relaxed);
+    let out = f();
+    PORTABLE.store(false, std::sync::atomic::Ordering::Relaxed);
+    out
+}
+
+/// Every row's count of one query's grams on one side, with each tile's highest count.
+#[derive(Debug, Default)]
+pub struct RowCounts<T> {
+    counts: Vec<T>,
+    tile_max: Vec<u64>,
+    /// |G(query)|, unseen grams included.
+    size: u64,
+    /// Whether the query is the empty text.
+    empty: bool,
+}
+
+impl<T: Counter> RowCounts<T> {
+    /// Counts `query`'s grams in every row of `side`.
+    pub fn fill(
+        &mut self,
+        side: &SideIndex,
+        query: &Query<'_>,
+        locals: &mut Vec<usize>,
+        stats: &mut Stats,
+    ) {
+        let dense = side.dense();
+        let tiles = side.rows().div_ceil(TILE_ROWS);
+        self.counts.clear();
+        self.counts.resize(tiles * TILE_ROWS, T::default());
+        self.size = query.size;
+        self.empty = query.text.is_empty();
+        let mut visited = 0u64;
+        for &g in query.sparse_grams() {
+            let postings = side.postings(g);
+            visited += postings.len() as u64;
+            for &d in postings {
+                if let Some(c) = self.counts.get_mut(d as usize) {
+                    c.inc();
+                }
+            }
+        }
+        locals.clear();
+        for &g in query.dense_grams() {
+            locals.push(g.wrapping_sub(dense.first()) as usize);
+            visited += dense.df(g);
+        }
+        self.tile_max.clear();
+        for (tile, block) in self.counts.chunks_mut(TILE_ROWS).enumerate() {
+            if !locals.is_empty() {
+                T::add_dense(block, dense, tile, locals);
+            }
+            self.tile_max
+                .push(block.iter().copied().max().map_or(0, Counter::get));
+        }
+        stats.postings_visited += visited;
+        stats.postings_total += visited;
+        stats.searches_counted += 1;
+    }
+
+    /// The count of row `d`.
+    #[inline]
+    pub fn count(&self, d: u32) -> u64 {
+        self.counts.get(d as usize).map_or(0, |c| c.get())
+    }
+
+    /// The query's similarity to row `d`.
+    #[inline]
+    pub fn similarity(&self, side: &SideIndex, d: u32) -> Ratio {
+        Ratio::jaccard(self.count(d), self.size, side.doc_len(d))
+    }
+
+    /// Calls `f` with each row, ascending, whose count is at least `need()` (re-read after every
+    /// call, as the caller's best rises); whole tiles below it are skipped.
+    fn scan(&self, mut need: impl FnMut() -> u64, mut f: impl FnMut(u32)) {
+        for (tile, block) in self.counts.chunks(TILE_ROWS).enumerate() {
+            if self.tile_max.get(tile).copied().unwrap_or(0) < need() {
+                continue;
+            }
+            for (lane, chunk) in block.chunks(64).enumerate() {
+                let at_least = need();
+                let mut mask = 0u64;
+                for (i, c) in chunk.iter().enumerate() {
+                    mask |= u64::from(c.get() >= at_least) << i;
+                }
+                while mask != 0 {
+                    f((tile * TILE_ROWS + lane * 64) as u32 + mask.trailing_zeros());
+                    mask &= mask - 1;
+                }
+            }
+        }
+    }
+
+    /// Offers every row that can beat `best` (higher similarity, or equal at a lower row).
+    pub fn best_into(&self, side: &SideIndex, best: &mut Best, stats: &mut Stats) {
+        let cell = std::cell::Cell::new(*best);
+        let size = self.size;
+        self.scan(
+            || min_shared(&cell.get(), size),
+            |d| {
+                stats.candidates_verified += 1;
+                let mut b = cell.get();
+                b.offer(self.similarity(side, d), d);
+                cell.set(b);
+            },
+        );
+        *best = cell.get();
+    }
+
+    /// A row with the highest count (the first such), as a starting point for `best_into`.
+    pub fn top_row(&self) -> Option<u32> {
+        let (tile, &max) = self
+            .tile_max
+            .iter()
+            .enumerate()
+            .max_by_key(|&(t, &m)| (m, std::cmp::Reverse(t)))?;
+        if max == 0 {
+            return None;
+        }
+        let block = self.counts.get(tile * TILE_ROWS..)?;
+        let i = block.iter().position(|c| c.get() == max)?;
+        Some((tile * TILE_ROWS + i) as u32)
+    }
+}
+
+/// Count buffers of one worker, reused across queries.
+#[derive(Debug, Default)]
+pub struct Buffers<T> {
+    pub source: RowCounts<T>,
+    pub refs: Vec<RowCounts<T>>,
+    pub locals: Vec<usize>,
+}
+
+/// The best row of `side` for one query, from its counts (`best` may hold a starting point).
+pub fn best_row<T: Counter>(
+    side: &SideIndex,
+    counts: &RowCounts<T>,
+    best: &mut Best,
+    stats: &mut Stats,
+) {
+    if let Some(row) = counts.top_row() {
+        best.offer(counts.similarity(side, row), row);
+    }
+    counts.best_into(side, best, stats);
+}
+
+/// The best target row over references with counts `refs` (ties: lower row, then lower
+/// reference); returns the best and the reference reaching it.
+pub fn best_target<T: Counter>(
+    side: &SideIndex,
+    refs: &[RowCounts<T>],
+    stats: &mut Stats,
+) -> (Best, Option<u32>) {
+    let mut best = Best::NONE;
+    for counts in refs {
+        if let Some(row) = counts.top_row() {
+            best.offer(counts.similarity(side, row), row);
+        }
+    }
+    for counts in refs {
+        counts.best_into(side, &mut best, stats);
+    }
+    // The reference reaching the best at its row: the lowest one with that similarity.
+    let ref_idx = best.row().and_then(|row| {
+        refs.iter()
+            .position(|c| c.similarity(side, row).cmp_exact(best.score).is_eq())
+            .map(|r| r as u32)
+    });
+    (best, ref_idx)
+}
+
+/// Pair value of row `d`: min(source similarity, best reference similarity), from counts.
+#[inline]
+fn pair_value<T: Counter>(
+    index: &TrainingIndex,
+    source: &RowCounts<T>,
+    refs: &[RowCounts<T>],
+    d: u32,
+) -> Ratio {
+    let s = source.similarity(&index.src, d);
+    if s.num == 0 {
+        return Ratio::ZERO;
+    }
+    let mut t = Ratio::ZERO;
+    for r in refs {
+        t = t.max(r.similarity(&index.tgt, d));
+        if t.cmp_exact(s).is_ge() {
+            return s;
+        }
+    }
+    t
+}
+
+/// The best pair row: max over rows of min(source, best reference similarity), lowest row on
+/// ties. `seeds` are rows worth trying first (the side's nearest rows).
+pub fn best_pair<T: Counter>(
+    index: &TrainingIndex,
+    source: &RowCounts<T>,
+    refs: &[RowCounts<T>],
+    seeds: &[u32],
+    stats: &mut Stats,
+) -> Best {
+    let mut best = Best::NONE;
+    for &d in seeds {
+        best.offer(pair_value(index, source, refs, d), d);
+    }
+    if source.empty {
+        // Only rows with an empty source are similar to an empty query.
+        for &d in index.src.empty_rows() {
+            best.offer(pair_value(index, source, refs, d), d);
+        }
+        return best;
+    }
+    // A row beats the best only if its source count reaches the best's share of the query,
+    // and so does its count for some reference (an empty reference is similar to empty rows
+    // with a zero count, so it disables that filter).
+    let any_empty_ref = refs.iter().any(|r| r.empty);
+    let cell = std::cell::Cell::new(best);
+    source.scan(
+        || min_shared(&cell.get(), source.size),
+        |d| {
+            let b = cell.get();
+            if !any_empty_ref && refs.iter().all(|r| r.count(d) < min_shared(&b, r.size)) {
+                return;
+            }
+            stats.candidates_verified += 1;
+            let mut b = b;
+            b.offer(pair_value(index, source, refs, d), d);
+            cell.set(b);
+        },
+    );
+    best = cell.get();
+    stats.pairs_counted += 1;
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_word_adds_each_bit_to_its_counter() {
+        let mut c = vec![0u16; 64];
+        u16::add_word(&mut c, (1 << 0) | (1 << 5) | (1 << 63));
+        u16::add_word(&mut c, 1 << 5);
+        assert_eq!(c[0], 1);
+        assert_eq!(c[5], 2);
+        assert_eq!(c[63], 1);
+        assert_eq!(c.iter().map(|&x| u64::from(x)).sum::<u64>(), 4);
+    }
+}
