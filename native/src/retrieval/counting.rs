@@ -11,7 +11,7 @@
 //! value of a row is the minimum of its two side similarities, both known from the counts.
 
 use super::dense::{DenseGrams, TILE_ROWS, TILE_WORDS};
-use super::index::{SideIndex, TrainingIndex};
+use super::index::{SideIndex, TrainingIndex, BLOCK_ROWS};
 use super::score::{Best, Ratio};
 use super::search::{min_shared, Query, Stats};
 
@@ -205,12 +205,15 @@ impl<T: Counter> RowCounts<T> {
         self.size = query.size;
         self.empty = query.text.is_empty();
         let mut visited = 0u64;
-        for &g in query.sparse_grams() {
-            let postings = side.postings(g);
-            visited += postings.len() as u64;
-            for &d in postings {
-                if let Some(c) = self.counts.get_mut(d as usize) {
-                    c.inc();
+        // Block by block, so one block's counters (128 KiB) stay in cache.
+        for (block, counts) in side.blocks().iter().zip(self.counts.chunks_mut(BLOCK_ROWS)) {
+            for &g in query.sparse_grams() {
+                let rows = block.rows(g);
+                visited += rows.len() as u64;
+                for &low in rows {
+                    if let Some(c) = counts.get_mut(usize::from(low)) {
+                        c.inc();
+                    }
                 }
             }
         }

@@ -10,6 +10,7 @@
 use rayon::prelude::*;
 
 use super::error::{internal, Result};
+use super::index::BLOCK_ROWS;
 
 /// 64-bit words per tile.
 pub const TILE_WORDS: usize = 8;
@@ -39,47 +40,37 @@ pub struct DenseGrams {
 }
 
 impl DenseGrams {
-    /// Builds the bitmaps of `rows` rows from consecutive blocks of rows, each a whole number of
-    /// tiles (but the last): per block, each row's gram count and the rows' global gram ids one
-    /// row after the other. Ids at or above `first` are the dense ones.
+    /// Builds the bitmaps of `rows` rows from the postings of each block of `BLOCK_ROWS` rows:
+    /// `blocks[b][k]` holds the rows (offsets in block `b`) of dense gram `first + k`.
     pub fn from_blocks(
         rows: usize,
         first: u32,
         df: Vec<u32>,
-        blocks: &[(&[u32], &[u32])],
+        blocks: &[Vec<&[u16]>],
     ) -> Result<Self> {
         let count = df.len();
         let tiles = rows.div_ceil(TILE_ROWS);
         let mut cols = vec![Line::default(); tiles * count];
         if count > 0 {
             // Each block's tiles are its own slice of `cols`.
-            let mut parts = Vec::with_capacity(blocks.len());
-            let mut rest = cols.as_mut_slice();
-            for &(lens, ids) in blocks {
-                let block_tiles = lens.len().div_ceil(TILE_ROWS);
-                let (part, tail) = rest
-                    .split_at_mut_checked((block_tiles * count).min(rest.len()))
-                    .ok_or_else(|| internal("dense bitmaps out of range"))?;
-                parts.push((part, lens, ids));
-                rest = tail;
+            let per_block = BLOCK_ROWS / TILE_ROWS * count;
+            let parts: Vec<(&mut [Line], &Vec<&[u16]>)> =
+                cols.chunks_mut(per_block).zip(blocks).collect();
+            if parts.len() != tiles.div_ceil(BLOCK_ROWS / TILE_ROWS) {
+                return Err(internal("dense bitmaps and postings blocks disagree"));
             }
-            parts.into_par_iter().for_each(|(part, lens, ids)| {
-                let mut at = 0usize;
-                for (row, &len) in lens.iter().enumerate() {
-                    let (tile, lane, bit) = (row / TILE_ROWS, (row % TILE_ROWS) / 64, row % 64);
-                    for &g in ids.get(at..at + len as usize).unwrap_or(&[]) {
-                        if g < first {
-                            continue;
-                        }
-                        let k = (g - first) as usize;
+            parts.into_par_iter().for_each(|(part, grams)| {
+                for (k, rows) in grams.iter().enumerate() {
+                    for &low in rows.iter() {
+                        let row = usize::from(low);
+                        let (tile, lane) = (row / TILE_ROWS, (row % TILE_ROWS) / 64);
                         if let Some(word) = part
                             .get_mut(tile * count + k)
                             .and_then(|l| l.0.get_mut(lane))
                         {
-                            *word |= 1 << bit;
+                            *word |= 1 << (row % 64);
                         }
                     }
-                    at += len as usize;
                 }
             });
         }
@@ -154,39 +145,36 @@ mod tests {
 
     #[test]
     fn bitmaps_hold_each_rows_dense_grams() {
-        // 1300 rows in two blocks (a whole tile, then the rest), ids 10.. dense.
-        let first = 10u32;
-        let count = 40usize;
-        let rows: Vec<Vec<u32>> = (0..1300usize)
-            .map(|d| {
-                (0..count + 10)
-                    .filter(|k| (d * 7 + k * 13 + d * k) % 5 < 2)
-                    .map(|k| k as u32)
+        // 70,000 rows: two postings blocks, the second partial; 3 dense grams.
+        let rows = 70_000usize;
+        let has = |d: usize, k: usize| (d * 7 + k * 13 + d * k) % 5 < 2;
+        let lists: Vec<Vec<Vec<u16>>> = (0..2)
+            .map(|b| {
+                (0..3)
+                    .map(|k| {
+                        (b * BLOCK_ROWS..((b + 1) * BLOCK_ROWS).min(rows))
+                            .filter(|&d| has(d, k))
+                            .map(|d| (d - b * BLOCK_ROWS) as u16)
+                            .collect()
+                    })
                     .collect()
             })
             .collect();
-        let mut df = vec![0u32; count];
-        for gs in &rows {
-            for &g in gs.iter().filter(|&&g| g >= first) {
-                df[(g - first) as usize] += 1;
-            }
-        }
-        let flat = |range: std::ops::Range<usize>| {
-            let lens: Vec<u32> = rows[range.clone()].iter().map(|g| g.len() as u32).collect();
-            let ids: Vec<u32> = rows[range].iter().flatten().copied().collect();
-            (lens, ids)
-        };
-        let (a, b) = (flat(0..TILE_ROWS), flat(TILE_ROWS..rows.len()));
-        let dense =
-            DenseGrams::from_blocks(rows.len(), first, df.clone(), &[(&a.0, &a.1), (&b.0, &b.1)])
-                .unwrap();
-        for g in first..first + count as u32 {
+        let blocks: Vec<Vec<&[u16]>> = lists
+            .iter()
+            .map(|b| b.iter().map(Vec::as_slice).collect())
+            .collect();
+        let df = (0..3)
+            .map(|k| (0..rows).filter(|&d| has(d, k)).count() as u32)
+            .collect();
+        let dense = DenseGrams::from_blocks(rows, 10, df, &blocks).unwrap();
+        for k in 0..3u32 {
             let mut seen = Vec::new();
-            dense.for_each_row(g, |d| seen.push(d as usize));
-            let want: Vec<usize> = (0..rows.len()).filter(|&d| rows[d].contains(&g)).collect();
-            assert_eq!(seen, want, "gram {g}");
-            assert_eq!(dense.df(g), want.len() as u64);
+            dense.for_each_row(10 + k, |d| seen.push(d as usize));
+            let want: Vec<usize> = (0..rows).filter(|&d| has(d, k as usize)).collect();
+            assert_eq!(seen, want, "gram {k}");
+            assert_eq!(dense.df(10 + k), want.len() as u64);
         }
-        assert_eq!(dense.tile_line(99, 0), &ZERO);
+        assert_eq!(dense.tile_line(999, 0), &ZERO);
     }
 }

@@ -48,45 +48,218 @@ impl Arena {
     }
 }
 
-/// The gram vocabulary: distinct grams with dense ids in insertion order.
-#[derive(Debug, Default)]
-pub struct Vocab {
-    arena: Arena,
-    table: HashTable<u32>,
+/// A gram of at most 7 bytes as an integer: its bytes (little-endian) and its length in the top
+/// byte, so different grams never share a key and no key is 0.
+#[inline]
+pub fn short_key(gram: &[u8]) -> Option<u64> {
+    let len = gram.len();
+    if len == 0 || len > 7 {
+        return None;
+    }
+    let mut word = [0u8; 8];
+    word.get_mut(..len)?.copy_from_slice(gram);
+    Some(u64::from_le_bytes(word) | ((len as u64) << 56))
 }
 
-impl Vocab {
-    /// An empty vocabulary with room for `grams` grams of `bytes` bytes in total.
-    pub fn with_capacity(grams: usize, bytes: usize) -> Self {
+/// One slot of the short-gram table: key (0 = empty), id, and the last row that met the gram.
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    key: u64,
+    id: u32,
+    tag: u32,
+}
+
+/// Open addressing over short-gram keys with linear probing; a lookup reads one cache line.
+#[derive(Debug, Default)]
+struct ShortTable {
+    slots: Vec<Slot>,
+    len: usize,
+    shift: u32,
+}
+
+impl ShortTable {
+    fn with_bits(bits: u32) -> Self {
         Self {
-            arena: Arena::with_capacity(grams, bytes),
-            table: HashTable::with_capacity(grams),
+            slots: vec![Slot::default(); 1 << bits],
+            len: 0,
+            shift: 64 - bits,
         }
     }
 
-    /// Appends a gram that is not yet present; its id is the number of grams before it.
-    pub fn push_new(&mut self, gram: &str) {
-        let id = self.arena.len() as u32;
-        self.arena.push(gram);
-        let arena = &self.arena;
-        self.table
-            .insert_unique(hash_bytes(gram.as_bytes()), id, |&i| {
-                hash_bytes(arena.get(i))
-            });
+    #[inline(always)]
+    fn home(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// The slot holding `key`, or the empty slot where it belongs.
+    #[inline(always)]
+    fn find(&self, key: u64) -> usize {
+        // The table is never full (its load stays at most 4/5), so an empty slot ends the probe.
+        let mask = self.slots.len().wrapping_sub(1);
+        let mut i = self.home(key);
+        for _ in 0..self.slots.len() {
+            match self.slots.get(i) {
+                Some(s) if s.key != key && s.key != 0 => i = (i + 1) & mask,
+                _ => return i,
+            }
+        }
+        usize::MAX
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(s) = self.slots.get(self.home(key)) {
+            // SAFETY: a prefetch is only a hint; the address is that of a live slot.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    (s as *const Slot).cast::<i8>(),
+                );
+            }
+        }
+    }
+
+    fn get(&self, key: u64) -> Option<u32> {
+        self.slots
+            .get(self.find(key))
+            .filter(|s| s.key == key)
+            .map(|s| s.id)
+    }
+
+    /// Rebuilds with room for its keys at a load of at most `num/den` (below 1).
+    fn resize(&mut self, num: usize, den: usize) {
+        let mut bits = 4;
+        while (1usize << bits) * num < self.len.max(1) * den {
+            bits += 1;
+        }
+        let mut bigger = Self::with_bits(bits);
+        for s in self.slots.iter().filter(|s| s.key != 0) {
+            let i = bigger.find(s.key);
+            if let Some(slot) = bigger.slots.get_mut(i) {
+                *slot = *s;
+            }
+        }
+        bigger.len = self.len;
+        *self = bigger;
+    }
+}
+
+/// The gram vocabulary: distinct grams with dense ids in order of first appearance. Grams of up
+/// to 7 bytes live in an open-addressing table keyed by their bytes; longer ones (rare: five
+/// code points of which several take two bytes or more) in a byte arena with a hash table.
+#[derive(Debug, Default)]
+pub struct Vocab {
+    short: ShortTable,
+    long: Arena,
+    long_ids: Vec<u32>,
+    long_tags: Vec<u32>,
+    long_table: HashTable<u32>,
+    len: u32,
+}
+
+impl Vocab {
+    /// An empty vocabulary.
+    pub fn new() -> Self {
+        Self {
+            short: ShortTable::with_bits(14),
+            ..Self::default()
+        }
+    }
+
+    /// Number of grams.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Prefetches the table slot of a short gram's `key` (0: nothing to do).
+    #[inline(always)]
+    pub fn prefetch(&self, key: u64) {
+        if key != 0 {
+            self.short.prefetch(key);
+        }
+    }
+
+    /// The id of `gram` (its short `key`, or 0 for a long gram), added when new, and whether
+    /// row tag `tag` had met it already. Fails when ids run out.
+    #[inline(always)]
+    pub fn intern(&mut self, key: u64, gram: &str, tag: u32) -> Option<(u32, bool)> {
+        let next = self.len;
+        if key != 0 {
+            if 2 * (self.short.len + 1) > self.short.slots.len() {
+                self.short.resize(1, 4);
+            }
+            let i = self.short.find(key);
+            let slot = self.short.slots.get_mut(i)?;
+            if slot.key == 0 {
+                *slot = Slot { key, id: next, tag };
+                self.short.len += 1;
+                self.len = next.checked_add(1)?;
+                return Some((next, false));
+            }
+            let seen = slot.tag == tag;
+            slot.tag = tag;
+            return Some((slot.id, seen));
+        }
+        let bytes = gram.as_bytes();
+        let h = hash_bytes(bytes);
+        let arena = &self.long;
+        if let Some(&k) = self.long_table.find(h, |&k| arena.get(k) == bytes) {
+            let id = self.long_ids.get(k as usize).copied()?;
+            let t = self.long_tags.get_mut(k as usize)?;
+            let seen = *t == tag;
+            *t = tag;
+            return Some((id, seen));
+        }
+        let k = self.long.len() as u32;
+        self.long.push(gram);
+        self.long_ids.push(next);
+        self.long_tags.push(tag);
+        let arena = &self.long;
+        self.long_table
+            .insert_unique(h, k, |&i| hash_bytes(arena.get(i)));
+        self.len = next.checked_add(1)?;
+        Some((next, false))
+    }
+
+    /// Gives every gram the id `new_of[old id]`.
+    pub fn renumber(&mut self, new_of: &[u32]) {
+        let map = |id: &mut u32| *id = new_of.get(*id as usize).copied().unwrap_or(u32::MAX);
+        self.short
+            .slots
+            .iter_mut()
+            .filter(|s| s.key != 0)
+            .for_each(|s| map(&mut s.id));
+        self.long_ids.iter_mut().for_each(map);
+    }
+
+    /// Drops the build-time row tags and packs the short table for lookups.
+    pub fn finish(&mut self) {
+        self.long_tags = Vec::new();
+        self.short.resize(4, 5);
+        let arena = &self.long;
+        self.long_table.shrink_to_fit(|&i| hash_bytes(arena.get(i)));
     }
 
     /// The id of `gram`, if it is in the vocabulary.
     #[inline]
     pub fn get(&self, gram: &str) -> Option<u32> {
         let bytes = gram.as_bytes();
-        self.table
-            .find(hash_bytes(bytes), |&i| self.arena.get(i) == bytes)
-            .copied()
+        if let Some(key) = short_key(bytes) {
+            return self.short.get(key);
+        }
+        let k = *self
+            .long_table
+            .find(hash_bytes(bytes), |&k| self.long.get(k) == bytes)?;
+        self.long_ids.get(k as usize).copied()
     }
 
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.arena.heap_bytes() + self.table.capacity() * (std::mem::size_of::<u32>() + 1)
+        self.short.slots.capacity() * std::mem::size_of::<Slot>()
+            + self.long.heap_bytes()
+            + (self.long_ids.capacity() + self.long_tags.capacity()) * 4
+            + self.long_table.capacity() * (std::mem::size_of::<u32>() + 1)
     }
 }
 
@@ -184,17 +357,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn vocab_interns_in_order() {
-        let mut v = Vocab::with_capacity(0, 0);
-        for g in ["abc", "", "ñañ", "x"] {
-            v.push_new(g);
+    fn vocab_interns_in_order_and_tags_rows() {
+        let mut v = Vocab::new();
+        let grams = ["abc", "ñañ", "a longer gram", "x", "abc"];
+        let mut ids = Vec::new();
+        for (i, g) in grams.iter().enumerate() {
+            let key = short_key(g.as_bytes()).unwrap_or(0);
+            ids.push(v.intern(key, g, 1 + i as u32).unwrap());
         }
-        assert_eq!(v.arena.len(), 4);
+        // "abc" again in another row: same id, not yet met by that row; then met by it
+        assert_eq!(
+            ids,
+            vec![(0, false), (1, false), (2, false), (3, false), (0, false)]
+        );
+        let key = short_key(b"abc").unwrap();
+        assert_eq!(v.intern(key, "abc", 5), Some((0, true)));
+        // many more grams: the table grows and keeps every id
+        for i in 0..5000u32 {
+            let g = format!("{i:06}");
+            v.intern(short_key(g.as_bytes()).unwrap(), &g, 9);
+        }
+        v.finish();
+        assert_eq!(v.len(), 5004);
         assert_eq!(v.get("abc"), Some(0));
-        assert_eq!(v.get(""), Some(1));
-        assert_eq!(v.get("ñañ"), Some(2));
+        assert_eq!(v.get("ñañ"), Some(1));
+        assert_eq!(v.get("a longer gram"), Some(2));
         assert_eq!(v.get("x"), Some(3));
+        assert_eq!(v.get("004999"), Some(5003));
         assert_eq!(v.get("ab"), None);
+        assert_eq!(v.get("another long one"), None);
+        assert_eq!(short_key(b""), None);
+        assert_ne!(short_key(b"a"), short_key(b"a\0"));
     }
 
     #[test]

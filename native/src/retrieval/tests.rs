@@ -552,3 +552,24 @@ fn a_tiny_dense_threshold_is_floored_so_the_index_stays_small() {
     let (b, _) = tiny.search_source(&rows[..20], Mode::Exact, None).unwrap();
     assert_eq!(a, b);
 }
+
+#[test]
+fn exact_mode_equals_brute_force_across_postings_blocks() {
+    // 70,000 rows: two postings blocks of 65,536 rows (the second partial); near copies of rows
+    // on both sides of the boundary, so winners and ties sit in either block.
+    let mut rng = Rng(0xB10C_B10C_0000_0001);
+    let rows: Vec<(String, String)> = (0..70_000).map(|_| sentence(&mut rng)).collect();
+    let (src, tgt): (Vec<String>, Vec<String>) = rows.into_iter().unzip();
+    let brute = Brute::new(&[3, 4, 5], &src, &tgt);
+    let index = RetrievalIndex::build(&src, &tgt, &[3, 4, 5], None).unwrap();
+    let mut queries = Vec::new();
+    let mut refs = Vec::new();
+    for j in [0usize, 65_535, 65_536, 69_999, 12_345, 66_000] {
+        queries.push(src[j].replacen('e', "o", 1));
+        refs.push(vec![tgt[j].replacen('a', "u", 1)]);
+    }
+    queries.push(sentence(&mut rng).0);
+    refs.push(vec![sentence(&mut rng).1]);
+    let (rows, _) = index.audit(&queries, &refs, Mode::Exact, None).unwrap();
+    brute.check_audit("two blocks", &queries, &refs, &rows);
+}
