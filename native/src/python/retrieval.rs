@@ -1,14 +1,17 @@
 //! The retrieval engine as `warehouse._native.RetrievalIndex`. Searches return their columns as
 //! Arrow-layout buffers (see `columns`), one dict per side.
 
+use std::path::PathBuf;
+
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 use super::columns::{bitmap, float64, nullable};
-use super::error::invalid;
+use super::error::{invalid, IndexFileError};
 use crate::retrieval::{
     rows_from_joined, with_threads, Hit, Mode, RetrievalError, RetrievalIndex, Stats,
+    FORMAT_VERSION,
 };
 
 /// An optional argument that must be a positive integer.
@@ -151,6 +154,21 @@ impl PyRetrievalIndex {
         Ok(Self { inner })
     }
 
+    /// Stores the index at `path` under `key` with `meta` (written to a temporary file, then
+    /// renamed); returns the file's length in bytes.
+    fn save(&self, py: Python<'_>, path: PathBuf, key: &[u8], meta: &[u8]) -> PyResult<u64> {
+        let (key, meta) = (key.to_vec(), meta.to_vec());
+        Ok(py.detach(|| self.inner.save(&path, &key, &meta))?)
+    }
+
+    /// The index stored at `path` under `key`, memory-mapped after checking every checksum.
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf, key: &[u8]) -> PyResult<Self> {
+        let key = key.to_vec();
+        let (inner, _meta) = py.detach(|| RetrievalIndex::load(&path, &key))?;
+        Ok(Self { inner })
+    }
+
     /// Number of training rows.
     #[getter]
     fn n_docs(&self) -> usize {
@@ -243,7 +261,23 @@ impl PyRetrievalIndex {
     }
 }
 
-/// Adds the retrieval classes to the extension module.
+/// The key, metadata, format version and length of the index stored at `path`, read from its
+/// header and metadata alone: dict(key, meta, format_version, bytes).
+#[pyfunction]
+fn stored_index_info<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
+    let info = py.detach(|| RetrievalIndex::info(&path))?;
+    let d = PyDict::new(py);
+    d.set_item("key", PyBytes::new(py, &info.key))?;
+    d.set_item("meta", PyBytes::new(py, &info.meta))?;
+    d.set_item("format_version", info.version)?;
+    d.set_item("bytes", info.bytes)?;
+    Ok(d)
+}
+
+/// Adds the retrieval classes, functions and constants to the extension module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyRetrievalIndex>()
+    m.add_class::<PyRetrievalIndex>()?;
+    m.add_function(wrap_pyfunction!(stored_index_info, m)?)?;
+    m.add("INDEX_FORMAT_VERSION", FORMAT_VERSION)?;
+    m.add("IndexFileError", m.py().get_type::<IndexFileError>())
 }

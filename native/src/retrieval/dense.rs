@@ -13,6 +13,9 @@
 
 use rayon::prelude::*;
 
+use super::buf::{Buf, Plain};
+use super::persist::{bad, Problem, SectionsIn, SectionsOut};
+
 /// 64-bit words per tile.
 pub const TILE_WORDS: usize = 8;
 /// Rows per tile.
@@ -31,6 +34,9 @@ pub const ZERO: Lanes = [0; TILE_WORDS];
 #[repr(C, align(64))]
 struct Line(Lanes);
 
+// SAFETY: a `Line` is eight `u64`s (64 bytes, alignment 64): no padding, any bit pattern.
+unsafe impl Plain for Line {}
+
 /// The dense grams of one side: ids `first..first + count` (the most frequent).
 #[derive(Debug, Default)]
 pub struct DenseGrams {
@@ -38,12 +44,12 @@ pub struct DenseGrams {
     count: usize,
     rows: usize,
     /// Tile-major bitmaps: tile `t`, dense gram `k`: `cols[t·count + k]` (one cache line).
-    cols: Vec<Line>,
+    cols: Buf<Line>,
     /// Words per row bitset.
     row_words: usize,
     /// Row `d`'s dense grams (bit `k` = gram `first + k`): `by_row[d·row_words..][..row_words]`.
-    by_row: Vec<u64>,
-    df: Vec<u32>,
+    by_row: Buf<u64>,
+    df: Buf<u32>,
 }
 
 /// Words of a bitset over `bits` bits.
@@ -91,11 +97,42 @@ impl DenseGrams {
             first,
             count,
             rows,
-            cols,
+            cols: cols.into(),
             row_words,
-            by_row,
-            df,
+            by_row: by_row.into(),
+            df: df.into(),
         }
+    }
+
+    /// The arrays to store (see `persist.rs`).
+    pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>, p: &str) {
+        let shape = [self.first as usize, self.count, self.rows, self.row_words];
+        out.put_u64s(format!("{p}.shape"), &shape.map(|n| n as u64));
+        out.put(format!("{p}.cols"), &self.cols);
+        out.put(format!("{p}.by_row"), &self.by_row);
+        out.put(format!("{p}.df"), &self.df);
+    }
+
+    /// The dense grams from stored arrays.
+    pub fn from_sections(sections: &SectionsIn, p: &str) -> Result<Self, Problem> {
+        let [first, count, rows, row_words] = sections.u64s(&format!("{p}.shape"))?;
+        let dense = Self {
+            first: u32::try_from(first).map_err(|_| bad(format!("{p}: first dense id")))?,
+            count: count as usize,
+            rows: rows as usize,
+            cols: sections.take(&format!("{p}.cols"))?,
+            row_words: row_words as usize,
+            by_row: sections.take(&format!("{p}.by_row"))?,
+            df: sections.take(&format!("{p}.df"))?,
+        };
+        let shaped = dense.row_words == words_for(dense.count)
+            && dense.df.len() == dense.count
+            && Some(dense.cols.len()) == dense.tiles().checked_mul(dense.count)
+            && Some(dense.by_row.len()) == dense.rows.checked_mul(dense.row_words);
+        if !shaped {
+            return Err(bad(format!("{p}: arrays of inconsistent lengths")));
+        }
+        Ok(dense)
     }
 
     /// First dense gram id (every id at or above it is dense).
@@ -108,6 +145,12 @@ impl DenseGrams {
     #[inline]
     pub fn count(&self) -> usize {
         self.count
+    }
+
+    /// Number of rows.
+    #[inline]
+    pub fn rows(&self) -> usize {
+        self.rows
     }
 
     /// Number of tiles.
@@ -175,9 +218,7 @@ impl DenseGrams {
 
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.cols.capacity() * std::mem::size_of::<Line>()
-            + self.by_row.capacity() * 8
-            + self.df.capacity() * 4
+        self.cols.heap_bytes() + self.by_row.heap_bytes() + self.df.heap_bytes()
     }
 }
 

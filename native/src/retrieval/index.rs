@@ -5,9 +5,11 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 use rustc_hash::FxBuildHasher;
 
+use super::buf::Buf;
 use super::dense::{words_for, DenseGrams};
 use super::error::{internal, invalid, Result};
 use super::grams::{for_each_gram, Orders};
+use super::persist::{bad, Problem, SectionsIn, SectionsOut};
 use super::store::{PairTable, TextStore, Vocab};
 
 /// Fewest rows per block of the first build pass.
@@ -38,17 +40,17 @@ fn dense_threshold(rows: usize, requested: Option<u64>) -> u64 {
 #[derive(Debug, Default)]
 pub struct SideIndex {
     /// Row `d`'s sparse gram ids are `doc_grams[doc_offsets[d]..doc_offsets[d + 1]]`, ascending.
-    doc_offsets: Vec<u64>,
-    doc_grams: Vec<u32>,
+    doc_offsets: Buf<u64>,
+    doc_grams: Buf<u32>,
     /// Number of distinct grams of each row (sparse and dense).
-    doc_lens: Vec<u32>,
+    doc_lens: Buf<u32>,
     /// Sparse gram `g`'s rows are `postings[post_offsets[g]..post_offsets[g + 1]]`, ascending.
-    post_offsets: Vec<u64>,
-    postings: Vec<u32>,
+    post_offsets: Buf<u64>,
+    postings: Buf<u32>,
     dense: DenseGrams,
     vocab: Vocab,
     texts: TextStore,
-    empty_rows: Vec<u32>,
+    empty_rows: Buf<u32>,
 }
 
 /// A gram as a hash-map key: short grams compare byte by byte inline rather than through a
@@ -215,7 +217,7 @@ fn number_grams(passes: &[BlockPass<'_>]) -> Result<GlobalGrams> {
     order.par_sort_unstable_by_key(|&i| grams.get(i as usize).map(|&(g, df)| (df, g)));
     let mut rank = vec![0u32; grams.len()];
     let gram_bytes = grams.iter().map(|(g, _)| g.len()).sum();
-    let mut vocab = Vocab::with_capacity(grams.len(), gram_bytes);
+    let mut vocab = Vocab::builder(grams.len(), gram_bytes);
     let mut dfs: Vec<u32> = Vec::with_capacity(grams.len());
     for (new_id, &old) in order.iter().enumerate() {
         if let (Some(r), Some(&(g, df))) = (rank.get_mut(old as usize), grams.get(old as usize)) {
@@ -232,7 +234,7 @@ fn number_grams(passes: &[BlockPass<'_>]) -> Result<GlobalGrams> {
         }
     }
     Ok(GlobalGrams {
-        vocab,
+        vocab: vocab.finish(),
         dfs,
         to_global,
     })
@@ -435,7 +437,8 @@ impl SideIndex {
         let mut side = built?;
         side.empty_rows = (0..rows as u32)
             .filter(|&d| texts.text(d).is_empty())
-            .collect();
+            .collect::<Vec<_>>()
+            .into();
         side.texts = texts;
         Ok(side)
     }
@@ -474,11 +477,11 @@ impl SideIndex {
         let sparse_dfs = dfs.get(..first_dense).unwrap_or(&[]);
         let (post_offsets, postings) = sparse_postings(&doc_offsets, &doc_grams, sparse_dfs)?;
         Ok(Self {
-            doc_offsets,
-            doc_grams,
-            doc_lens,
-            post_offsets,
-            postings,
+            doc_offsets: doc_offsets.into(),
+            doc_grams: doc_grams.into(),
+            doc_lens: doc_lens.into(),
+            post_offsets: post_offsets.into(),
+            postings: postings.into(),
             dense,
             vocab,
             ..Self::default()
@@ -560,6 +563,12 @@ impl SideIndex {
         &self.texts
     }
 
+    /// Whether the arrays are views into a stored index's map.
+    #[cfg(test)]
+    pub fn doc_lens_mapped(&self) -> bool {
+        self.doc_lens.is_mapped()
+    }
+
     /// Rows whose text is empty, ascending.
     pub fn empty_rows(&self) -> &[u32] {
         &self.empty_rows
@@ -567,15 +576,56 @@ impl SideIndex {
 
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
-        (self.doc_offsets.capacity() + self.post_offsets.capacity()) * 8
-            + (self.doc_lens.capacity()
-                + self.doc_grams.capacity()
-                + self.postings.capacity()
-                + self.empty_rows.capacity())
-                * 4
+        self.doc_offsets.heap_bytes()
+            + self.post_offsets.heap_bytes()
+            + self.doc_lens.heap_bytes()
+            + self.doc_grams.heap_bytes()
+            + self.postings.heap_bytes()
+            + self.empty_rows.heap_bytes()
             + self.dense.heap_bytes()
             + self.vocab.heap_bytes()
             + self.texts.heap_bytes()
+    }
+
+    /// The arrays to store (see `persist.rs`).
+    pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>, p: &str) {
+        out.put(format!("{p}.doc_offsets"), &self.doc_offsets);
+        out.put(format!("{p}.doc_grams"), &self.doc_grams);
+        out.put(format!("{p}.doc_lens"), &self.doc_lens);
+        out.put(format!("{p}.post_offsets"), &self.post_offsets);
+        out.put(format!("{p}.postings"), &self.postings);
+        out.put(format!("{p}.empty_rows"), &self.empty_rows);
+        self.dense.to_sections(out, &format!("{p}.dense"));
+        self.vocab.to_sections(out, &format!("{p}.vocab"));
+        self.texts.to_sections(out, &format!("{p}.texts"));
+    }
+
+    /// The side from stored arrays, with the checks that keep every lookup in range.
+    pub fn from_sections(sections: &SectionsIn, p: &str) -> std::result::Result<Self, Problem> {
+        let side = Self {
+            doc_offsets: sections.take(&format!("{p}.doc_offsets"))?,
+            doc_grams: sections.take(&format!("{p}.doc_grams"))?,
+            doc_lens: sections.take(&format!("{p}.doc_lens"))?,
+            post_offsets: sections.take(&format!("{p}.post_offsets"))?,
+            postings: sections.take(&format!("{p}.postings"))?,
+            empty_rows: sections.take(&format!("{p}.empty_rows"))?,
+            dense: DenseGrams::from_sections(sections, &format!("{p}.dense"))?,
+            vocab: Vocab::from_sections(sections, &format!("{p}.vocab"))?,
+            texts: TextStore::from_sections(sections, &format!("{p}.texts"))?,
+        };
+        let rows = side.rows();
+        let ends = |offsets: &[u64], items: usize| offsets.last() == Some(&(items as u64));
+        let shaped = side.doc_offsets.len() == rows + 1
+            && ends(&side.doc_offsets, side.doc_grams.len())
+            && side.post_offsets.len() == side.dense.first() as usize + 1
+            && ends(&side.post_offsets, side.postings.len())
+            && side.dense.first() as usize + side.dense.count() == side.vocab.len()
+            && side.dense.rows() == rows
+            && side.texts.rows() == rows;
+        if !shaped {
+            return Err(bad(format!("{p}: arrays of inconsistent lengths")));
+        }
+        Ok(side)
     }
 }
 
@@ -632,6 +682,34 @@ impl TrainingIndex {
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
         self.src.heap_bytes() + self.tgt.heap_bytes() + self.pairs.heap_bytes()
+    }
+
+    /// The arrays to store (see `persist.rs`).
+    pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>) {
+        let orders: Vec<u64> = self.orders.as_slice().iter().map(|&n| n as u64).collect();
+        out.put_u64s("orders", &orders);
+        self.src.to_sections(out, "src");
+        self.tgt.to_sections(out, "tgt");
+        self.pairs.to_sections(out, "pairs");
+    }
+
+    /// The index from stored arrays.
+    pub fn from_sections(sections: &SectionsIn) -> std::result::Result<Self, Problem> {
+        let orders: Buf<u64> = sections.take("orders")?;
+        let orders: Vec<i64> = orders.iter().map(|&n| n as i64).collect();
+        let orders = Orders::new(&orders).map_err(|e| bad(format!("orders: {e}")))?;
+        let src = SideIndex::from_sections(sections, "src")?;
+        let tgt = SideIndex::from_sections(sections, "tgt")?;
+        if src.rows() != tgt.rows() {
+            return Err(bad("sources and targets of different lengths"));
+        }
+        let pairs = PairTable::from_sections(sections, "pairs", src.rows())?;
+        Ok(Self {
+            orders,
+            src,
+            tgt,
+            pairs,
+        })
     }
 }
 
