@@ -11,6 +11,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import IO, Any
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ def run_child(
     label: str,
     argv: Sequence[str],
     env: dict[str, str] | None = None,
-    stdout: int | None = subprocess.DEVNULL,
+    stdout: int | IO[Any] | None = subprocess.DEVNULL,
 ) -> Measurement:
     """Run argv to completion; raise if it fails (showing its stderr, else kept quiet: progress
     messages); measure its own peak RSS and CPU via wait4."""
