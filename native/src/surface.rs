@@ -5,9 +5,8 @@
 //! reference length, shorter on ties; chrF++: the reference with the highest sentence F-score,
 //! first on ties).
 
-use std::collections::HashMap;
-
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 /// BLEU statistics per segment: hyp_len, ref_len, correct[1..4], total[1..4].
 pub const BLEU_STATS: usize = 10;
@@ -121,9 +120,9 @@ pub fn tokenize_13a(segment: &str) -> String {
     py_split(&b).collect::<Vec<_>>().join(" ")
 }
 
-/// Counts of the n-grams (n = 1..=`max`) of a token list, keyed by the tokens joined with
-/// spaces (tokens never contain whitespace), one map per order.
-fn word_ngrams<'a>(tokens: &[&'a str], joined: &'a str, max: usize) -> Vec<HashMap<&'a str, u32>> {
+/// The n-grams (n = 1..=`max`) of a token list as slices of `joined` (the tokens joined by
+/// single spaces; tokens never contain whitespace), one list per order, in text order.
+fn word_ngrams<'a>(tokens: &[&'a str], joined: &'a str, max: usize) -> Vec<Vec<&'a str>> {
     // Byte span of each token in `joined` (tokens separated by single spaces).
     let mut spans = Vec::with_capacity(tokens.len());
     let mut at = 0usize;
@@ -133,32 +132,59 @@ fn word_ngrams<'a>(tokens: &[&'a str], joined: &'a str, max: usize) -> Vec<HashM
     }
     (1..=max)
         .map(|n| {
-            let mut counts = HashMap::new();
-            for w in spans.windows(n) {
-                if let (Some(first), Some(last)) = (w.first(), w.last()) {
-                    if let Some(key) = joined.get(first.0..last.1) {
-                        *counts.entry(key).or_insert(0) += 1;
-                    }
-                }
-            }
-            counts
+            spans
+                .windows(n)
+                .filter_map(|w| match (w.first(), w.last()) {
+                    (Some(first), Some(last)) => joined.get(first.0..last.1),
+                    _ => None,
+                })
+                .collect()
         })
         .collect()
+}
+
+/// Occurrence counts of a list of grams.
+fn counts<'a>(grams: &[&'a str]) -> FxHashMap<&'a str, u32> {
+    let mut out = FxHashMap::with_capacity_and_hasher(grams.len(), Default::default());
+    for &g in grams {
+        *out.entry(g).or_insert(0) += 1;
+    }
+    out
+}
+
+/// Σ over distinct grams of min(occurrences in `grams`, `available[gram]`), consuming
+/// `available`: each occurrence takes one of the gram's remaining counts while any is left.
+fn clipped_matches(grams: &[&str], available: &mut FxHashMap<&str, u32>) -> u64 {
+    let mut matched = 0u64;
+    for &g in grams {
+        if let Some(left) = available.get_mut(g) {
+            if *left > 0 {
+                *left -= 1;
+                matched += 1;
+            }
+        }
+    }
+    matched
 }
 
 /// BLEU statistics of one hypothesis against its references.
 pub fn bleu_stats(hyp: &str, refs: &[&str]) -> [u64; BLEU_STATS] {
     let ref_tokens: Vec<String> = refs.iter().map(|r| tokenize_13a(r)).collect();
     let mut ref_lens = Vec::with_capacity(refs.len());
-    let mut ref_counts: Vec<HashMap<&str, u32>> = vec![HashMap::new(); BLEU_ORDER];
+    // Each gram's largest count in any one reference (the clipping limit).
+    let mut ref_counts: Vec<FxHashMap<&str, u32>> = vec![FxHashMap::default(); BLEU_ORDER];
     for joined in &ref_tokens {
         let tokens: Vec<&str> = joined.split(' ').filter(|t| !t.is_empty()).collect();
         ref_lens.push(tokens.len() as u64);
-        for (merged, counts) in ref_counts
+        for (merged, grams) in ref_counts
             .iter_mut()
             .zip(word_ngrams(&tokens, joined, BLEU_ORDER))
         {
-            for (gram, count) in counts {
+            if merged.is_empty() {
+                *merged = counts(&grams);
+                continue;
+            }
+            for (gram, count) in counts(&grams) {
                 let slot = merged.entry(gram).or_insert(0);
                 *slot = (*slot).max(count);
             }
@@ -180,17 +206,13 @@ pub fn bleu_stats(hyp: &str, refs: &[&str]) -> [u64; BLEU_STATS] {
     // sacrebleu's closest length is -1 without references; statistics are unsigned here and
     // every caller passes at least one reference.
     out[1] = closest.map_or(0, |(_, l)| l);
-    for (n, counts) in word_ngrams(&hyp_tokens, &hyp_joined, BLEU_ORDER)
+    for (n, (grams, limits)) in word_ngrams(&hyp_tokens, &hyp_joined, BLEU_ORDER)
         .iter()
+        .zip(ref_counts.iter_mut())
         .enumerate()
     {
-        let merged = &ref_counts[n];
-        for (gram, &count) in counts {
-            out[2 + BLEU_ORDER + n] += u64::from(count);
-            if let Some(&r) = merged.get(gram) {
-                out[2 + n] += u64::from(count.min(r));
-            }
-        }
+        out[2 + BLEU_ORDER + n] = grams.len() as u64;
+        out[2 + n] = clipped_matches(grams, limits);
     }
     out
 }
@@ -233,26 +255,26 @@ impl ChrfText {
         }
     }
 
-    /// Character n-gram counts (n = 1..=CHAR_ORDER), then word n-gram counts
-    /// (n = 1..=WORD_ORDER), keyed by string.
-    fn ngrams(&self) -> Vec<HashMap<&str, u32>> {
+    /// Character n-grams (n = 1..=CHAR_ORDER), then word n-grams (n = 1..=WORD_ORDER), as
+    /// string slices, one list per order.
+    fn ngrams(&self) -> Vec<Vec<&str>> {
         let bounds: Vec<usize> = self
             .compact
             .char_indices()
             .map(|(i, _)| i)
             .chain(std::iter::once(self.compact.len()))
             .collect();
-        let mut out: Vec<HashMap<&str, u32>> = Vec::with_capacity(CHAR_ORDER + WORD_ORDER);
+        let mut out: Vec<Vec<&str>> = Vec::with_capacity(CHAR_ORDER + WORD_ORDER);
         for n in 1..=CHAR_ORDER {
-            let mut counts = HashMap::new();
-            for w in bounds.windows(n + 1) {
-                if let (Some(&lo), Some(&hi)) = (w.first(), w.last()) {
-                    if let Some(g) = self.compact.get(lo..hi) {
-                        *counts.entry(g).or_insert(0) += 1;
-                    }
-                }
-            }
-            out.push(counts);
+            out.push(
+                bounds
+                    .windows(n + 1)
+                    .filter_map(|w| match (w.first(), w.last()) {
+                        (Some(&lo), Some(&hi)) => self.compact.get(lo..hi),
+                        _ => None,
+                    })
+                    .collect(),
+            );
         }
         let tokens: Vec<&str> = self.words.split(' ').filter(|t| !t.is_empty()).collect();
         out.extend(word_ngrams(&tokens, &self.words, WORD_ORDER));
@@ -311,16 +333,13 @@ pub fn chrf_stats(hyp: &str, refs: &[&str]) -> [u64; CHRF_STATS] {
         let ref_grams = ref_text.ngrams();
         let mut stats = [0u64; CHRF_STATS];
         for (k, (h, rg)) in hyp_grams.iter().zip(&ref_grams).enumerate() {
-            let (mut hyp_count, mut matched) = (0u64, 0u64);
-            for (gram, &count) in h {
-                hyp_count += u64::from(count);
-                if let Some(&rc) = rg.get(gram) {
-                    matched += u64::from(count.min(rc));
-                }
-            }
-            stats[3 * k] = if rg.is_empty() { 0 } else { hyp_count };
-            stats[3 * k + 1] = rg.values().map(|&v| u64::from(v)).sum();
-            stats[3 * k + 2] = matched;
+            stats[3 * k] = if rg.is_empty() { 0 } else { h.len() as u64 };
+            stats[3 * k + 1] = rg.len() as u64;
+            stats[3 * k + 2] = if h.is_empty() || rg.is_empty() {
+                0
+            } else {
+                clipped_matches(h, &mut counts(rg))
+            };
         }
         let f = chrf_f_score(&stats);
         if f > best_f {

@@ -340,13 +340,15 @@ def prepare_from_document(
     ci: BootstrapSettings | None = None,
     options: MetricOptions = DEFAULT_OPTIONS,
     testset: RegisteredTestSet | None = None,
+    fallback_model_slug: str | None = None,
 ) -> PreparedRun:
     """A test report / run card whose entries carry their predicted text: against `testset`
     when given (entries aligned by id, else by source, and checked against it), else against
-    the test set its entries' source and expected text define."""
+    the test set its entries' source and expected text define. `fallback_model_slug` names the
+    model when neither `model_slug` nor the document does."""
     file = str(path)
     document = read_run_document(path)
-    model_slug = _pick(model_slug, document.model_slug, "model_slug", file)
+    model_slug = _pick(model_slug, document.model_slug, "model_slug", file) or fallback_model_slug
     condition = _pick(condition, document.condition, "condition", file)
     if not model_slug:
         raise UsageError(f"{file}: no model_slug in the document; pass --model-slug")

@@ -107,6 +107,9 @@ def load_json(path: str | Path) -> Any:
     if not text.strip():
         raise InputError("empty file (expected a JSON object)", name)
     document = loads_checked(text, JsonPath(name))
+    if _SURROGATE_ESCAPE.search(text) is None:
+        # A lone surrogate can only come from a \u escape of one: none in the text.
+        return document
     try:
         json.dumps(document, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
@@ -118,6 +121,8 @@ def load_json(path: str | Path) -> Any:
     return document
 
 
+# Any \u escape of a surrogate (U+D800-U+DFFF), paired or not.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # A high-surrogate escape not followed by a low one, or a low one not preceded by a high one.
 _LONE_SURROGATE = re.compile(
     r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
@@ -144,7 +149,10 @@ def _timestamp(value: Any, where: JsonPath) -> datetime | None:
 
 def _tokens(usage: dict[str, Any], where: JsonPath) -> dict[str, int | None]:
     """Token counts of a usage or totals block (OpenAI-style `*_details` accepted)."""
-    counts = {name: optional_count(usage.get(name), where / name) for name in TOKEN_FIELDS}
+    counts: dict[str, int | None] = {
+        name: optional_count(usage[name], where / name) if name in usage else None
+        for name in TOKEN_FIELDS
+    }
     details = {
         "reasoning_tokens": ("completion_tokens_details", "reasoning_tokens"),
         "cached_tokens": ("prompt_tokens_details", "cached_tokens"),
