@@ -5,6 +5,8 @@
 //! reference length, shorter on ties; chrF++: the reference with the highest sentence F-score,
 //! first on ties).
 
+use std::hash::Hash;
+
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
@@ -144,7 +146,7 @@ fn word_ngrams<'a>(tokens: &[&'a str], joined: &'a str, max: usize) -> Vec<Vec<&
 }
 
 /// Occurrence counts of a list of grams.
-fn counts<'a>(grams: &[&'a str]) -> FxHashMap<&'a str, u32> {
+fn counts<K: Hash + Eq + Copy>(grams: &[K]) -> FxHashMap<K, u32> {
     let mut out = FxHashMap::with_capacity_and_hasher(grams.len(), Default::default());
     for &g in grams {
         *out.entry(g).or_insert(0) += 1;
@@ -154,9 +156,9 @@ fn counts<'a>(grams: &[&'a str]) -> FxHashMap<&'a str, u32> {
 
 /// Σ over distinct grams of min(occurrences in `grams`, `available[gram]`), consuming
 /// `available`: each occurrence takes one of the gram's remaining counts while any is left.
-fn clipped_matches(grams: &[&str], available: &mut FxHashMap<&str, u32>) -> u64 {
+fn clipped_matches<K: Hash + Eq + Copy>(grams: &[K], available: &mut FxHashMap<K, u32>) -> u64 {
     let mut matched = 0u64;
-    for &g in grams {
+    for g in grams {
         if let Some(left) = available.get_mut(g) {
             if *left > 0 {
                 *left -= 1;
@@ -165,6 +167,15 @@ fn clipped_matches(grams: &[&str], available: &mut FxHashMap<&str, u32>) -> u64 
         }
     }
     matched
+}
+
+/// Matches of `hyp` grams in `reference` grams (clipped counts; 0 when either is empty).
+fn order_matches<K: Hash + Eq + Copy>(hyp: &[K], reference: &[K]) -> u64 {
+    if hyp.is_empty() || reference.is_empty() {
+        0
+    } else {
+        clipped_matches(hyp, &mut counts(reference))
+    }
 }
 
 /// BLEU statistics of one hypothesis against its references.
@@ -239,46 +250,45 @@ fn chrf_words(text: &str) -> Vec<&str> {
     out
 }
 
-/// A text prepared for chrF: whitespace removed (for character n-grams) and its chrF words
-/// joined by spaces (for word n-grams).
+/// A text prepared for chrF: its characters without whitespace (code points, for character
+/// n-grams) and its chrF words joined by spaces (for word n-grams).
 struct ChrfText {
-    compact: String,
+    chars: Vec<u32>,
     words: String,
 }
+
+/// Bits of one code point (at most U+10FFFF) in a packed character n-gram.
+const CHAR_BITS: u32 = 21;
 
 impl ChrfText {
     fn new(text: &str) -> Self {
         let words = chrf_words(text);
         Self {
-            compact: text.chars().filter(|&c| !is_py_space(c)).collect(),
+            chars: text
+                .chars()
+                .filter(|&c| !is_py_space(c))
+                .map(u32::from)
+                .collect(),
             words: words.join(" "),
         }
     }
 
-    /// Character n-grams (n = 1..=CHAR_ORDER), then word n-grams (n = 1..=WORD_ORDER), as
-    /// string slices, one list per order.
-    fn ngrams(&self) -> Vec<Vec<&str>> {
-        let bounds: Vec<usize> = self
-            .compact
-            .char_indices()
-            .map(|(i, _)| i)
-            .chain(std::iter::once(self.compact.len()))
-            .collect();
-        let mut out: Vec<Vec<&str>> = Vec::with_capacity(CHAR_ORDER + WORD_ORDER);
-        for n in 1..=CHAR_ORDER {
-            out.push(
-                bounds
-                    .windows(n + 1)
-                    .filter_map(|w| match (w.first(), w.last()) {
-                        (Some(&lo), Some(&hi)) => self.compact.get(lo..hi),
-                        _ => None,
-                    })
-                    .collect(),
-            );
-        }
+    /// The character n-grams of order `n` (1..=CHAR_ORDER), each its code points packed into
+    /// one integer (6 × 21 bits fit in 128: equal keys are equal strings), in text order.
+    fn char_grams(&self, n: usize) -> Vec<u128> {
+        self.chars
+            .windows(n)
+            .map(|w| {
+                w.iter()
+                    .fold(0u128, |key, &c| (key << CHAR_BITS) | u128::from(c))
+            })
+            .collect()
+    }
+
+    /// The word n-grams (n = 1..=WORD_ORDER) as string slices, one list per order.
+    fn word_grams(&self) -> Vec<Vec<&str>> {
         let tokens: Vec<&str> = self.words.split(' ').filter(|t| !t.is_empty()).collect();
-        out.extend(word_ngrams(&tokens, &self.words, WORD_ORDER));
-        out
+        word_ngrams(&tokens, &self.words, WORD_ORDER)
     }
 }
 
@@ -325,21 +335,25 @@ pub fn chrf_f_score(stats: &[u64; CHRF_STATS]) -> f64 {
 /// chrF++ statistics of one hypothesis against its references (the best-scoring reference's).
 pub fn chrf_stats(hyp: &str, refs: &[&str]) -> [u64; CHRF_STATS] {
     let hyp_text = ChrfText::new(hyp);
-    let hyp_grams = hyp_text.ngrams();
+    let hyp_chars: Vec<Vec<u128>> = (1..=CHAR_ORDER).map(|n| hyp_text.char_grams(n)).collect();
+    let hyp_words = hyp_text.word_grams();
     let mut best = [0u64; CHRF_STATS];
     let mut best_f = -1.0f64;
     for r in refs {
         let ref_text = ChrfText::new(r);
-        let ref_grams = ref_text.ngrams();
         let mut stats = [0u64; CHRF_STATS];
-        for (k, (h, rg)) in hyp_grams.iter().zip(&ref_grams).enumerate() {
-            stats[3 * k] = if rg.is_empty() { 0 } else { h.len() as u64 };
-            stats[3 * k + 1] = rg.len() as u64;
-            stats[3 * k + 2] = if h.is_empty() || rg.is_empty() {
-                0
-            } else {
-                clipped_matches(h, &mut counts(rg))
-            };
+        // (hypothesis count, reference count, matches) of each order: characters, then words.
+        let mut put = |k: usize, n_hyp: usize, n_ref: usize, matched: u64| {
+            stats[3 * k] = if n_ref == 0 { 0 } else { n_hyp as u64 };
+            stats[3 * k + 1] = n_ref as u64;
+            stats[3 * k + 2] = matched;
+        };
+        for (k, h) in hyp_chars.iter().enumerate() {
+            let rg = ref_text.char_grams(k + 1);
+            put(k, h.len(), rg.len(), order_matches(h, &rg));
+        }
+        for (k, (h, rg)) in hyp_words.iter().zip(ref_text.word_grams()).enumerate() {
+            put(CHAR_ORDER + k, h.len(), rg.len(), order_matches(h, &rg));
         }
         let f = chrf_f_score(&stats);
         if f > best_f {
