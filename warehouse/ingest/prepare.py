@@ -21,7 +21,8 @@ from warehouse.inputs.segment_meta import SegmentMeta, check_unique_keys
 from warehouse.inputs.textio import read_lines
 from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions, metric_settings
 from warehouse.stats.resample import BootstrapSettings
-from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect
+from warehouse.store.address import LakeAddress
+from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect, warehouse_exists
 from warehouse.store.corpora import corpus_texts, get_corpus
 
 _LANG_PAIR = re.compile(
@@ -43,10 +44,10 @@ class RegisteredTestSet:
 
 
 def load_test_set(
-    db: str | Path, name: str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    db: str | Path | LakeAddress, name: str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 ) -> RegisteredTestSet:
     """Read a registered test set (the warehouse opened read-only, and closed again)."""
-    if not Path(db).exists():
+    if not warehouse_exists(db):
         raise UsageError(f"unknown test set {name!r}; the warehouse {db} does not exist yet")
     con = connect(db, read_only=True, lock_timeout=lock_timeout)
     try:
@@ -116,7 +117,7 @@ def _text_warnings(
 
 
 def prepare_from_files(
-    db: str | Path,
+    db: str | Path | LakeAddress,
     *,
     testset: str,
     hyp_path: str | Path,
