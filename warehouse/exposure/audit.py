@@ -17,15 +17,22 @@ import pyarrow as pa
 
 from warehouse import __version__
 from warehouse.exposure.config import AuditConfig, audit_id_for, resolve_audit_config
-from warehouse.exposure.direction import reversed_direction
-from warehouse.exposure.retrieval import RetrievalIndex, build_index
+from warehouse.exposure.direction import reversed_direction, sample_lines
+from warehouse.exposure.retrieval import RetrievalIndex
 from warehouse.exposure.retrieval import audit as retrieval_audit
+from warehouse.exposure.stored import open_training_index
 from warehouse.exposure.summary import AuditResult, load_audit, tm_hypotheses
 from warehouse.exposure.udf import EXPOSURE_FUNCTION, SearchCounters, register_exposure_functions
 from warehouse.metrics.scores import bleu_from_stats
 from warehouse.metrics.surface import compute_segment_stats
 from warehouse.store.connection import duckdb_threads, transaction
-from warehouse.store.corpora import CorpusInfo, corpus_texts, get_corpus, training_texts
+from warehouse.store.corpora import (
+    CorpusInfo,
+    corpus_texts,
+    get_corpus,
+    training_lines,
+    training_texts,
+)
 from warehouse.store.purge import delete_audits
 from warehouse.store.sums import refresh_audit
 
@@ -224,12 +231,15 @@ def run_audit(
     force: bool = False,
     progress: Progress | None = None,
     notify: Callable[[str], None] | None = None,
+    store_index: bool | None = None,
 ) -> AuditResult:
     """Audit a test set against a training corpus; an identical stored audit is reused.
 
     Without `config`, the defaults and the warehouse's `settings` rows define the audit.
     Warnings found before the search starts (a reversed language direction) go to `notify`
-    at once and are stored with the audit.
+    at once and are stored with the audit. The training index is loaded when stored beside the
+    warehouse, else built and stored (unless `store_index` is False, or the `index.store`
+    setting is 0 when it is None); what happened to it goes to `notify` too.
     """
     config = config or resolve_audit_config(con)
     train = get_corpus(con, train_name, "train")
@@ -240,16 +250,26 @@ def run_audit(
         return load_audit(con, audit_id, action="unchanged")
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    train_src, train_tgt = training_texts(con, train.corpus_id)
     test_src, test_refs = corpus_texts(con, test.corpus_id)
+    # The direction check needs only a sample of the training lines (the index, when stored,
+    # spares reading the rest).
+    lines = sample_lines(train.n_segments)
+    train_src, train_tgt = (
+        training_texts(con, train.corpus_id)
+        if lines is None
+        else training_lines(con, train.corpus_id, lines)
+    )
     timings["read_seconds"] = time.perf_counter() - started
     input_warnings = [w for w in [reversed_direction(test_src, train_src, train_tgt)] if w]
+    del train_src, train_tgt
     for warning in input_warnings:
         (notify or _silent)(f"warning: {warning}")
     mark = time.perf_counter()
-    index = build_index(train_src, train_tgt, config.orders, config.normalization, threads)
-    del train_src, train_tgt  # the index holds what the search needs
+    index, loaded = open_training_index(
+        con, train, config, threads=threads, store=store_index, notify=notify or _silent
+    )
     timings["index_seconds"] = time.perf_counter() - mark
+    timings["index_loaded"] = 1.0 if loaded else 0.0
     counters = register_exposure_functions(
         con, index, config, threads=threads, progress=progress, total=len(test_src)
     )
