@@ -5,6 +5,7 @@
 //! reference length, shorter on ties; chrF++: the reference with the highest sentence F-score,
 //! first on ties).
 
+use std::borrow::Cow;
 use std::hash::Hash;
 
 use rayon::prelude::*;
@@ -60,16 +61,21 @@ fn pair_rule(
 
 /// The 13a tokenisation of one segment (after sacrebleu's `rstrip`), tokens joined by spaces.
 pub fn tokenize_13a(segment: &str) -> String {
-    let mut line = segment
-        .trim_end_matches(is_py_space)
-        .replace("<skipped>", "");
-    line = line.replace("-\n", "").replace('\n', " ");
+    // Each replacement only when its pattern occurs (most segments need none).
+    let mut line = Cow::Borrowed(segment.trim_end_matches(is_py_space));
+    if line.contains("<skipped>") {
+        line = Cow::Owned(line.replace("<skipped>", ""));
+    }
+    if line.contains('\n') {
+        line = Cow::Owned(line.replace("-\n", "").replace('\n', " "));
+    }
     if line.contains('&') {
-        line = line
-            .replace("&quot;", "\"")
-            .replace("&amp;", "&")
-            .replace("&lt;", "<")
-            .replace("&gt;", ">");
+        line = Cow::Owned(
+            line.replace("&quot;", "\"")
+                .replace("&amp;", "&")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">"),
+        );
     }
     let mut a = String::with_capacity(line.len() * 2 + 2);
     a.push(' ');
@@ -119,7 +125,14 @@ pub fn tokenize_13a(segment: &str) -> String {
             o.push(' ');
         },
     );
-    py_split(&b).collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(b.len());
+    for token in py_split(&b) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(token);
+    }
+    out
 }
 
 /// The n-grams (n = 1..=`max`) of a token list as slices of `joined` (the tokens joined by
