@@ -412,6 +412,7 @@ class RealIngestBench:
         plain, alone, registered = [], [], []
         plain_db = self.base
         run_ids: dict[str, str] = {}
+        checks: list[tuple[bool, str]] = []
         for k in range(self.repeat):
             plain_db = self.fresh_copy()
             plain.append(
@@ -450,7 +451,7 @@ class RealIngestBench:
             )
             last = k == self.repeat - 1
             if last:
-                self._check_report_scores(plain_db, db, db2, run_ids)
+                checks = self._check_report_scores(plain_db, db, db2, run_ids)
             shutil.rmtree(db.parent)
             shutil.rmtree(db2.parent)
             if not last:
@@ -466,12 +467,15 @@ class RealIngestBench:
             self.verdicts.append(
                 (ok, f"{ours.label}: {wall:.2f}x wall, {cpu:.2f}x CPU of plain files (<= 1.5x)")
             )
+        for equal, label in checks:
+            print(f"{'':<10} {label} [{_verdict(equal)}]")
+            self.verdicts.append((equal, label))
         return plain_db, run_ids
 
     def _check_report_scores(
         self, plain_db: Path, alone_db: Path, registered_db: Path, run_ids: dict[str, str]
-    ) -> None:
-        """The runs ingested from reports have the plain files' scores."""
+    ) -> list[tuple[bool, str]]:
+        """Whether the runs ingested from reports have the plain files' scores."""
 
         def scores(db: Path) -> dict[str, tuple[str, list[float]]]:
             rows = _json_output(_tame_wh(db, "runs", "list", "--json"))
@@ -479,11 +483,12 @@ class RealIngestBench:
 
         plain = scores(plain_db)
         run_ids.update({slug: run_id for slug, (run_id, _s) in plain.items()})
+        out = []
         for label, db in (("reports alone", alone_db), ("reports --testset", registered_db)):
             other = scores(db)
             equal = {k: v[1] for k, v in other.items()} == {k: v[1] for k, v in plain.items()}
-            print(f"{'':<10} {label}: run scores equal to the plain files' [{_verdict(equal)}]")
-            self.verdicts.append((equal, f"{label}: scores equal to the plain files'"))
+            out.append((equal, f"{label}: BLEU, chrF++ and TER equal to the plain files' runs"))
+        return out
 
     def compare(
         self, files: dict[str, tuple[Path, Path]], db: Path, run_ids: dict[str, str]
