@@ -84,6 +84,19 @@ def test_the_index_lives_beside_the_warehouse_file(con, db_path):
     assert index_directory(memory) is None
 
 
+def test_in_a_lake_the_index_lives_under_a_local_data_path(tmp_path):
+    import duckdb_extensions
+
+    con = duckdb.connect()
+    duckdb_extensions.import_extension("ducklake", con)
+    data = tmp_path / "data"
+    con.execute(f"ATTACH 'ducklake:{tmp_path / 'catalog.ducklake'}' AS tame (DATA_PATH '{data}/')")
+    con.execute("USE tame")
+    assert index_directory(con) == data / "tame-wh-indexes"
+    con.execute("USE memory")
+    assert index_directory(con) is None
+
+
 def test_an_audit_stores_its_index_and_the_next_loads_it_with_identical_results(con):
     built, timings, said = _audit(con)
     path = _index_file(con)

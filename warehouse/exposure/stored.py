@@ -30,6 +30,7 @@ from warehouse.exposure.config import AuditConfig
 from warehouse.exposure.retrieval import RetrievalIndex, build_index
 from warehouse.native import native
 from warehouse.store.corpora import CorpusInfo, list_corpora, training_texts
+from warehouse.store.lake import LAKE_ALIAS
 from warehouse.store.settings import read_settings
 
 Notify = Callable[[str], None]
@@ -49,15 +50,26 @@ def _silent(_message: str) -> None:
 
 def index_directory(con: duckdb.DuckDBPyConnection) -> Path | None:
     """Where the stored indexes of the open warehouse live: `<warehouse file>.indexes/` beside a
-    warehouse file; None when the warehouse has no file of its own (in memory)."""
+    warehouse file, `<data path>/tame-wh-indexes/` in a lake whose data path is a local
+    directory; None otherwise (in memory, or a lake on object storage)."""
     # fetchall: a result left open (fetchone) would keep DuckDB from dropping functions later.
     rows = con.execute(
-        "SELECT path, type FROM duckdb_databases() WHERE database_name = current_database()"
+        "SELECT database_name, path, type FROM duckdb_databases() "
+        "WHERE database_name = current_database()"
     ).fetchall()
-    if len(rows) != 1 or not rows[0][0] or rows[0][1] != "duckdb":
+    if len(rows) != 1:
         return None
-    path = Path(rows[0][0])
-    return path.with_name(path.name + ".indexes")
+    name, path, kind = rows[0]
+    if kind == "duckdb" and path:
+        return Path(path).with_name(Path(path).name + ".indexes")
+    if kind == "ducklake" and name == LAKE_ALIAS:
+        data = con.execute(
+            f"SELECT value FROM __ducklake_metadata_{LAKE_ALIAS}.ducklake_metadata "
+            "WHERE key = 'data_path'"
+        ).fetchall()
+        local = data[0][0] if data and data[0][0] and "://" not in data[0][0] else None
+        return Path(local) / "tame-wh-indexes" if local else None
+    return None
 
 
 def storing_enabled(con: duckdb.DuckDBPyConnection) -> bool:
