@@ -108,10 +108,13 @@ class SearchStats(TypedDict):
     pairs_counted: int
 
 class HitBuffers(TypedDict):
-    """One side's nearest training rows: `exposure` float64, `nn` int64 with its validity
-    bitmap `nn_valid`, `exact` a bitmap."""
+    """One side's nearest training rows: `exposure` float64 and the exact ratio behind it, `num`
+    over `den` (uint64, not reduced; 0/1 without a hit, 1/1 for an exact match), `nn` int64 with
+    its validity bitmap `nn_valid`, `exact` a bitmap."""
 
     exposure: bytes
+    num: bytes
+    den: bytes
     nn: bytes
     nn_valid: bytes
     exact: bytes

@@ -122,3 +122,15 @@ def test_index_commands_need_a_warehouse_and_a_training_corpus(run_cli, db_path,
     bad = run_cli("index", "build", "--train", "tr", "--orders", "0")
     assert bad.exit_code == 2 and "--orders" in bad.stderr
     assert _files(db_path) == []
+
+
+def test_shards_are_listed_and_audit_identically(run_cli, db_path, registered):
+    assert run_cli("audit", "--train", "tr", "--testset", "te", "--no-store-index").exit_code == 0
+    reference = _exposures(run_cli)
+    built = run_cli("index", "build", "--train", "tr", "--shard-rows", "50")
+    assert built.exit_code == 0 and "3 file(s)" in built.stdout and "3 built" in built.stdout
+    listed = run_cli("--wide", "index", "list").stdout
+    assert "1/3 from row 0" in listed and "3/3 from row 100" in listed
+    again = run_cli("audit", "--train", "tr", "--testset", "te", "--force", "--json")
+    assert json.loads(again.stdout)["timings"]["index_loaded"] == 1.0
+    assert _exposures(run_cli) == reference

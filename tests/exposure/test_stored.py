@@ -289,3 +289,40 @@ def test_the_direction_check_reads_only_its_sample_of_training_lines(con):
         test_sources, [big_src[i] for i in sorted(sample)], [big_tgt[i] for i in sorted(sample)]
     )
     assert whole is not None and part == whole
+
+
+def test_a_sharded_index_gives_the_unsharded_results(con):
+    reference, _, _ = _audit(con, store_index=False)
+    train = get_corpus(con, "train")
+    result = build_stored_index(con, train, AuditConfig(), shard_rows=100)
+    assert [(f["row_offset"], f["rows"], f["shard"]) for f in result.files] == [
+        (0, 100, 0),
+        (100, 100, 1),
+        (200, 50, 2),
+    ]
+    items = list_stored_indexes(con)
+    assert [(i.shard, i.shards, i.row_offset, i.rows) for i in items] == [
+        (0, 3, 0, 100),
+        (1, 3, 100, 100),
+        (2, 3, 200, 50),
+    ]
+    rows, timings, said = _audit(con)
+    assert rows == reference and timings["index_loaded"] == 1.0 and not said
+
+    # A damaged shard is rebuilt with a warning, a missing one rebuilt and stored again.
+    shards = plan(train, AuditConfig(), 100)
+    directory = index_directory(con)
+    _damage_section(directory / shards[1].file_name)
+    (directory / shards[2].file_name).unlink()
+    rows, timings, said = _audit(con)
+    assert rows == reference and timings["index_loaded"] == 0.0
+    assert sum(m.startswith("warning: ") and "rebuilding it" in m for m in said) == 1
+    assert all((directory / s.file_name).is_file() for s in shards)
+    assert _audit(con)[1]["index_loaded"] == 1.0
+
+    # The whole-corpus index, when stored, is preferred.
+    build_stored_index(con, train, AuditConfig())
+    rows, timings, _ = _audit(con)
+    assert rows == reference and timings["index_loaded"] == 1.0
+    assert [i.key for i in drop_stored_indexes(con, key=base_key(train.corpus_id, AuditConfig()))]
+    assert list_stored_indexes(con) == []

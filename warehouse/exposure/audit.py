@@ -18,7 +18,7 @@ import pyarrow as pa
 from warehouse import __version__
 from warehouse.exposure.config import AuditConfig, audit_id_for, resolve_audit_config
 from warehouse.exposure.direction import reversed_direction, sample_lines
-from warehouse.exposure.retrieval import RetrievalIndex
+from warehouse.exposure.retrieval import SearchIndex
 from warehouse.exposure.retrieval import audit as retrieval_audit
 from warehouse.exposure.stored import open_training_index
 from warehouse.exposure.summary import AuditResult, load_audit, tm_hypotheses
@@ -151,7 +151,7 @@ def _tm_bleu(hyps: list[str], refs: list[list[str]]) -> float:
 
 def _validate_fast(
     con: duckdb.DuckDBPyConnection,
-    index: RetrievalIndex,
+    index: SearchIndex,
     audit_id: str,
     corpora: tuple[CorpusInfo, CorpusInfo],
     texts: tuple[list[str], list[list[str]]],

@@ -27,7 +27,8 @@ import duckdb
 from warehouse import __version__
 from warehouse.errors import UsageError
 from warehouse.exposure.config import AuditConfig
-from warehouse.exposure.retrieval import RetrievalIndex, build_index
+from warehouse.exposure.retrieval import RetrievalIndex, SearchIndex, build_index
+from warehouse.exposure.shards import ShardedIndex, ShardPart
 from warehouse.native import native
 from warehouse.store.corpora import CorpusInfo, list_corpora, training_texts
 from warehouse.store.lake import LAKE_ALIAS
@@ -125,22 +126,19 @@ def plan(train: CorpusInfo, config: AuditConfig, shard_rows: int | None = None) 
 def stored_plans(
     directory: Path | None, train: CorpusInfo, config: AuditConfig
 ) -> list[int | None]:
-    """The layouts of `train`'s index present in full in `directory`: None (one file) first, then
-    shard sizes, largest first."""
+    """The layouts of `train`'s index with files in `directory`: None (one file) first, then
+    shard sizes, those with the most files present first (then the largest)."""
     if directory is None or not directory.is_dir():
         return []
     base = base_key(train.corpus_id, config)
     names = {p.name for p in directory.iterdir()}
-    sizes = {
-        int(m.group(2))
-        for name in names
-        if (m := _NAME.match(name)) and m.group(1) == base and m.group(2)
-    }
-    found: list[int | None] = [None] if base + SUFFIX in names else []
-    for size in sorted(sizes, reverse=True):
-        if all(s.file_name in names for s in plan(train, config, size)):
-            found.append(size)
-    return found
+    present: dict[int, int] = {}
+    for name in names:
+        m = _NAME.match(name)
+        if m and m.group(1) == base and m.group(2):
+            present[int(m.group(2))] = present.get(int(m.group(2)), 0) + 1
+    sizes = sorted(present, key=lambda size: (-present[size], -size))
+    return ([None] if base + SUFFIX in names else []) + list[int | None](sizes)
 
 
 def _meta(train: CorpusInfo, config: AuditConfig, shard: Shard, shard_rows: int | None) -> bytes:
@@ -244,17 +242,44 @@ def open_training_index(
     threads: int | None = None,
     store: bool | None = None,
     notify: Notify = _silent,
-) -> tuple[RetrievalIndex, bool]:
-    """The index of `train` for an audit: the stored one when present and usable, else built
-    (and stored when `store`, by default the `index.store` setting); also whether it was
-    loaded."""
+) -> tuple[SearchIndex, bool]:
+    """The index of `train` for an audit, and whether it was loaded rather than built: the
+    stored one when present (one file, else the shards of a sharded one; a missing or unusable
+    file is rebuilt), else built, and stored when `store` (by default the `index.store`
+    setting)."""
     directory = index_directory(con)
     if store is None:
         store = storing_enabled(con)
-    [shard] = plan(train, config)
-    return open_shard(
-        con, train, config, shard, directory=directory, store=store, threads=threads, notify=notify
-    )
+    layouts = stored_plans(directory, train, config)
+    shard_rows = layouts[0] if layouts else None
+    shards = plan(train, config, shard_rows)
+    opened = [
+        open_shard(
+            con,
+            train,
+            config,
+            shard,
+            directory=directory,
+            store=store,
+            shard_rows=shard_rows,
+            threads=threads,
+            notify=notify,
+        )
+        for shard in shards
+    ]
+    loaded = all(was_loaded for _, was_loaded in opened)
+    if shard_rows is None:
+        return opened[0][0], loaded
+    parts = [
+        ShardPart(shard.start, shard.stop - shard.start, _opened(index), index)
+        for shard, (index, _) in zip(shards, opened, strict=True)
+    ]
+    return ShardedIndex(parts), loaded
+
+
+def _opened(index: RetrievalIndex) -> Callable[[], RetrievalIndex]:
+    """An opener of an index already open."""
+    return lambda: index
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyDict};
 
-use super::columns::{bitmap, float64, nullable};
+use super::columns::{bitmap, float64, nullable, uint64};
 use super::error::{invalid, IndexFileError};
 use crate::retrieval::{
     rows_from_joined, with_threads, Hit, Mode, RetrievalError, RetrievalIndex, Stats,
@@ -56,8 +56,9 @@ fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict
     Ok(d)
 }
 
-/// One side's hits as buffers: `exposure` (float64), `nn` (int64) with its validity bitmap
-/// `nn_valid`, and `exact` (bitmap).
+/// One side's hits as buffers: `exposure` (float64) and the exact ratio behind it, `num` over
+/// `den` (uint64, unreduced), `nn` (int64) with its validity bitmap `nn_valid`, and `exact`
+/// (bitmap).
 fn hit_columns<'py, 'a>(
     py: Python<'py>,
     hits: impl ExactSizeIterator<Item = &'a Hit> + Clone,
@@ -67,6 +68,8 @@ fn hit_columns<'py, 'a>(
         "exposure",
         float64(py, hits.clone().map(|h| h.score.to_f64()))?,
     )?;
+    d.set_item("num", uint64(py, hits.clone().map(|h| h.score.num))?)?;
+    d.set_item("den", uint64(py, hits.clone().map(|h| h.score.den))?)?;
     let (nn, nn_valid) = nullable(
         py,
         hits.clone().map(|h| h.row.map(i64::from)),
