@@ -297,9 +297,8 @@ def _lock_down_lake(
     """After a lake is attached: no external access beyond its own data files (the catalog
     connection is already open), no extension loading, bounded memory, no spilling, and the
     configuration locked."""
-    data_path = address.data_path or ""
-    if data_path and not address.is_s3:
-        con.execute("SET allowed_directories = ?", [[data_path]])
+    if address.data_path:
+        con.execute("SET allowed_directories = ?", [[address.data_path]])
     con.execute("SET enable_external_access = false")
     con.execute("SET autoinstall_known_extensions = false")
     con.execute("SET autoload_known_extensions = false")

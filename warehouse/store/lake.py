@@ -60,15 +60,16 @@ def _first_line(exc: BaseException) -> str:
 # --- Extensions --------------------------------------------------------------------------------
 
 
-def load_extensions(con: duckdb.DuckDBPyConnection) -> None:
-    """Load DuckLake, PostgreSQL and httpfs from the installed wheels (no download)."""
+def load_extensions(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = EXTENSIONS) -> None:
+    """Load DuckLake, PostgreSQL and httpfs (or `names`) from the installed wheels (no
+    download)."""
     installed = {
         name
         for (name,) in con.execute(
             "SELECT extension_name FROM duckdb_extensions() WHERE installed"
         ).fetchall()
     }
-    for name in EXTENSIONS:
+    for name in names:
         internal = "postgres_scanner" if name == "postgres" else name
         try:
             if internal not in installed:
@@ -152,8 +153,9 @@ def _create_s3_secret(con: duckdb.DuckDBPyConnection, settings: S3Settings) -> N
 
 
 def prepare(con: duckdb.DuckDBPyConnection, address: LakeAddress) -> None:
-    """Load the extensions and, for an S3 data path, create the S3 secret from the environment."""
-    load_extensions(con)
+    """Load the extensions (httpfs only for an S3 data path) and, for an S3 data path, create the
+    S3 secret from the environment."""
+    load_extensions(con, EXTENSIONS if address.is_s3 else ("ducklake", "postgres"))
     if address.is_s3:
         _create_s3_secret(con, s3_settings())
 
