@@ -25,6 +25,7 @@ from warehouse.exposure.config import (
     AuditConfig,
     resolve_audit_config,
 )
+from warehouse.exposure.memory import parse_size
 from warehouse.exposure.normalize import NormalizationConfig
 from warehouse.exposure.summary import AuditResult, tm_hypotheses
 
@@ -144,6 +145,12 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             help="Worker threads (default: all cores; at most this machine's CPU threads).",
         ),
         click.option(
+            "--memory-limit",
+            metavar="SIZE",
+            default=None,
+            help="Keep the audit within SIZE of memory (e.g. 4GiB): the index in shards that fit.",
+        ),
+        click.option(
             "--no-store-index",
             is_flag=True,
             help="Do not store a training index this audit builds (a stored one is still used).",
@@ -218,6 +225,7 @@ def _audit(
         else:
             progress(message)
 
+    limit = parse_size(opts["memory_limit"]) if opts["memory_limit"] is not None else None
     with app.warehouse() as con:
         config = _build_config(con, opts)
         with status("preparing the index"), _progress_bar(show_progress) as bar:
@@ -231,6 +239,7 @@ def _audit(
                 progress=bar,
                 notify=notify,
                 store_index=False if opts["no_store_index"] else None,
+                memory_limit=limit,
             )
     return result, said
 

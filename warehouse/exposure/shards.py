@@ -95,11 +95,14 @@ class ShardedIndex:
     use; otherwise it is opened for each batch and released afterwards, so only one shard is in
     memory at a time."""
 
-    def __init__(self, parts: Sequence[ShardPart], *, resident: bool = True) -> None:
+    def __init__(
+        self, parts: Sequence[ShardPart], *, resident: bool = True, keep: object = None
+    ) -> None:
         if not parts:
             raise ValueError("a sharded index needs at least one shard")
         self.parts = sorted(parts, key=lambda p: p.offset)
         self.resident = resident
+        self.keep = keep  # what the shards need alive (e.g. their temporary directory)
 
     @property
     def n_docs(self) -> int:
@@ -123,6 +126,7 @@ class ShardedIndex:
         stats: dict[str, int] = {}
         for offset, index in self._each():
             raw = call(index)
+            del index  # the next shard is opened only once this one is released
             _add_stats(stats, raw["stats"])
             for name in sides or ("",):
                 side = shift_rows(unpack_side(raw[name] if name else raw, n), offset)

@@ -14,11 +14,13 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 import time
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +29,16 @@ import duckdb
 from warehouse import __version__
 from warehouse.errors import UsageError
 from warehouse.exposure.config import AuditConfig
+from warehouse.exposure.memory import index_budget, shard_size, size_text
 from warehouse.exposure.retrieval import RetrievalIndex, SearchIndex, build_index
 from warehouse.exposure.shards import ShardedIndex, ShardPart
 from warehouse.native import native
-from warehouse.store.corpora import CorpusInfo, list_corpora, training_texts
+from warehouse.store.corpora import (
+    CorpusInfo,
+    list_corpora,
+    training_text_bytes,
+    training_texts,
+)
 from warehouse.store.lake import LAKE_ALIAS
 from warehouse.store.settings import read_settings
 
@@ -241,15 +249,27 @@ def open_training_index(
     *,
     threads: int | None = None,
     store: bool | None = None,
+    memory_limit: int | None = None,
     notify: Notify = _silent,
 ) -> tuple[SearchIndex, bool]:
     """The index of `train` for an audit, and whether it was loaded rather than built: the
     stored one when present (one file, else the shards of a sharded one; a missing or unusable
     file is rebuilt), else built, and stored when `store` (by default the `index.store`
-    setting)."""
+    setting). With `memory_limit` (bytes), see `open_within`."""
     directory = index_directory(con)
     if store is None:
         store = storing_enabled(con)
+    if memory_limit is not None:
+        return open_within(
+            con,
+            train,
+            config,
+            memory_limit,
+            directory=directory,
+            store=store,
+            threads=threads,
+            notify=notify,
+        )
     layouts = stored_plans(directory, train, config)
     shard_rows = layouts[0] if layouts else None
     shards = plan(train, config, shard_rows)
@@ -280,6 +300,94 @@ def open_training_index(
 def _opened(index: RetrievalIndex) -> Callable[[], RetrievalIndex]:
     """An opener of an index already open."""
     return lambda: index
+
+
+def _fits(directory: Path | None, shards: list[Shard], budget: int) -> bool:
+    """Whether every file of `shards` is stored and no larger than `budget`."""
+    if directory is None:
+        return False
+    paths = [directory / s.file_name for s in shards]
+    return all(p.is_file() and p.stat().st_size <= budget for p in paths)
+
+
+def open_within(
+    con: duckdb.DuckDBPyConnection,
+    train: CorpusInfo,
+    config: AuditConfig,
+    memory_limit: int,
+    *,
+    directory: Path | None,
+    store: bool,
+    threads: int | None = None,
+    notify: Notify = _silent,
+) -> tuple[SearchIndex, bool]:
+    """The index of `train` for an audit that must stay within `memory_limit` bytes: a stored
+    index (one file, or shards) whose files fit the budget; else shards small enough to build
+    within it, built one after another and stored (without storing: in a temporary directory
+    removed with the index). Shards are then searched one at a time, each mapped only while it
+    is searched."""
+    budget = index_budget(memory_limit)
+    layouts = stored_plans(directory, train, config)
+    if None in layouts and _fits(directory, plan(train, config), budget):
+        [shard] = plan(train, config)
+        return open_shard(
+            con, train, config, shard, directory=directory, store=store, notify=notify
+        )
+    for size in layouts:
+        if size is not None and _fits(directory, plan(train, config, size), budget):
+            shard_rows: int = size
+            break
+    else:
+        text = training_text_bytes(con, train.corpus_id)
+        fit = shard_size(budget, train.n_segments, text)
+        if fit.rows >= train.n_segments:  # the whole index fits
+            [shard] = plan(train, config)
+            return open_shard(
+                con,
+                train,
+                config,
+                shard,
+                directory=directory,
+                store=store,
+                threads=threads,
+                notify=notify,
+            )
+        shard_rows = fit.rows
+        notify(
+            f"--memory-limit {size_text(memory_limit)}: the index of {train.name!r} in shards of "
+            f"{fit.rows:,} rows (each about {size_text(fit.index_bytes)}, "
+            f"{size_text(fit.build_bytes)} to build)"
+        )
+    shards = plan(train, config, shard_rows)
+    scratch = None
+    if not store or directory is None:
+        # Shards go to a temporary directory, removed with the index.
+        scratch = tempfile.TemporaryDirectory(prefix="tame-wh-shards-")
+        directory = Path(scratch.name)
+    built = 0
+    for shard in shards:
+        if scratch is None:
+            index, loaded = open_shard(
+                con,
+                train,
+                config,
+                shard,
+                directory=directory,
+                store=True,
+                shard_rows=shard_rows,
+                threads=threads,
+                notify=notify,
+            )
+            built += not loaded
+        else:
+            index = build_shard(con, train, config, shard, threads)
+            save_shard(index, directory, train, config, shard, shard_rows)
+        del index  # one shard in memory at a time
+    parts = [
+        ShardPart(shard.start, shard.stop - shard.start, partial(load_shard, directory, shard))
+        for shard in shards
+    ]
+    return ShardedIndex(parts, resident=False, keep=scratch), scratch is None and built == 0
 
 
 @dataclass(frozen=True)

@@ -287,3 +287,13 @@ def training_lines(
         [corpus_id, lines],
     ).to_arrow_table()
     return table.column("src").to_pylist(), table.column("tgt").to_pylist()
+
+
+def training_text_bytes(con: duckdb.DuckDBPyConnection, corpus_id: str) -> int:
+    """UTF-8 bytes of a training corpus's sources and targets together."""
+    rows = con.execute(
+        "SELECT coalesce(sum(strlen(src)) + sum(strlen(refs[1])), 0) FROM segments "
+        "WHERE corpus_id = ?",
+        [corpus_id],
+    ).fetchall()
+    return int(rows[0][0]) if rows else 0
