@@ -234,6 +234,34 @@ def optional_count(value: Any, where: JsonPath) -> int | None:
     return whole
 
 
+def field_str(obj: dict[str, Any], key: str, where: JsonPath) -> str | None:
+    """`optional_str` of `obj[key]` (absent = null); the path `where / key` is only built to
+    name a wrong value."""
+    value = obj.get(key)
+    if value is None or type(value) is str:
+        return value
+    return optional_str(value, where / key)
+
+
+def field_number(
+    obj: dict[str, Any], key: str, where: JsonPath, *, non_negative: bool = False
+) -> float | None:
+    """`optional_number` of `obj[key]` (absent = null), the path built only for a wrong value."""
+    value = obj.get(key)
+    low = 0.0 if non_negative else -REAL_MAX
+    if isinstance(value, (int, float)) and type(value) is not bool and low <= value <= REAL_MAX:
+        return float(value)  # finite (NaN fails the comparison), in range
+    return optional_number(value, where / key, non_negative=non_negative)
+
+
+def field_count(obj: dict[str, Any], key: str, where: JsonPath) -> int | None:
+    """`optional_count` of `obj[key]` (absent = null), the path built only for a wrong value."""
+    value = obj.get(key)
+    if type(value) is int and 0 <= value <= INT64_MAX:
+        return value
+    return optional_count(value, where / key)
+
+
 def flatten_numbers(value: Any, prefix: str, where: JsonPath) -> dict[str, float]:
     """Numeric leaves of nested objects as dotted names; booleans count as 1/0; text is skipped."""
     out: dict[str, float] = {}
