@@ -43,6 +43,8 @@ COMMANDS: dict[str, str] = {
     "migrate": "cli.sync:migrate",
     "sync": "cli.sync:sync",
     "demo": "cli.demo:demo",
+    "copy": "cli.copy:copy",
+    "lake": "cli.lake:lake",
     "dashboard": "cli.dashboard:dashboard",
 }
 

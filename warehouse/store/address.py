@@ -108,13 +108,16 @@ def parse_lake(text: str, data_path: str | None = None) -> LakeAddress:
     return LakeAddress(items, normalize_data_path(data_path) if data_path else None)
 
 
-def parse_address(db: str | Path | None, data_path: str | None = None) -> Address:
+def parse_address(
+    db: str | Path | None, data_path: str | None = None, *, use_env: bool = True
+) -> Address:
     """The warehouse `--db` names (default `$TAME_WH_DB`, else `./tame.duckdb`): a lake when it
-    starts with `ducklake:postgres:` (data path from `--data-path`, else `$TAME_WH_DATA_PATH`),
-    else a local file (where a data path makes no sense)."""
+    starts with `ducklake:postgres:` (data path from `--data-path`, else `$TAME_WH_DATA_PATH`
+    unless `use_env` is False), else a local file (where a data path makes no sense)."""
     text = str(db) if db is not None else (os.environ.get(DB_ENV_VAR) or DEFAULT_DB_NAME)
     if text.startswith(LAKE_PREFIX):
-        return parse_lake(text, data_path or os.environ.get(DATA_PATH_ENV_VAR) or None)
+        from_env = os.environ.get(DATA_PATH_ENV_VAR) if use_env else None
+        return parse_lake(text, data_path or from_env or None)
     if text.startswith("ducklake:"):
         raise UsageError(
             "only PostgreSQL lake catalogs are supported: write ducklake:postgres:<libpq string>"
