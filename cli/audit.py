@@ -25,6 +25,7 @@ from warehouse.exposure.config import (
     AuditConfig,
     resolve_audit_config,
 )
+from warehouse.exposure.memory import parse_size
 from warehouse.exposure.normalize import NormalizationConfig
 from warehouse.exposure.summary import AuditResult, tm_hypotheses
 
@@ -50,6 +51,38 @@ def _thresholds(text: str) -> tuple[float, float, float]:
     return values[0], values[1], values[2]
 
 
+# The options that define a training index (its gram orders and normalisation).
+INDEX_OPTIONS = [
+    click.option(
+        "--orders",
+        default=",".join(map(str, DEFAULT_ORDERS)),
+        show_default=True,
+        help="Character n-gram orders.",
+    ),
+    click.option(
+        "--normalize-punctuation",
+        is_flag=True,
+        help="Map curly quotes, dashes and NBSP to ASCII.",
+    ),
+    click.option("--strip-diacritics", is_flag=True, help="Drop combining marks."),
+    click.option("--casefold", is_flag=True, help="Compare case-insensitively."),
+]
+
+
+def index_config(opts: dict[str, Any]) -> AuditConfig:
+    """The gram orders and normalisation the index options describe (other settings default)."""
+    return AuditConfig(orders=_orders(opts["orders"]), normalization=_normalization(opts))
+
+
+def _normalization(opts: dict[str, Any]) -> NormalizationConfig:
+    """The normalisation the options describe."""
+    return NormalizationConfig(
+        punctuation=opts["normalize_punctuation"],
+        strip_diacritics=opts["strip_diacritics"],
+        casefold=opts["casefold"],
+    )
+
+
 def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The options shared by `audit` and `tm-baseline` that define an audit."""
     options = [
@@ -62,19 +95,7 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             show_default=True,
             help="exact = true maximum; fast = approximate.",
         ),
-        click.option(
-            "--orders",
-            default=",".join(map(str, DEFAULT_ORDERS)),
-            show_default=True,
-            help="Character n-gram orders.",
-        ),
-        click.option(
-            "--normalize-punctuation",
-            is_flag=True,
-            help="Map curly quotes, dashes and NBSP to ASCII.",
-        ),
-        click.option("--strip-diacritics", is_flag=True, help="Drop combining marks."),
-        click.option("--casefold", is_flag=True, help="Compare case-insensitively."),
+        *INDEX_OPTIONS,
         click.option(
             "--near",
             type=float,
@@ -123,6 +144,17 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             default=None,
             help="Worker threads (default: all cores; at most this machine's CPU threads).",
         ),
+        click.option(
+            "--memory-limit",
+            metavar="SIZE",
+            default=None,
+            help="Keep the audit within SIZE of memory (e.g. 4GiB): the index in shards that fit.",
+        ),
+        click.option(
+            "--no-store-index",
+            is_flag=True,
+            help="Do not store a training index this audit builds (a stored one is still used).",
+        ),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -137,11 +169,7 @@ def _build_config(con: duckdb.DuckDBPyConnection, opts: dict[str, Any]) -> Audit
         far=opts["far"],
         leak=_thresholds(opts["leak"]) if opts["leak"] is not None else None,
         orders=_orders(opts["orders"]),
-        normalization=NormalizationConfig(
-            punctuation=opts["normalize_punctuation"],
-            strip_diacritics=opts["strip_diacritics"],
-            casefold=opts["casefold"],
-        ),
+        normalization=_normalization(opts),
         mode=opts["mode"],
         rare_grams=opts["rare_grams"],
         shortlist=opts["shortlist"],
@@ -191,12 +219,16 @@ def _audit(
     said: list[str] = []
 
     def notify(message: str) -> None:
-        said.append(message.removeprefix("warning: "))
-        say(message)
+        if message.startswith("warning: "):
+            said.append(message.removeprefix("warning: "))
+            say(message)
+        else:
+            progress(message)
 
+    limit = parse_size(opts["memory_limit"]) if opts["memory_limit"] is not None else None
     with app.warehouse() as con:
         config = _build_config(con, opts)
-        with status("building the index"), _progress_bar(show_progress) as progress:
+        with status("preparing the index"), _progress_bar(show_progress) as bar:
             result = run_audit(
                 con,
                 opts["train"],
@@ -204,8 +236,10 @@ def _audit(
                 config,
                 threads=opts["threads"],
                 force=force,
-                progress=progress,
+                progress=bar,
                 notify=notify,
+                store_index=False if opts["no_store_index"] else None,
+                memory_limit=limit,
             )
     return result, said
 

@@ -14,62 +14,97 @@ import duckdb
 from warehouse import __version__
 from warehouse.errors import SchemaError
 from warehouse.stats.resample import MAX_RESAMPLES
-from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect, missing_warehouse
-from warehouse.store.schema import code_schema_version, open_warehouse, stored_schema_version
+from warehouse.store.address import Address, is_lake
+from warehouse.store.connection import (
+    DEFAULT_LOCK_TIMEOUT,
+    close_connection,
+    connect,
+    missing_warehouse,
+    warehouse_exists,
+)
+from warehouse.store.lake import AsOf, parse_as_of
+from warehouse.store.schema import code_schema_version, stored_schema_version, writing
 
 
 @dataclass
 class AppContext:
-    """Global options: warehouse path, lock timeout, debug."""
+    """Global options: warehouse address (a file or a lake), lock timeout, debug."""
 
-    db: Path
+    db: Address
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     debug: bool = False
-    db_size_before: int | None = None  # the file's size when the command started
+    db_size_before: int | None = None  # a file's size when the command started
+
+    @property
+    def is_lake(self) -> bool:
+        """Whether the warehouse is a DuckLake lake."""
+        return is_lake(self.db)
 
     @contextmanager
     def warehouse(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """Open the warehouse (created on first use) for the duration of a command."""
-        con = open_warehouse(self.db, lock_timeout=self.lock_timeout)
-        try:
+        """Open the warehouse (created on first use) for the duration of a command; on a lake
+        the writers' lock is held until the block ends."""
+        with writing(self.db, lock_timeout=self.lock_timeout) as con:
             yield con
-        finally:
-            con.close()
 
     @contextmanager
-    def reader(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def reader(self, as_of: AsOf | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
         """The existing warehouse for a read-only command: opened once, read-only (other readers,
-        e.g. a BI tool, never block it; a writer makes it wait up to --lock-timeout; a file this
-        user may not write is fine). Nothing is created or upgraded: no warehouse, or one whose
-        schema is older than this tame-wh, is a one-line error."""
-        if not self.db.exists():
+        e.g. a BI tool, never block it; a writer of a file makes it wait up to --lock-timeout; a
+        file this user may not write is fine). Nothing is created or upgraded: no warehouse, or
+        one whose schema is older than this tame-wh, is a one-line error. `as_of` reads a lake as
+        it stood at a past snapshot."""
+        if isinstance(self.db, Path) and as_of is None and not self.db.exists():
             raise missing_warehouse(self.db)
-        con = connect(self.db, read_only=True, lock_timeout=self.lock_timeout)
+        con = connect(self.db, read_only=True, lock_timeout=self.lock_timeout, as_of=as_of)
         try:
-            _require_current_schema(con, self.db)
+            _require_current_schema(con, self.db, as_of)
             yield con
         finally:
-            con.close()
+            close_connection(con)
 
     @contextmanager
     def existing_warehouse(self) -> Iterator[duckdb.DuckDBPyConnection | None]:
-        """The warehouse read-only if its file exists (nothing created or upgraded), else None."""
-        if not self.db.exists():
+        """The warehouse read-only if it exists (nothing created or upgraded), else None."""
+        if not warehouse_exists(self.db):
             yield None
             return
         con = connect(self.db, read_only=True, lock_timeout=self.lock_timeout)
         try:
             yield con
         finally:
-            con.close()
+            close_connection(con)
 
 
-def _require_current_schema(con: duckdb.DuckDBPyConnection, db: Path) -> None:
+def as_of_value(text: str | None) -> AsOf | None:
+    """The parsed `--as-of` value (None when not given)."""
+    return parse_as_of(text) if text is not None else None
+
+
+as_of_option = click.option(
+    "--as-of",
+    "as_of",
+    default=None,
+    metavar="SNAPSHOT|TIME",
+    help="Answer as the lake stood then: a snapshot id or a UTC date/time (lakes only).",
+)
+
+
+def _require_current_schema(
+    con: duckdb.DuckDBPyConnection, db: Address, as_of: AsOf | None = None
+) -> None:
     """Refuse an empty file, an older schema (read commands never upgrade) and a newer one."""
     stored = stored_schema_version(con)
     current = code_schema_version()
     if stored == 0:
+        if as_of is not None:
+            raise SchemaError(f"--as-of {as_of}: the lake held no warehouse yet then")
         raise missing_warehouse(db)
+    if stored < current and as_of is not None:
+        raise SchemaError(
+            f"--as-of {as_of}: the lake's schema was version {stored} then; this tame-wh reads "
+            f"version {current} (choose a later snapshot)"
+        )
     if stored < current:
         raise SchemaError(
             f"{db}: schema version {stored} is older than this tame-wh's ({current}); run "

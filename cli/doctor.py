@@ -31,6 +31,27 @@ def doctor(app: AppContext, as_json: bool) -> None:
             schema = f"unusable: {wh['error']}"
         else:
             schema = f"{wh['schema_version']} (code schema {wh['code_schema_version']})"
+        lake = []
+        if wh.get("backend") == "ducklake":
+            storage = wh["storage_reachable"]
+            lake = [
+                ("backend", "DuckLake lake (catalog in PostgreSQL)"),
+                ("catalog", "reachable" if wh["catalog_reachable"] else "NOT reachable"),
+                ("lake format version", wh["format_version"] or "n/a"),
+                ("data path", wh["data_path"] or "n/a"),
+                (
+                    "storage",
+                    f"{wh['storage']}: "
+                    + {True: "reachable", False: "NOT reachable", None: "not checked"}[storage],
+                ),
+                ("latest snapshot", wh["latest_snapshot"] if wh["exists"] else "n/a"),
+                (
+                    "constraints",
+                    "hold"
+                    if not wh["constraint_violations"]
+                    else "; ".join(wh["constraint_violations"]),
+                ),
+            ]
         print_fields(
             [
                 ("tame-wh", report["tame_wh"]),
@@ -48,6 +69,7 @@ def doctor(app: AppContext, as_json: bool) -> None:
                 ("platform", report["platform"]),
                 ("cpu threads", report["cpu_threads"]),
                 ("warehouse", wh["path"]),
+                *lake,
                 ("schema version", schema),
                 ("status", "ok" if ok else "PROBLEMS FOUND"),
             ]

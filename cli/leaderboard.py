@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from cli.context import AppContext, json_option, pass_app
+from cli.context import AppContext, as_of_option, as_of_value, json_option, pass_app
 from cli.output import emit_json, fmt_number, print_table, say
 from warehouse.analysis.leaderboard import TRAIN_RULE, leaderboard
 from warehouse.analysis.runs import parse_tags
@@ -39,6 +39,7 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
 @click.option(
     "--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only runs with this tag (repeat)."
 )
+@as_of_option
 @json_option
 @pass_app
 def leaderboard_cmd(
@@ -48,6 +49,7 @@ def leaderboard_cmd(
     limit: int | None,
     train: str | None,
     tags: tuple[str, ...],
+    as_of: str | None,
     as_json: bool,
 ) -> None:
     """Rank runs; runs whose available composite metrics differ from the rest are marked.
@@ -55,7 +57,7 @@ def leaderboard_cmd(
     Exposure columns (Δ TM BLEU, GenGap) refer to the training corpus shown in the `train`
     column: --train NAME, else each test set's largest audited training corpus.
     """
-    with app.reader() as con:
+    with app.reader(as_of_value(as_of)) as con:
         rows = leaderboard(
             con, testset=testset, sort=sort, limit=limit, train=train, tags=parse_tags(tags)
         )

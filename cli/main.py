@@ -15,10 +15,9 @@ from cli.context import AppContext
 from cli.output import configure
 from warehouse import __version__
 from warehouse.errors import WarehouseError
+from warehouse.store.address import DATA_PATH_ENV_VAR, DB_ENV_VAR, parse_address
 from warehouse.store.connection import (
-    DB_ENV_VAR,
     DEFAULT_LOCK_TIMEOUT,
-    default_db_path,
     file_size,
     is_disk_full,
     reclaim_after_failed_write,
@@ -32,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "testset": "cli.corpora:testset",
     "audit": "cli.audit:audit",
     "tm-baseline": "cli.audit:tm_baseline",
+    "index": "cli.index:index",
     "ingest": "cli.ingest:ingest",
     "runs": "cli.runs:runs",
     "report": "cli.report:report",
@@ -43,6 +43,8 @@ COMMANDS: dict[str, str] = {
     "migrate": "cli.sync:migrate",
     "sync": "cli.sync:sync",
     "demo": "cli.demo:demo",
+    "copy": "cli.copy:copy",
+    "lake": "cli.lake:lake",
     "dashboard": "cli.dashboard:dashboard",
 }
 
@@ -99,7 +101,7 @@ def _disk_full(ctx: click.Context) -> None:
     the file's unused tail back and say so in one line (exit 2)."""
     app = ctx.find_object(AppContext)
     where = ""
-    if app is not None:
+    if app is not None and isinstance(app.db, Path):
         size = reclaim_after_failed_write(app.db, app.db_size_before)
         kept = "removed" if size is None else f"left at {size:,} bytes"
         where = f"; the warehouse {app.db} is as it was ({kept})"
@@ -120,9 +122,17 @@ def _debug(ctx: click.Context) -> bool:
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help=f"Warehouse file (default: ${DB_ENV_VAR}, else ./tame.duckdb).",
+    metavar="PATH|LAKE",
+    help=f"Warehouse: a DuckDB file, or a lake ducklake:postgres:<libpq string> (default: "
+    f"${DB_ENV_VAR}, else ./tame.duckdb).",
+)
+@click.option(
+    "--data-path",
+    default=None,
+    metavar="URL|DIR",
+    help=f"Where a new lake keeps its data files: s3://bucket/prefix/ or a directory (default: "
+    f"${DATA_PATH_ENV_VAR}; an existing lake records its own).",
 )
 @click.option(
     "--lock-timeout",
@@ -137,11 +147,20 @@ def _debug(ctx: click.Context) -> bool:
 @click.version_option(__version__, "--version", prog_name="tame-wh")
 @click.pass_context
 def main(
-    ctx: click.Context, db: Path | None, lock_timeout: float, debug: bool, wide: bool, quiet: bool
+    ctx: click.Context,
+    db: str | None,
+    data_path: str | None,
+    lock_timeout: float,
+    debug: bool,
+    wide: bool,
+    quiet: bool,
 ) -> None:
-    """tame-wh: training-aware MT evaluation warehouse (DuckDB)."""
+    """tame-wh: training-aware MT evaluation warehouse (DuckDB, or a DuckLake lake)."""
     configure(wide=wide, quiet=quiet)
-    path = db or default_db_path()
-    ctx.obj = AppContext(
-        db=path, lock_timeout=lock_timeout, debug=debug, db_size_before=file_size(path)
-    )
+    try:
+        address = parse_address(db, data_path)
+    except WarehouseError as exc:
+        click.echo(f"error: {exc}", err=True)
+        ctx.exit(exc.exit_code)
+    size = file_size(address) if isinstance(address, Path) else None
+    ctx.obj = AppContext(db=address, lock_timeout=lock_timeout, debug=debug, db_size_before=size)

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from cli.context import AppContext, pass_app
+from cli.context import AppContext, as_of_option, as_of_value, pass_app
 from cli.output import print_table, say
 from warehouse.analysis.query import (
     DEFAULT_MEMORY_MB,
@@ -68,10 +68,10 @@ def _csv_text(result: QueryResult) -> str:
     return buffer.getvalue()
 
 
-def _check_out(out: Path, db: Path) -> None:
-    """The output file must not be the warehouse (or its WAL), nor a directory."""
+def _check_out(out: Path, db: Path | None) -> None:
+    """The output file must not be the warehouse file (or its WAL), nor a directory."""
     target = out.resolve()
-    for protected in (db, Path(f"{db}.wal")):
+    for protected in (db, Path(f"{db}.wal")) if db is not None else ():
         if target == protected.resolve():
             raise UsageError(f"--out {out} is the warehouse itself; choose another file")
     if target.is_dir():
@@ -157,6 +157,7 @@ def _export(result: QueryResult, fmt: str, out: Path) -> None:
     help=f"Memory the statement may use, e.g. 512MB or 2GB (default: settings "
     f"query.memory_limit_mb, {DEFAULT_MEMORY_MB:g} MB).",
 )
+@as_of_option
 @pass_app
 def query(
     app: AppContext,
@@ -166,6 +167,7 @@ def query(
     out: Path | None,
     timeout: float | None,
     memory_limit: str | None,
+    as_of: str | None,
 ) -> None:
     """Run one read-only SELECT over the warehouse (tables, views and macros).
 
@@ -181,7 +183,7 @@ def query(
     if out is not None and fmt == "table":
         raise click.UsageError("--out writes csv, json or parquet: give --format")
     if out is not None:
-        _check_out(out, app.db)
+        _check_out(out, app.db if isinstance(app.db, Path) else None)
     memory_mb = parse_memory_limit(memory_limit) if memory_limit is not None else None
     result = run_query(
         app.db,
@@ -190,6 +192,7 @@ def query(
         memory_mb=memory_mb,
         lock_timeout=app.lock_timeout,
         arrow=fmt == "parquet",
+        as_of=as_of_value(as_of),
     )
     if out is not None:
         _export(result, fmt, out)

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from cli.context import AppContext, json_option, pass_app
+from cli.context import AppContext, as_of_option, as_of_value, json_option, pass_app
 from cli.output import emit_json, fmt_number, fmt_share, print_fields, print_table, say
 from warehouse.analysis.report import build_report
 from warehouse.html.report_file import write_report_html
@@ -252,14 +252,21 @@ def print_report(doc: dict[str, Any]) -> None:
     default=None,
     help="Write the report as one self-contained HTML file (charts, segment table) instead.",
 )
+@as_of_option
 @json_option
 @pass_app
 def report(
-    app: AppContext, run: str, train: str | None, html_file: Path | None, as_json: bool
+    app: AppContext,
+    run: str,
+    train: str | None,
+    html_file: Path | None,
+    as_of: str | None,
+    as_json: bool,
 ) -> None:
     """Report one run (id or unique prefix): quality, exposure, bins, composite, cost, speed."""
+    when = as_of_value(as_of)
     if html_file is not None:
-        with app.reader() as con:
+        with app.reader(when) as con:
             written = write_report_html(con, run, html_file, train=train)
         if as_json:
             emit_json(written.to_dict())
@@ -267,7 +274,7 @@ def report(
             state = "written" if written.written else "unchanged"
             click.echo(f"{html_file} ({written.bytes / 1e6:.1f} MB, run {written.run_id}): {state}")
         return
-    with app.reader() as con:
+    with app.reader(when) as con:
         doc = build_report(con, run, train=train)
     if as_json:
         emit_json(doc)

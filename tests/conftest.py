@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from cli.main import main
+from tests.backends import lake, warehouse  # noqa: F401 (fixtures: every backend, lakes only)
 
 
 @pytest.fixture

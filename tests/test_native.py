@@ -66,7 +66,10 @@ def test_stub_lists_every_function_with_its_parameters_and_defaults():
     tree = ast.parse(STUB.read_text())
     functions = _stub_signatures(tree.body)
     public = {n for n in dir(_native) if not n.startswith("_")}
-    assert public == {*functions, "RetrievalIndex"}  # the stub's other classes are TypedDicts
+    # the stub's other classes are TypedDicts
+    assert public == {*functions, "RetrievalIndex", "IndexFileError", "INDEX_FORMAT_VERSION"}
+    assert issubclass(_native.IndexFileError, ValueError)
+    assert isinstance(_native.INDEX_FORMAT_VERSION, int)
     for name, params in functions.items():
         assert _runtime_signature(getattr(_native, name)) == params, name
 

@@ -2,7 +2,8 @@
 
 Tuning values are required arguments: their defaults live in Python (`warehouse.exposure.config`,
 `warehouse.metrics.cyzil`). Every error the native code reports (a value, a shape, a kernel's
-error) is a ValueError; an argument of the wrong type raises TypeError, as usual.
+error) is a ValueError (a stored index that cannot be used: its subclass IndexFileError); an
+argument of the wrong type raises TypeError, as usual.
 
 Searches return their columns as `bytes` in Arrow's memory layout, one row per query: float64 and
 int64/int32 values native-endian, booleans and validity as LSB-first bitmaps (bit `i % 8` of
@@ -11,6 +12,7 @@ a gram with the query, or no reference reached the target hit) is stored as 0.
 """
 
 from collections.abc import Sequence
+from os import PathLike
 from typing import Literal, TypedDict, final
 
 import numpy as np
@@ -76,6 +78,26 @@ def resample_sums_f64(
 
 # Exposure retrieval.
 
+INDEX_FORMAT_VERSION: int
+"""Version of the stored-index file layout (part of every stored index's key)."""
+
+class IndexFileError(ValueError):
+    """A stored index file that cannot be used (missing, truncated, corrupted, foreign, or stored
+    under another key), or that cannot be written."""
+
+class StoredIndexInfo(TypedDict):
+    """What a stored index's header says: its key, the metadata stored with it, its format
+    version and its length in bytes."""
+
+    key: bytes
+    meta: bytes
+    format_version: int
+    bytes: int
+
+def stored_index_info(path: str | PathLike[str]) -> StoredIndexInfo:
+    """The header and metadata of a stored index (both checked by their checksums), without
+    reading the rest of the file."""
+
 class SearchStats(TypedDict):
     """Work counters of one batch of searches."""
 
@@ -86,10 +108,13 @@ class SearchStats(TypedDict):
     pairs_counted: int
 
 class HitBuffers(TypedDict):
-    """One side's nearest training rows: `exposure` float64, `nn` int64 with its validity
-    bitmap `nn_valid`, `exact` a bitmap."""
+    """One side's nearest training rows: `exposure` float64 and the exact ratio behind it, `num`
+    over `den` (uint64, not reduced; 0/1 without a hit, 1/1 for an exact match), `nn` int64 with
+    its validity bitmap `nn_valid`, `exact` a bitmap."""
 
     exposure: bytes
+    num: bytes
+    den: bytes
     nn: bytes
     nn_valid: bytes
     exact: bytes
@@ -140,6 +165,15 @@ class RetrievalIndex:
         dense_min_df: int | None = None,
     ) -> RetrievalIndex:
         """Index of `rows` pairs given as two newline-joined strings of normalised texts."""
+
+    def save(self, path: str | PathLike[str], key: bytes, meta: bytes) -> int:
+        """Store the index at `path` under `key` with `meta` (a temporary file renamed into
+        place); returns the file's length in bytes."""
+
+    @staticmethod
+    def load(path: str | PathLike[str], key: bytes) -> RetrievalIndex:
+        """The index stored at `path` under `key`, memory-mapped after every checksum is
+        checked."""
 
     @property
     def n_docs(self) -> int:

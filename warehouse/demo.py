@@ -14,10 +14,11 @@ from warehouse.ingest.runs import IngestResult
 from warehouse.ingest.write import write_runs
 from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
 from warehouse.stats.resample import BootstrapSettings
-from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect
+from warehouse.store.address import LakeAddress
+from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, close_connection, connect
 from warehouse.store.corpora import AddResult, Notify, add_corpus
 from warehouse.store.resources import example_dir
-from warehouse.store.schema import SchemaStatus, ensure_schema
+from warehouse.store.schema import SchemaStatus, ensure_schema, writing
 
 DEMO_TRAIN = "demo-train"
 DEMO_TEST = "demo-test"
@@ -49,7 +50,10 @@ class DemoResult:
 
 
 def run_demo(
-    db: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, notify: Notify | None = None
+    db: str | Path | LakeAddress,
+    *,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    notify: Notify | None = None,
 ) -> DemoResult:
     """Load the bundled example into the warehouse at `db` (created, or reused)."""
     say = notify or (lambda _m: None)
@@ -71,7 +75,7 @@ def run_demo(
             for data in (train, test):
                 result.corpora.append(add_corpus(con, data, replace=True, notify=say))
         finally:
-            con.close()
+            close_connection(con)
         prepared = [
             prepare_from_files(
                 db,
@@ -87,10 +91,7 @@ def run_demo(
         prepared += [
             prepare_from_document(folder / name, ci=BootstrapSettings()) for name in DEMO_REPORTS
         ]
-    con = connect(db, lock_timeout=lock_timeout)
-    try:
+    with writing(db, lock_timeout=lock_timeout) as con:
         result.runs = write_runs(con, prepared, notify=say)
         result.audit = run_audit(con, DEMO_TRAIN, DEMO_TEST)
-    finally:
-        con.close()
     return result

@@ -5,9 +5,11 @@
 //! reference length, shorter on ties; chrF++: the reference with the highest sentence F-score,
 //! first on ties).
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::hash::Hash;
 
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 /// BLEU statistics per segment: hyp_len, ref_len, correct[1..4], total[1..4].
 pub const BLEU_STATS: usize = 10;
@@ -59,16 +61,21 @@ fn pair_rule(
 
 /// The 13a tokenisation of one segment (after sacrebleu's `rstrip`), tokens joined by spaces.
 pub fn tokenize_13a(segment: &str) -> String {
-    let mut line = segment
-        .trim_end_matches(is_py_space)
-        .replace("<skipped>", "");
-    line = line.replace("-\n", "").replace('\n', " ");
+    // Each replacement only when its pattern occurs (most segments need none).
+    let mut line = Cow::Borrowed(segment.trim_end_matches(is_py_space));
+    if line.contains("<skipped>") {
+        line = Cow::Owned(line.replace("<skipped>", ""));
+    }
+    if line.contains('\n') {
+        line = Cow::Owned(line.replace("-\n", "").replace('\n', " "));
+    }
     if line.contains('&') {
-        line = line
-            .replace("&quot;", "\"")
-            .replace("&amp;", "&")
-            .replace("&lt;", "<")
-            .replace("&gt;", ">");
+        line = Cow::Owned(
+            line.replace("&quot;", "\"")
+                .replace("&amp;", "&")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">"),
+        );
     }
     let mut a = String::with_capacity(line.len() * 2 + 2);
     a.push(' ');
@@ -118,12 +125,19 @@ pub fn tokenize_13a(segment: &str) -> String {
             o.push(' ');
         },
     );
-    py_split(&b).collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(b.len());
+    for token in py_split(&b) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(token);
+    }
+    out
 }
 
-/// Counts of the n-grams (n = 1..=`max`) of a token list, keyed by the tokens joined with
-/// spaces (tokens never contain whitespace), one map per order.
-fn word_ngrams<'a>(tokens: &[&'a str], joined: &'a str, max: usize) -> Vec<HashMap<&'a str, u32>> {
+/// The n-grams (n = 1..=`max`) of a token list as slices of `joined` (the tokens joined by
+/// single spaces; tokens never contain whitespace), one list per order, in text order.
+fn word_ngrams<'a>(tokens: &[&'a str], joined: &'a str, max: usize) -> Vec<Vec<&'a str>> {
     // Byte span of each token in `joined` (tokens separated by single spaces).
     let mut spans = Vec::with_capacity(tokens.len());
     let mut at = 0usize;
@@ -133,32 +147,68 @@ fn word_ngrams<'a>(tokens: &[&'a str], joined: &'a str, max: usize) -> Vec<HashM
     }
     (1..=max)
         .map(|n| {
-            let mut counts = HashMap::new();
-            for w in spans.windows(n) {
-                if let (Some(first), Some(last)) = (w.first(), w.last()) {
-                    if let Some(key) = joined.get(first.0..last.1) {
-                        *counts.entry(key).or_insert(0) += 1;
-                    }
-                }
-            }
-            counts
+            spans
+                .windows(n)
+                .filter_map(|w| match (w.first(), w.last()) {
+                    (Some(first), Some(last)) => joined.get(first.0..last.1),
+                    _ => None,
+                })
+                .collect()
         })
         .collect()
+}
+
+/// Occurrence counts of a list of grams.
+fn counts<K: Hash + Eq + Copy>(grams: &[K]) -> FxHashMap<K, u32> {
+    let mut out = FxHashMap::with_capacity_and_hasher(grams.len(), Default::default());
+    for &g in grams {
+        *out.entry(g).or_insert(0) += 1;
+    }
+    out
+}
+
+/// Σ over distinct grams of min(occurrences in `grams`, `available[gram]`), consuming
+/// `available`: each occurrence takes one of the gram's remaining counts while any is left.
+fn clipped_matches<K: Hash + Eq + Copy>(grams: &[K], available: &mut FxHashMap<K, u32>) -> u64 {
+    let mut matched = 0u64;
+    for g in grams {
+        if let Some(left) = available.get_mut(g) {
+            if *left > 0 {
+                *left -= 1;
+                matched += 1;
+            }
+        }
+    }
+    matched
+}
+
+/// Matches of `hyp` grams in `reference` grams (clipped counts; 0 when either is empty).
+fn order_matches<K: Hash + Eq + Copy>(hyp: &[K], reference: &[K]) -> u64 {
+    if hyp.is_empty() || reference.is_empty() {
+        0
+    } else {
+        clipped_matches(hyp, &mut counts(reference))
+    }
 }
 
 /// BLEU statistics of one hypothesis against its references.
 pub fn bleu_stats(hyp: &str, refs: &[&str]) -> [u64; BLEU_STATS] {
     let ref_tokens: Vec<String> = refs.iter().map(|r| tokenize_13a(r)).collect();
     let mut ref_lens = Vec::with_capacity(refs.len());
-    let mut ref_counts: Vec<HashMap<&str, u32>> = vec![HashMap::new(); BLEU_ORDER];
+    // Each gram's largest count in any one reference (the clipping limit).
+    let mut ref_counts: Vec<FxHashMap<&str, u32>> = vec![FxHashMap::default(); BLEU_ORDER];
     for joined in &ref_tokens {
         let tokens: Vec<&str> = joined.split(' ').filter(|t| !t.is_empty()).collect();
         ref_lens.push(tokens.len() as u64);
-        for (merged, counts) in ref_counts
+        for (merged, grams) in ref_counts
             .iter_mut()
             .zip(word_ngrams(&tokens, joined, BLEU_ORDER))
         {
-            for (gram, count) in counts {
+            if merged.is_empty() {
+                *merged = counts(&grams);
+                continue;
+            }
+            for (gram, count) in counts(&grams) {
                 let slot = merged.entry(gram).or_insert(0);
                 *slot = (*slot).max(count);
             }
@@ -180,17 +230,13 @@ pub fn bleu_stats(hyp: &str, refs: &[&str]) -> [u64; BLEU_STATS] {
     // sacrebleu's closest length is -1 without references; statistics are unsigned here and
     // every caller passes at least one reference.
     out[1] = closest.map_or(0, |(_, l)| l);
-    for (n, counts) in word_ngrams(&hyp_tokens, &hyp_joined, BLEU_ORDER)
+    for (n, (grams, limits)) in word_ngrams(&hyp_tokens, &hyp_joined, BLEU_ORDER)
         .iter()
+        .zip(ref_counts.iter_mut())
         .enumerate()
     {
-        let merged = &ref_counts[n];
-        for (gram, &count) in counts {
-            out[2 + BLEU_ORDER + n] += u64::from(count);
-            if let Some(&r) = merged.get(gram) {
-                out[2 + n] += u64::from(count.min(r));
-            }
-        }
+        out[2 + BLEU_ORDER + n] = grams.len() as u64;
+        out[2 + n] = clipped_matches(grams, limits);
     }
     out
 }
@@ -217,46 +263,45 @@ fn chrf_words(text: &str) -> Vec<&str> {
     out
 }
 
-/// A text prepared for chrF: whitespace removed (for character n-grams) and its chrF words
-/// joined by spaces (for word n-grams).
+/// A text prepared for chrF: its characters without whitespace (code points, for character
+/// n-grams) and its chrF words joined by spaces (for word n-grams).
 struct ChrfText {
-    compact: String,
+    chars: Vec<u32>,
     words: String,
 }
+
+/// Bits of one code point (at most U+10FFFF) in a packed character n-gram.
+const CHAR_BITS: u32 = 21;
 
 impl ChrfText {
     fn new(text: &str) -> Self {
         let words = chrf_words(text);
         Self {
-            compact: text.chars().filter(|&c| !is_py_space(c)).collect(),
+            chars: text
+                .chars()
+                .filter(|&c| !is_py_space(c))
+                .map(u32::from)
+                .collect(),
             words: words.join(" "),
         }
     }
 
-    /// Character n-gram counts (n = 1..=CHAR_ORDER), then word n-gram counts
-    /// (n = 1..=WORD_ORDER), keyed by string.
-    fn ngrams(&self) -> Vec<HashMap<&str, u32>> {
-        let bounds: Vec<usize> = self
-            .compact
-            .char_indices()
-            .map(|(i, _)| i)
-            .chain(std::iter::once(self.compact.len()))
-            .collect();
-        let mut out: Vec<HashMap<&str, u32>> = Vec::with_capacity(CHAR_ORDER + WORD_ORDER);
-        for n in 1..=CHAR_ORDER {
-            let mut counts = HashMap::new();
-            for w in bounds.windows(n + 1) {
-                if let (Some(&lo), Some(&hi)) = (w.first(), w.last()) {
-                    if let Some(g) = self.compact.get(lo..hi) {
-                        *counts.entry(g).or_insert(0) += 1;
-                    }
-                }
-            }
-            out.push(counts);
-        }
+    /// The character n-grams of order `n` (1..=CHAR_ORDER), each its code points packed into
+    /// one integer (6 × 21 bits fit in 128: equal keys are equal strings), in text order.
+    fn char_grams(&self, n: usize) -> Vec<u128> {
+        self.chars
+            .windows(n)
+            .map(|w| {
+                w.iter()
+                    .fold(0u128, |key, &c| (key << CHAR_BITS) | u128::from(c))
+            })
+            .collect()
+    }
+
+    /// The word n-grams (n = 1..=WORD_ORDER) as string slices, one list per order.
+    fn word_grams(&self) -> Vec<Vec<&str>> {
         let tokens: Vec<&str> = self.words.split(' ').filter(|t| !t.is_empty()).collect();
-        out.extend(word_ngrams(&tokens, &self.words, WORD_ORDER));
-        out
+        word_ngrams(&tokens, &self.words, WORD_ORDER)
     }
 }
 
@@ -303,24 +348,25 @@ pub fn chrf_f_score(stats: &[u64; CHRF_STATS]) -> f64 {
 /// chrF++ statistics of one hypothesis against its references (the best-scoring reference's).
 pub fn chrf_stats(hyp: &str, refs: &[&str]) -> [u64; CHRF_STATS] {
     let hyp_text = ChrfText::new(hyp);
-    let hyp_grams = hyp_text.ngrams();
+    let hyp_chars: Vec<Vec<u128>> = (1..=CHAR_ORDER).map(|n| hyp_text.char_grams(n)).collect();
+    let hyp_words = hyp_text.word_grams();
     let mut best = [0u64; CHRF_STATS];
     let mut best_f = -1.0f64;
     for r in refs {
         let ref_text = ChrfText::new(r);
-        let ref_grams = ref_text.ngrams();
         let mut stats = [0u64; CHRF_STATS];
-        for (k, (h, rg)) in hyp_grams.iter().zip(&ref_grams).enumerate() {
-            let (mut hyp_count, mut matched) = (0u64, 0u64);
-            for (gram, &count) in h {
-                hyp_count += u64::from(count);
-                if let Some(&rc) = rg.get(gram) {
-                    matched += u64::from(count.min(rc));
-                }
-            }
-            stats[3 * k] = if rg.is_empty() { 0 } else { hyp_count };
-            stats[3 * k + 1] = rg.values().map(|&v| u64::from(v)).sum();
+        // (hypothesis count, reference count, matches) of each order: characters, then words.
+        let mut put = |k: usize, n_hyp: usize, n_ref: usize, matched: u64| {
+            stats[3 * k] = if n_ref == 0 { 0 } else { n_hyp as u64 };
+            stats[3 * k + 1] = n_ref as u64;
             stats[3 * k + 2] = matched;
+        };
+        for (k, h) in hyp_chars.iter().enumerate() {
+            let rg = ref_text.char_grams(k + 1);
+            put(k, h.len(), rg.len(), order_matches(h, &rg));
+        }
+        for (k, (h, rg)) in hyp_words.iter().zip(ref_text.word_grams()).enumerate() {
+            put(CHAR_ORDER + k, h.len(), rg.len(), order_matches(h, &rg));
         }
         let f = chrf_f_score(&stats);
         if f > best_f {

@@ -317,7 +317,7 @@ def test_unknown_corpora_are_usage_errors(run_cli, loaded):
 
 def test_audit_cli_json_is_a_stable_document(run_cli, loaded):
     loaded.close()
-    doc = json.loads(run_cli("audit", "--train", "train", "--testset", "test", "--json").output)
+    doc = json.loads(run_cli("audit", "--train", "train", "--testset", "test", "--json").stdout)
     assert set(doc) == {
         "format",
         "action",

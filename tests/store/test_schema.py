@@ -40,13 +40,14 @@ def test_init_twice_is_a_no_op(db_path):
     assert not again.created and not again.upgraded
 
 
-def test_every_table_has_a_primary_key(db_path):
+def test_every_table_has_a_key(db_path):
+    # A primary key, or a unique key where a key column may be NULL (metric_values.seg_idx).
     init_warehouse(db_path)
     con = duckdb.connect(str(db_path))
     without = con.execute(
         "SELECT table_name FROM duckdb_tables() t WHERE NOT EXISTS (SELECT 1 FROM "
         "duckdb_constraints() c WHERE c.table_name = t.table_name "
-        "AND c.constraint_type = 'PRIMARY KEY')"
+        "AND c.constraint_type IN ('PRIMARY KEY', 'UNIQUE'))"
     ).fetchall()
     assert without == []
 

@@ -19,7 +19,6 @@ from warehouse.analysis.runs import resolve_run
 from warehouse.errors import UsageError
 from warehouse.exposure.summary import choose_audit
 from warehouse.ingest.prepare import prepare_from_document
-from warehouse.inputs.runcard import read_run_document
 from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER
 from warehouse.stats.arrays import RunArrays, load_run_arrays
 from warehouse.stats.resample import BootstrapSettings, run_scores
@@ -39,8 +38,7 @@ def load_runs(refs: Sequence[str], con: duckdb.DuckDBPyConnection | None) -> lis
     for ref in refs:
         if is_report_file(ref):
             # A report without a model slug is named after its file.
-            slug = None if read_run_document(ref).model_slug else Path(ref).stem
-            prepared = prepare_from_document(ref, model_slug=slug)
+            prepared = prepare_from_document(ref, fallback_model_slug=Path(ref).stem)
             condition = f"/{prepared.condition}" if prepared.condition else ""
             runs.append(prepared.arrays(label=f"{ref} ({prepared.model_slug}{condition})"))
         else:

@@ -34,7 +34,14 @@ from sqlglot.errors import ParseError, SqlglotError
 
 from warehouse.errors import UsageError
 from warehouse.metrics.cyzil import register_cyzil_functions
-from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect, missing_warehouse
+from warehouse.store.address import LakeAddress
+from warehouse.store.connection import (
+    DEFAULT_LOCK_TIMEOUT,
+    close_connection,
+    connect,
+    missing_warehouse,
+)
+from warehouse.store.lake import AsOf
 from warehouse.store.settings import read_settings
 
 # Table functions a query may call in FROM; every other table function is refused.
@@ -284,6 +291,22 @@ def _lock_down(con: duckdb.DuckDBPyConnection, limits: QueryLimits) -> None:
     con.execute("SET lock_configuration = true")
 
 
+def _lock_down_lake(
+    con: duckdb.DuckDBPyConnection, address: LakeAddress, limits: QueryLimits
+) -> None:
+    """After a lake is attached: no external access beyond its own data files (the catalog
+    connection is already open), no extension loading, bounded memory, no spilling, and the
+    configuration locked."""
+    if address.data_path:
+        con.execute("SET allowed_directories = ?", [[address.data_path]])
+    con.execute("SET enable_external_access = false")
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
+    con.execute(f"SET memory_limit = '{int(limits.memory_mb)}MB'")
+    con.execute("SET max_temp_directory_size = '0B'")
+    con.execute("SET lock_configuration = true")
+
+
 def resolve_limits(
     con: duckdb.DuckDBPyConnection, timeout: float | None, memory_mb: float | None
 ) -> QueryLimits:
@@ -389,30 +412,38 @@ def _execute(
 
 
 def run_query(
-    db: str | Path,
+    db: str | Path | LakeAddress,
     sql: str,
     *,
     timeout: float | None = None,
     memory_mb: float | None = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     arrow: bool = False,
+    as_of: AsOf | None = None,
 ) -> QueryResult:
-    """Vet and run one read-only query against the existing warehouse at `db`.
+    """Vet and run one read-only query against the existing warehouse at `db` (a lake as it stood
+    at `as_of` when given).
 
-    The file is opened once, read-only (other readers never block it; a writer makes it wait up
-    to `lock_timeout`); nothing is created or upgraded. Limits default to the warehouse's
-    settings `query.timeout_seconds` and `query.memory_limit_mb`.
+    The warehouse is opened once, read-only (other readers never block it; a writer of a file
+    makes it wait up to `lock_timeout`); nothing is created or upgraded. Limits default to the
+    warehouse's settings `query.timeout_seconds` and `query.memory_limit_mb`.
     """
     if memory_mb is not None:
         _check_memory(memory_mb, "--memory-limit")
-    if not Path(db).exists():
+    lake = isinstance(db, LakeAddress)
+    if not isinstance(db, LakeAddress) and as_of is None and not Path(db).exists():
         raise missing_warehouse(db)
-    con = connect(db, read_only=True, lock_timeout=lock_timeout, config=_CONFIG)
+    con = connect(
+        db, read_only=True, lock_timeout=lock_timeout, config=None if lake else _CONFIG, as_of=as_of
+    )
     try:
         limits = resolve_limits(con, timeout, memory_mb)
         register_cyzil_functions(con)  # temporary functions: usable, nothing written
-        _lock_down(con, limits)
+        if isinstance(db, LakeAddress):
+            _lock_down_lake(con, db, limits)
+        else:
+            _lock_down(con, limits)
         vet_query(sql, _known_relations(con))
         return _execute(con, sql, limits, arrow)
     finally:
-        con.close()
+        close_connection(con)

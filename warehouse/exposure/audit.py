@@ -5,6 +5,7 @@ The definitions (exposure, bins, TM baseline, fast-mode validation) are in docs/
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import time
@@ -17,15 +18,23 @@ import pyarrow as pa
 
 from warehouse import __version__
 from warehouse.exposure.config import AuditConfig, audit_id_for, resolve_audit_config
-from warehouse.exposure.direction import reversed_direction
-from warehouse.exposure.retrieval import RetrievalIndex, build_index
+from warehouse.exposure.direction import reversed_direction, sample_lines
+from warehouse.exposure.memory import duckdb_budget, duckdb_memory, peak_rss, size_text
+from warehouse.exposure.retrieval import SearchIndex
 from warehouse.exposure.retrieval import audit as retrieval_audit
+from warehouse.exposure.stored import open_training_index
 from warehouse.exposure.summary import AuditResult, load_audit, tm_hypotheses
 from warehouse.exposure.udf import EXPOSURE_FUNCTION, SearchCounters, register_exposure_functions
 from warehouse.metrics.scores import bleu_from_stats
 from warehouse.metrics.surface import compute_segment_stats
 from warehouse.store.connection import duckdb_threads, transaction
-from warehouse.store.corpora import CorpusInfo, corpus_texts, get_corpus, training_texts
+from warehouse.store.corpora import (
+    CorpusInfo,
+    corpus_texts,
+    get_corpus,
+    training_lines,
+    training_texts,
+)
 from warehouse.store.purge import delete_audits
 from warehouse.store.sums import refresh_audit
 
@@ -144,7 +153,7 @@ def _tm_bleu(hyps: list[str], refs: list[list[str]]) -> float:
 
 def _validate_fast(
     con: duckdb.DuckDBPyConnection,
-    index: RetrievalIndex,
+    index: SearchIndex,
     audit_id: str,
     corpora: tuple[CorpusInfo, CorpusInfo],
     texts: tuple[list[str], list[list[str]]],
@@ -214,42 +223,49 @@ def _record(
     )
 
 
-def run_audit(
+def _compute(
     con: duckdb.DuckDBPyConnection,
-    train_name: str,
-    test_name: str,
-    config: AuditConfig | None = None,
+    audit: tuple[str, bool],
+    corpora: tuple[CorpusInfo, CorpusInfo],
+    config: AuditConfig,
     *,
-    threads: int | None = None,
-    force: bool = False,
-    progress: Progress | None = None,
-    notify: Callable[[str], None] | None = None,
-) -> AuditResult:
-    """Audit a test set against a training corpus; an identical stored audit is reused.
-
-    Without `config`, the defaults and the warehouse's `settings` rows define the audit.
-    Warnings found before the search starts (a reversed language direction) go to `notify`
-    at once and are stored with the audit.
-    """
-    config = config or resolve_audit_config(con)
-    train = get_corpus(con, train_name, "train")
-    test = get_corpus(con, test_name, "test")
-    audit_id = audit_id_for(test.corpus_id, train.corpus_id, config)
-    exists = con.execute("SELECT 1 FROM audits WHERE audit_id = ?", [audit_id]).fetchone()
-    if exists and not force:
-        return load_audit(con, audit_id, action="unchanged")
+    threads: int | None,
+    progress: Progress | None,
+    notify: Callable[[str], None],
+    store_index: bool | None,
+    memory_limit: int | None,
+) -> dict[str, float]:
+    """Compute and store the audit `audit` (its id, and whether a stored one is replaced) of
+    the test set against the training corpus `corpora`; returns its timings."""
+    (audit_id, exists), (test, train) = audit, corpora
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    train_src, train_tgt = training_texts(con, train.corpus_id)
     test_src, test_refs = corpus_texts(con, test.corpus_id)
+    # The direction check needs only a sample of the training lines (the index, when stored,
+    # spares reading the rest).
+    lines = sample_lines(train.n_segments)
+    train_src, train_tgt = (
+        training_texts(con, train.corpus_id)
+        if lines is None
+        else training_lines(con, train.corpus_id, lines)
+    )
     timings["read_seconds"] = time.perf_counter() - started
     input_warnings = [w for w in [reversed_direction(test_src, train_src, train_tgt)] if w]
+    del train_src, train_tgt
     for warning in input_warnings:
-        (notify or _silent)(f"warning: {warning}")
+        notify(f"warning: {warning}")
     mark = time.perf_counter()
-    index = build_index(train_src, train_tgt, config.orders, config.normalization, threads)
-    del train_src, train_tgt  # the index holds what the search needs
+    index, loaded = open_training_index(
+        con,
+        train,
+        config,
+        threads=threads,
+        store=store_index,
+        memory_limit=memory_limit,
+        notify=notify,
+    )
     timings["index_seconds"] = time.perf_counter() - mark
+    timings["index_loaded"] = 1.0 if loaded else 0.0
     counters = register_exposure_functions(
         con, index, config, threads=threads, progress=progress, total=len(test_src)
     )
@@ -272,5 +288,62 @@ def run_audit(
                 con, index, audit_id, (test, train), (test_src, test_refs), config, threads
             )
         timings["total_seconds"] = time.perf_counter() - started
+        if memory_limit is not None:
+            timings["peak_rss_bytes"] = float(peak_rss())
         _record(con, audit_id, timings, counters, validation)
+    return timings
+
+
+def run_audit(
+    con: duckdb.DuckDBPyConnection,
+    train_name: str,
+    test_name: str,
+    config: AuditConfig | None = None,
+    *,
+    threads: int | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+    notify: Callable[[str], None] | None = None,
+    store_index: bool | None = None,
+    memory_limit: int | None = None,
+) -> AuditResult:
+    """Audit a test set against a training corpus; an identical stored audit is reused.
+
+    Without `config`, the defaults and the warehouse's `settings` rows define the audit.
+    Warnings found before the search starts (a reversed language direction) go to `notify`
+    at once and are stored with the audit. The training index is loaded when stored beside the
+    warehouse, else built and stored (unless `store_index` is False, or the `index.store`
+    setting is 0 when it is None); what happened to it goes to `notify` too. With
+    `memory_limit` (bytes), the index is searched in shards that fit (docs/exposure.md, "Memory
+    limit") and DuckDB's memory is limited to a share of it.
+    """
+    config = config or resolve_audit_config(con)
+    train = get_corpus(con, train_name, "train")
+    test = get_corpus(con, test_name, "test")
+    audit_id = audit_id_for(test.corpus_id, train.corpus_id, config)
+    exists = con.execute("SELECT 1 FROM audits WHERE audit_id = ?", [audit_id]).fetchone()
+    if exists and not force:
+        return load_audit(con, audit_id, action="unchanged")
+    within = (
+        duckdb_memory(con, duckdb_budget(memory_limit))
+        if memory_limit is not None
+        else contextlib.nullcontext()
+    )
+    with within:
+        timings = _compute(
+            con,
+            (audit_id, bool(exists)),
+            (test, train),
+            config,
+            threads=threads,
+            progress=progress,
+            notify=notify or _silent,
+            store_index=store_index,
+            memory_limit=memory_limit,
+        )
+    if memory_limit is not None:
+        (notify or _silent)(
+            f"peak memory {size_text(int(timings['peak_rss_bytes']))} "
+            f"(--memory-limit {size_text(memory_limit)})"
+        )
     return load_audit(con, audit_id, action="recomputed" if exists else "computed")

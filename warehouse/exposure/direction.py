@@ -13,10 +13,16 @@ SAMPLE = 2000  # lines sampled from each side
 MARGIN = 0.05  # cosine similarity by which the target side must win to be reported
 
 
+def sample_lines(n: int) -> list[int] | None:
+    """The lines of an `n`-line side the check looks at (None: all of them)."""
+    return None if n <= SAMPLE else random.Random(12345).sample(range(n), SAMPLE)
+
+
 def _profile(texts: Sequence[str]) -> Counter[str]:
-    """Character trigram counts of a sample of the texts (lowercased)."""
-    rng = random.Random(12345)
-    sample = texts if len(texts) <= SAMPLE else rng.sample(list(texts), SAMPLE)
+    """Character trigram counts of a sample of the texts (lowercased); the sample's lines are
+    `sample_lines(len(texts))`, so a side read at those lines gives the same counts."""
+    lines = sample_lines(len(texts))
+    sample = texts if lines is None else [texts[i] for i in lines]
     grams: Counter[str] = Counter()
     for text in sample:
         padded = f" {text.lower()} "

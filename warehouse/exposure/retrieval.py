@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import pyarrow as pa
 
@@ -38,6 +38,7 @@ __all__ = [
     "Exposures",
     "Mode",
     "RetrievalIndex",
+    "SearchIndex",
     "audit",
     "audit_exposures",
     "build_index",
@@ -48,6 +49,45 @@ __all__ = [
 ]
 
 Mode = Literal["exact", "fast"]
+
+
+class SearchIndex(Protocol):
+    """What the searches need of an index: `RetrievalIndex`, or shards of one
+    (`warehouse.exposure.shards.ShardedIndex`), with the same buffers out."""
+
+    def audit(
+        self,
+        sources: Sequence[str],
+        refs: Sequence[Sequence[str]],
+        mode: Literal["exact", "fast"],
+        rare_grams: int,
+        shortlist: int,
+        threads: int | None = None,
+    ) -> AuditBuffers:
+        """Source, target and pair exposure of each test segment (normalised texts)."""
+        ...
+
+    def search_source(
+        self,
+        queries: Sequence[str],
+        mode: Literal["exact", "fast"],
+        rare_grams: int,
+        shortlist: int,
+        threads: int | None = None,
+    ) -> SourceSearch:
+        """Source exposure of each query."""
+        ...
+
+    def search_target(
+        self,
+        refs: Sequence[Sequence[str]],
+        mode: Literal["exact", "fast"],
+        rare_grams: int,
+        shortlist: int,
+        threads: int | None = None,
+    ) -> TargetSearch:
+        """Target exposure of each query's references."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -150,7 +190,7 @@ def _normalize_refs(refs: Sequence[Sequence[str]], config: NormalizationConfig) 
 
 
 def audit_exposures(
-    index: RetrievalIndex,
+    index: SearchIndex,
     sources: Sequence[str],
     refs: Sequence[Sequence[str]],
     config: NormalizationConfig = DEFAULT_CONFIG,
@@ -172,7 +212,7 @@ def audit_exposures(
 
 
 def source_exposures(
-    index: RetrievalIndex,
+    index: SearchIndex,
     queries: Sequence[str],
     config: NormalizationConfig = DEFAULT_CONFIG,
     mode: Mode = "exact",
@@ -186,7 +226,7 @@ def source_exposures(
 
 
 def target_exposures(
-    index: RetrievalIndex,
+    index: SearchIndex,
     refs: Sequence[Sequence[str]],
     config: NormalizationConfig = DEFAULT_CONFIG,
     mode: Mode = "exact",
@@ -200,7 +240,7 @@ def target_exposures(
 
 
 def audit(
-    index: RetrievalIndex,
+    index: SearchIndex,
     sources: Sequence[str],
     refs: Sequence[Sequence[str]],
     config: NormalizationConfig = DEFAULT_CONFIG,
@@ -216,7 +256,7 @@ def audit(
 
 
 def search_source(
-    index: RetrievalIndex,
+    index: SearchIndex,
     queries: Sequence[str],
     config: NormalizationConfig = DEFAULT_CONFIG,
     mode: Mode = "exact",
@@ -231,7 +271,7 @@ def search_source(
 
 
 def search_target(
-    index: RetrievalIndex,
+    index: SearchIndex,
     refs: Sequence[Sequence[str]],
     config: NormalizationConfig = DEFAULT_CONFIG,
     mode: Mode = "exact",

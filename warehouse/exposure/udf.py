@@ -27,7 +27,7 @@ from duckdb.func import PythonUDFType
 
 from warehouse.exposure import retrieval
 from warehouse.exposure.config import AuditConfig, resolve_audit_config
-from warehouse.exposure.retrieval import Exposures, Mode, RetrievalIndex, build_index
+from warehouse.exposure.retrieval import Exposures, Mode, SearchIndex, build_index
 from warehouse.store.corpora import get_corpus, training_texts
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ def _texts(array: Any) -> list[Any]:
 
 def register_exposure_functions(
     con: duckdb.DuckDBPyConnection,
-    index: RetrievalIndex,
+    index: SearchIndex,
     config: AuditConfig,
     *,
     threads: int | None = None,

@@ -21,7 +21,8 @@ from warehouse.inputs.segment_meta import SegmentMeta, check_unique_keys
 from warehouse.inputs.textio import read_lines
 from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions, metric_settings
 from warehouse.stats.resample import BootstrapSettings
-from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect
+from warehouse.store.address import LakeAddress
+from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect, warehouse_exists
 from warehouse.store.corpora import corpus_texts, get_corpus
 
 _LANG_PAIR = re.compile(
@@ -43,10 +44,10 @@ class RegisteredTestSet:
 
 
 def load_test_set(
-    db: str | Path, name: str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    db: str | Path | LakeAddress, name: str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 ) -> RegisteredTestSet:
     """Read a registered test set (the warehouse opened read-only, and closed again)."""
-    if not Path(db).exists():
+    if not warehouse_exists(db):
         raise UsageError(f"unknown test set {name!r}; the warehouse {db} does not exist yet")
     con = connect(db, read_only=True, lock_timeout=lock_timeout)
     try:
@@ -116,7 +117,7 @@ def _text_warnings(
 
 
 def prepare_from_files(
-    db: str | Path,
+    db: str | Path | LakeAddress,
     *,
     testset: str,
     hyp_path: str | Path,
@@ -340,13 +341,15 @@ def prepare_from_document(
     ci: BootstrapSettings | None = None,
     options: MetricOptions = DEFAULT_OPTIONS,
     testset: RegisteredTestSet | None = None,
+    fallback_model_slug: str | None = None,
 ) -> PreparedRun:
     """A test report / run card whose entries carry their predicted text: against `testset`
     when given (entries aligned by id, else by source, and checked against it), else against
-    the test set its entries' source and expected text define."""
+    the test set its entries' source and expected text define. `fallback_model_slug` names the
+    model when neither `model_slug` nor the document does."""
     file = str(path)
     document = read_run_document(path)
-    model_slug = _pick(model_slug, document.model_slug, "model_slug", file)
+    model_slug = _pick(model_slug, document.model_slug, "model_slug", file) or fallback_model_slug
     condition = _pick(condition, document.condition, "condition", file)
     if not model_slug:
         raise UsageError(f"{file}: no model_slug in the document; pass --model-slug")

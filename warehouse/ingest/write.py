@@ -60,20 +60,28 @@ def _same_hypotheses_elsewhere(con: duckdb.DuckDBPyConnection, run: PreparedRun)
     """Runs of other models on the same test set whose hypotheses are these, to the letter."""
     if not run.hyps:
         return []
-    # Only runs whose first hypothesis is ours are compared in full (no scan of every run).
-    rows = con.execute(
-        "WITH candidates AS (SELECT r.run_id, r.model_slug FROM runs r "
-        "  JOIN hypotheses f ON f.run_id = r.run_id AND f.seg_idx = 0 "
-        "  WHERE r.test_corpus_id = ? AND r.model_slug <> ? AND f.hyp = ?) "
-        "SELECT c.run_id, c.model_slug FROM candidates c JOIN hypotheses h USING (run_id) "
-        "GROUP BY c.run_id, c.model_slug HAVING list(h.hyp ORDER BY h.seg_idx) = ? "
-        "ORDER BY c.run_id",
-        [run.test_corpus_id, run.model_slug, run.hyps[0], run.hyps],
+    # Only runs whose first hypothesis is ours are compared in full (no scan of every run), and
+    # only those are read back: the hypotheses are never sent to DuckDB as a parameter.
+    candidates = con.execute(
+        "SELECT r.run_id, r.model_slug FROM runs r "
+        "JOIN hypotheses f ON f.run_id = r.run_id AND f.seg_idx = 0 "
+        "WHERE r.test_corpus_id = ? AND r.model_slug <> ? AND f.hyp = ? AND r.n_entries = ? "
+        "ORDER BY r.run_id",
+        [run.test_corpus_id, run.model_slug, run.hyps[0], len(run.hyps)],
     ).fetchall()
+    same = []
+    for run_id, slug in candidates:
+        stored = con.execute(
+            "SELECT hyp FROM hypotheses WHERE run_id = ? ORDER BY seg_idx", [run_id]
+        ).fetchall()
+        if len(stored) == len(run.hyps) and all(
+            h == mine for (h,), mine in zip(stored, run.hyps, strict=True)
+        ):
+            same.append((run_id, slug))
     return [
         f"the same hypotheses are already stored as run {run_id} of model {slug!r}: "
         "was the model slug mixed up?"
-        for run_id, slug in rows
+        for run_id, slug in same
     ]
 
 

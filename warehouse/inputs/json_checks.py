@@ -18,16 +18,36 @@ MAX_LABEL_LENGTH = 200
 
 
 class JsonPath:
-    """A location inside one JSON file, for error messages such as `run.json: $.totals.cost`."""
+    """A location inside one JSON file, for error messages such as `run.json: $.totals.cost`.
+
+    `where / key` is cheap (the path text is only spelled out when an error names it), so
+    parsers can pass a location down to every value they check.
+    """
+
+    __slots__ = ("_key", "_parent", "file", "line")
 
     def __init__(self, file: str, path: str = "$", line: int | None = None) -> None:
         self.file = file
-        self.path = path
         self.line = line
+        self._parent: JsonPath | None = None
+        self._key: str | int = path
 
     def __truediv__(self, key: str | int) -> JsonPath:
-        suffix = f"[{key}]" if isinstance(key, int) else f".{key}"
-        return JsonPath(self.file, self.path + suffix, self.line)
+        child = JsonPath.__new__(JsonPath)
+        child.file, child.line, child._parent, child._key = self.file, self.line, self, key
+        return child
+
+    @property
+    def path(self) -> str:
+        """The JSON path, e.g. `$.entries[3].latency_s`."""
+        parts: list[str] = []
+        node: JsonPath | None = self
+        while node is not None and node._parent is not None:
+            key = node._key
+            parts.append(f"[{key}]" if isinstance(key, int) else f".{key}")
+            node = node._parent
+        root = str(node._key) if node is not None else "$"
+        return root + "".join(reversed(parts))
 
     def fail(self, problem: str) -> InputError:
         """An InputError for this location."""
@@ -87,6 +107,9 @@ def loads_checked(text: str, where: JsonPath) -> Any:
 
 def check_json_values(document: Any, where: JsonPath) -> None:
     """Every number finite and in range, nesting at most MAX_JSON_DEPTH levels deep."""
+    if _values_ok(document):
+        return
+    # Something is wrong: walk again, keeping paths, to name the first problem.
     stack: list[tuple[Any, JsonPath, int]] = [(document, where, 0)]
     while stack:
         value, at, depth = stack.pop()
@@ -97,6 +120,32 @@ def check_json_values(document: Any, where: JsonPath) -> None:
                 raise at.fail(f"nested more than {MAX_JSON_DEPTH} levels deep")
             items = value.items() if isinstance(value, dict) else enumerate(value)
             stack.extend((inner, at / key, depth + 1) for key, inner in items)
+
+
+def _values_ok(document: Any) -> bool:
+    """Whether `check_json_values` has nothing to report (a walk without paths: the common
+    case costs one visit per container)."""
+    level: list[Any] = [document]
+    depth = 0
+    while level:
+        deeper: list[Any] = []
+        for value in level:
+            if isinstance(value, dict):
+                children: Any = value.values()
+            elif isinstance(value, list):
+                children = value
+            elif isinstance(value, _BadNumber):
+                return False
+            else:
+                continue
+            if depth >= MAX_JSON_DEPTH:
+                return False
+            for child in children:
+                if isinstance(child, (dict, list, _BadNumber)):
+                    deeper.append(child)
+        level = deeper
+        depth += 1
+    return True
 
 
 def check_labels(**labels: str | None) -> None:
@@ -183,6 +232,34 @@ def optional_count(value: Any, where: JsonPath) -> int | None:
     if whole > INT64_MAX:
         raise where.fail(f"{value!r} is out of range (at most 2^63 - 1)")
     return whole
+
+
+def field_str(obj: dict[str, Any], key: str, where: JsonPath) -> str | None:
+    """`optional_str` of `obj[key]` (absent = null); the path `where / key` is only built to
+    name a wrong value."""
+    value = obj.get(key)
+    if value is None or type(value) is str:
+        return value
+    return optional_str(value, where / key)
+
+
+def field_number(
+    obj: dict[str, Any], key: str, where: JsonPath, *, non_negative: bool = False
+) -> float | None:
+    """`optional_number` of `obj[key]` (absent = null), the path built only for a wrong value."""
+    value = obj.get(key)
+    low = 0.0 if non_negative else -REAL_MAX
+    if isinstance(value, (int, float)) and type(value) is not bool and low <= value <= REAL_MAX:
+        return float(value)  # finite (NaN fails the comparison), in range
+    return optional_number(value, where / key, non_negative=non_negative)
+
+
+def field_count(obj: dict[str, Any], key: str, where: JsonPath) -> int | None:
+    """`optional_count` of `obj[key]` (absent = null), the path built only for a wrong value."""
+    value = obj.get(key)
+    if type(value) is int and 0 <= value <= INT64_MAX:
+        return value
+    return optional_count(value, where / key)
 
 
 def flatten_numbers(value: Any, prefix: str, where: JsonPath) -> dict[str, float]:

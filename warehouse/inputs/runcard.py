@@ -15,6 +15,9 @@ from warehouse.inputs.json_checks import (
     MAX_JSON_BYTES,
     JsonPath,
     describe,
+    field_count,
+    field_number,
+    field_str,
     flatten_numbers,
     label_problem,
     loads_checked,
@@ -107,6 +110,9 @@ def load_json(path: str | Path) -> Any:
     if not text.strip():
         raise InputError("empty file (expected a JSON object)", name)
     document = loads_checked(text, JsonPath(name))
+    if _SURROGATE_ESCAPE.search(text) is None:
+        # A lone surrogate can only come from a \u escape of one: none in the text.
+        return document
     try:
         json.dumps(document, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
@@ -118,6 +124,8 @@ def load_json(path: str | Path) -> Any:
     return document
 
 
+# Any \u escape of a surrogate (U+D800-U+DFFF), paired or not.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # A high-surrogate escape not followed by a low one, or a low one not preceded by a high one.
 _LONE_SURROGATE = re.compile(
     r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
@@ -144,7 +152,7 @@ def _timestamp(value: Any, where: JsonPath) -> datetime | None:
 
 def _tokens(usage: dict[str, Any], where: JsonPath) -> dict[str, int | None]:
     """Token counts of a usage or totals block (OpenAI-style `*_details` accepted)."""
-    counts = {name: optional_count(usage.get(name), where / name) for name in TOKEN_FIELDS}
+    counts = {name: field_count(usage, name, where) for name in TOKEN_FIELDS}
     details = {
         "reasoning_tokens": ("completion_tokens_details", "reasoning_tokens"),
         "cached_tokens": ("prompt_tokens_details", "cached_tokens"),
@@ -196,14 +204,19 @@ def _entry(raw: Any, where: JsonPath) -> EntryInput:
     extra = {
         k: v for k, v in raw.items() if k not in ENTRY_FIELDS and not isinstance(v, (int, float))
     }
+    expected = raw.get("expected")
+    usage = raw.get("usage")
     return EntryInput(
         key=key,
-        source=optional_str(raw.get("source"), where / "source"),
-        refs=_refs(raw.get("expected"), where / "expected"),
-        hyp=optional_str(raw.get("predicted"), where / "predicted"),
+        source=field_str(raw, "source", where),
+        refs=[expected] if type(expected) is str else _refs(expected, where / "expected"),
+        hyp=field_str(raw, "predicted", where),
         error=error,
-        latency_s=optional_number(raw.get("latency_s"), where / "latency_s", non_negative=True),
-        tokens=_tokens(optional_object(raw.get("usage"), where / "usage"), where / "usage"),
+        latency_s=field_number(raw, "latency_s", where, non_negative=True),
+        tokens=_tokens(
+            usage if type(usage) is dict else optional_object(usage, where / "usage"),
+            where / "usage",
+        ),
         difficulty=difficulty,
         provenance=provenance,
         extra_meta=extra,
@@ -252,7 +265,8 @@ def parse_run_document(doc: Any, file: str) -> RunDocument:
         raw_entries = doc["entries"]
         if not isinstance(raw_entries, list):
             raise (root / "entries").fail(f"must be a list, got {describe(raw_entries)}")
-        entries = [_entry(raw, root / "entries" / i) for i, raw in enumerate(raw_entries)]
+        at = root / "entries"
+        entries = [_entry(raw, at / i) for i, raw in enumerate(raw_entries)]
     return RunDocument(
         file=file,
         doc=doc,

@@ -1,4 +1,6 @@
-"""Opening the warehouse file: default path, lock-conflict retries, one transaction per command."""
+"""Opening the warehouse: a local file (lock-conflict retries) or a DuckLake lake (the writers'
+advisory lock, released when the connection is closed through `close_connection`), and one
+transaction per command."""
 
 from __future__ import annotations
 
@@ -14,15 +16,11 @@ from pathlib import Path
 import duckdb
 
 from warehouse.errors import LockTimeoutError, SchemaError, UsageError
+from warehouse.store.address import LakeAddress
+from warehouse.store.address import missing_warehouse as missing_warehouse  # re-exported
+from warehouse.store.lake import AsOf, WriterLock, lake_exists, open_lake
 
-DEFAULT_DB_NAME = "tame.duckdb"
-DB_ENV_VAR = "TAME_WH_DB"
 DEFAULT_LOCK_TIMEOUT = 120.0
-
-
-def default_db_path() -> Path:
-    """`$TAME_WH_DB` when set, else `./tame.duckdb`."""
-    return Path(os.environ.get(DB_ENV_VAR) or DEFAULT_DB_NAME)
 
 
 def _is_lock_conflict(exc: duckdb.Error) -> bool:
@@ -31,29 +29,112 @@ def _is_lock_conflict(exc: duckdb.Error) -> bool:
     return "Could not set lock" in text or "Conflicting lock" in text
 
 
-def missing_warehouse(path: str | Path) -> UsageError:
-    """The error of a read-only command run where no warehouse exists (nothing is created)."""
-    return UsageError(
-        f"no warehouse at {path}: nothing to read (create one with `tame-wh init` or "
-        "`tame-wh demo`, or pass --db PATH)"
+def warehouse_exists(address: str | Path | LakeAddress) -> bool:
+    """Whether a warehouse file exists, or the lake's catalog holds a lake."""
+    if isinstance(address, LakeAddress):
+        return lake_exists(address)
+    return Path(address).exists()
+
+
+def is_lake_connection(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the connection's default catalog is a DuckLake lake."""
+    row = con.execute(
+        "SELECT type FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchone()
+    return bool(row and row[0] == "ducklake")
+
+
+# Writers' locks on lakes held by this process, by catalog: the lock and the connections sharing
+# it (a second writer in the same process shares the lock, as it would share a local file).
+_HELD: dict[str, tuple[WriterLock, list[duckdb.DuckDBPyConnection]]] = {}
+
+
+def _is_open(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether a connection has not been closed."""
+    try:
+        con.execute("SELECT 1")
+    except duckdb.ConnectionException:
+        return False
+    return True
+
+
+def _connect_lake(
+    address: LakeAddress,
+    read_only: bool,
+    lock_timeout: float,
+    config: dict[str, str | bool | int | float | list[str]],
+    as_of: AsOf | None,
+    create: bool,
+) -> duckdb.DuckDBPyConnection:
+    """A lake connection; a writer's holds (or shares) the writers' lock until closed."""
+    if read_only or as_of is not None:
+        con, _ = open_lake(
+            address, read_only=True, lock_timeout=lock_timeout, config=config, as_of=as_of
+        )
+        return con
+    key = address.libpq
+    held = _HELD.get(key)
+    if held is not None:
+        lock, users = held
+        users[:] = [c for c in users if _is_open(c)]
+        # The process holds the lock already (a live writer, or one closed without
+        # close_connection): reuse it rather than wait for ourselves.
+        shared, _ = open_lake(
+            address,
+            read_only=False,
+            lock_timeout=lock_timeout,
+            config=config,
+            create=create,
+            lock=lock,
+        )
+        users.append(shared)
+        return shared
+    con, new_lock = open_lake(
+        address, read_only=False, lock_timeout=lock_timeout, config=config, create=create
     )
+    assert new_lock is not None
+    _HELD[key] = (new_lock, [con])
+    return con
+
+
+def close_connection(con: duckdb.DuckDBPyConnection) -> None:
+    """Close a warehouse connection; the last writer of a lake in this process gives the writers'
+    lock back."""
+    con.close()
+    for key, (lock, users) in list(_HELD.items()):
+        if any(c is con for c in users):
+            users[:] = [c for c in users if c is not con and _is_open(c)]
+            if not users:
+                lock.release()
+                del _HELD[key]
 
 
 def connect(
-    path: str | Path,
+    path: str | Path | LakeAddress,
     *,
     read_only: bool = False,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     threads: int | None = None,
     config: dict[str, str | bool | int | float | list[str]] | None = None,
+    as_of: AsOf | None = None,
+    create: bool = True,
 ) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse file, retrying with jittered backoff while another process holds it.
+    """Open the warehouse: a file, retrying with jittered backoff while another process holds it,
+    or a lake (see `warehouse.store.lake`). Close it with `close_connection`.
 
     Read-only connections share the file with other readers (another tame-wh, a BI tool); only a
-    writer makes them wait. A file this user may not write is opened read-only just the same."""
+    writer makes them wait. A file this user may not write is opened read-only just the same.
+    `as_of` (a lake's past snapshot, read-only) is a usage error on a file."""
     config = dict(config or {})
     if threads is not None:
         config["threads"] = threads
+    if isinstance(path, LakeAddress):
+        return _connect_lake(path, read_only, lock_timeout, config, as_of, create)
+    if as_of is not None:
+        raise UsageError(
+            f"--as-of needs a lake warehouse (--db ducklake:postgres:…): the local file {path} "
+            "keeps no history"
+        )
     deadline = time.monotonic() + lock_timeout
     delay = 0.02
     while True:

@@ -261,12 +261,39 @@ def corpus_texts(
     return table.column("src").to_pylist(), table.column("refs").to_pylist()
 
 
-def training_texts(con: duckdb.DuckDBPyConnection, corpus_id: str) -> tuple[list[str], list[str]]:
-    """Sources and targets of a training corpus in line order."""
+def training_texts(
+    con: duckdb.DuckDBPyConnection, corpus_id: str, rows: tuple[int, int] | None = None
+) -> tuple[list[str], list[str]]:
+    """Sources and targets of a training corpus in line order (only lines `start <= i < stop`
+    when `rows` is given)."""
+    start, stop = rows if rows is not None else (0, None)
     table = con.execute(
-        "SELECT src, refs[1] AS tgt FROM segments WHERE corpus_id = ? ORDER BY seg_idx",
-        [corpus_id],
+        "SELECT src, refs[1] AS tgt FROM segments WHERE corpus_id = ? AND seg_idx >= ? "
+        "AND (? IS NULL OR seg_idx < ?) ORDER BY seg_idx",
+        [corpus_id, start, stop, stop],
     ).to_arrow_table()
     sources = table.column("src").to_pylist()
     targets = table.column("tgt").to_pylist()
     return sources, targets
+
+
+def training_lines(
+    con: duckdb.DuckDBPyConnection, corpus_id: str, lines: list[int]
+) -> tuple[list[str], list[str]]:
+    """Sources and targets of the given lines of a training corpus, in line order."""
+    table = con.execute(
+        "SELECT src, refs[1] AS tgt FROM segments WHERE corpus_id = ? "
+        "AND seg_idx IN (SELECT unnest(?)) ORDER BY seg_idx",
+        [corpus_id, lines],
+    ).to_arrow_table()
+    return table.column("src").to_pylist(), table.column("tgt").to_pylist()
+
+
+def training_text_bytes(con: duckdb.DuckDBPyConnection, corpus_id: str) -> int:
+    """UTF-8 bytes of a training corpus's sources and targets together."""
+    rows = con.execute(
+        "SELECT coalesce(sum(strlen(src)) + sum(strlen(refs[1])), 0) FROM segments "
+        "WHERE corpus_id = ?",
+        [corpus_id],
+    ).fetchall()
+    return int(rows[0][0]) if rows else 0

@@ -6,12 +6,22 @@ import os
 import platform
 import sys
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 from warehouse import __version__
 from warehouse.errors import LockTimeoutError, WarehouseError
-from warehouse.store.connection import connect
+from warehouse.store.address import Address, LakeAddress
+from warehouse.store.connection import close_connection, connect
+from warehouse.store.lake import (
+    catalog_connection,
+    catalog_state,
+    check_data_path,
+    prepare,
+    probe_storage,
+    redact,
+    s3_settings,
+)
+from warehouse.store.lake_dialect import violations
 from warehouse.store.schema import code_schema_version, stored_schema_version
 
 
@@ -42,11 +52,76 @@ def _cpu_threads() -> int:
 DOCTOR_LOCK_TIMEOUT = 5.0
 
 
-def _warehouse_status(db: Path, lock_timeout: float) -> dict[str, Any]:
+def _lake_status(db: LakeAddress) -> dict[str, Any]:
+    """A lake's catalog (reachable, format version), data path and storage (reachable), its
+    latest snapshot, and the constraints the application keeps (each must hold)."""
+    import duckdb
+
+    status: dict[str, Any] = {
+        "path": str(db),
+        "backend": "ducklake",
+        "exists": False,
+        "schema_version": None,
+        "code_schema_version": code_schema_version(),
+        "locked": False,
+        "error": None,
+        "catalog_reachable": False,
+        "format_version": None,
+        "data_path": db.data_path,
+        "storage": s3_settings().describe() if db.is_s3 else "directory",
+        "storage_reachable": None,
+        "latest_snapshot": None,
+        "constraint_violations": [],
+    }
+    try:
+        pg = catalog_connection(db)
+    except WarehouseError as exc:
+        status["error"] = str(exc)
+        return status
+    status["catalog_reachable"] = True
+    try:
+        state = catalog_state(pg)
+    finally:
+        pg.close()
+    status["exists"] = state.exists
+    status["format_version"] = state.format_version
+    if not state.exists:
+        return status
+    try:
+        address = check_data_path(db, state)
+        status["data_path"] = address.data_path
+        probe = duckdb.connect(":memory:")
+        try:
+            prepare(probe, address)
+            probe_storage(probe, address, create=False)
+        finally:
+            probe.close()
+        status["storage_reachable"] = True
+        con = connect(address, read_only=True)
+        try:
+            status["schema_version"] = stored_schema_version(con)
+            row = con.execute("SELECT max(snapshot_id) FROM ducklake_snapshots('tame')").fetchone()
+            status["latest_snapshot"] = row[0] if row else None
+            status["constraint_violations"] = violations(con)
+        finally:
+            close_connection(con)
+    except WarehouseError as exc:
+        if status["storage_reachable"] is None:
+            status["storage_reachable"] = False
+        status["error"] = str(exc)
+    except duckdb.Error as exc:
+        status["error"] = redact(str(exc).strip().splitlines()[0])
+    return status
+
+
+def _warehouse_status(db: Address, lock_timeout: float) -> dict[str, Any]:
     """Path, existence and schema version of the warehouse, opened read-only when it exists.
     A warehouse another process is writing is a state (`locked`), not a problem."""
+    if isinstance(db, LakeAddress):
+        return _lake_status(db)
     status: dict[str, Any] = {
         "path": str(db.resolve()),
+        "backend": "duckdb-file",
         "exists": db.exists(),
         "schema_version": None,
         "code_schema_version": code_schema_version(),
@@ -68,7 +143,7 @@ def _warehouse_status(db: Path, lock_timeout: float) -> dict[str, Any]:
     return status
 
 
-def diagnose(db: Path, lock_timeout: float = DOCTOR_LOCK_TIMEOUT) -> dict[str, Any]:
+def diagnose(db: Address, lock_timeout: float = DOCTOR_LOCK_TIMEOUT) -> dict[str, Any]:
     """Versions, CPU threads, native-module health and the warehouse's schema version (waiting
     at most `lock_timeout` seconds for a process that is writing it)."""
     import duckdb
@@ -93,6 +168,7 @@ def healthy(report: dict[str, Any]) -> bool:
     return (
         bool(report["native"]["loads"])
         and warehouse["error"] is None
+        and not warehouse.get("constraint_violations")
         and (
             warehouse["schema_version"] is None
             or warehouse["schema_version"] <= warehouse["code_schema_version"]

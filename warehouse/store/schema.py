@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,7 +11,15 @@ import duckdb
 
 from warehouse import __version__
 from warehouse.errors import SchemaError
-from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect, transaction
+from warehouse.store.address import LakeAddress
+from warehouse.store.connection import (
+    DEFAULT_LOCK_TIMEOUT,
+    close_connection,
+    connect,
+    is_lake_connection,
+    transaction,
+)
+from warehouse.store.lake_dialect import lake_schema_files
 from warehouse.store.resources import schema_files
 
 
@@ -41,10 +51,12 @@ def stored_schema_version(con: duckdb.DuckDBPyConnection) -> int:
     """Schema version recorded in the warehouse; 0 for an empty database file."""
     has_table = con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'schema_version' "
-        "AND schema_name = 'main'"
+        "AND schema_name = 'main' AND database_name = current_database()"
     ).fetchone()
     if has_table is None or has_table[0] == 0:
-        others = con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()
+        others = con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()"
+        ).fetchone()
         if others is not None and others[0] > 0:
             raise SchemaError(
                 "this DuckDB file holds tables but is not a tame-wh warehouse "
@@ -65,9 +77,15 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, path: str = "") -> SchemaStatu
             f"this tame-wh {__version__} knows schema versions up to {target}; upgrade tame-wh"
         )
     if before < target:
+        # On a lake: the same files in DuckLake's dialect (constraints kept by the application).
+        lake = dict(lake_schema_files()) if is_lake_connection(con) else None
         with transaction(con):
             for sql_file in schema_files()[before:]:
-                con.execute(sql_file.text)
+                if lake is None:
+                    con.execute(sql_file.text)
+                else:
+                    for statement in lake[sql_file.number]:
+                        con.execute(statement)
                 con.execute(
                     "INSERT INTO schema_version (version, tame_wh_version) VALUES (?, ?)",
                     [sql_file.number, __version__],
@@ -76,22 +94,43 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, path: str = "") -> SchemaStatu
 
 
 def open_warehouse(
-    path: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, threads: int | None = None
+    path: str | Path | LakeAddress,
+    *,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    threads: int | None = None,
 ) -> duckdb.DuckDBPyConnection:
-    """Open (creating or upgrading as needed) the warehouse at `path` for reading and writing."""
+    """Open (creating or upgrading as needed) the warehouse at `path` for reading and writing;
+    close it with `close_connection` (a lake's writers' lock is given back then)."""
     con = connect(path, lock_timeout=lock_timeout, threads=threads)
     try:
         ensure_schema(con, str(path))
     except BaseException:
-        con.close()
+        close_connection(con)
         raise
     return con
 
 
-def init_warehouse(path: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> SchemaStatus:
+@contextmanager
+def writing(
+    path: str | Path | LakeAddress,
+    *,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    threads: int | None = None,
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The warehouse (created or upgraded as needed) for reading and writing during the block."""
+    con = open_warehouse(path, lock_timeout=lock_timeout, threads=threads)
+    try:
+        yield con
+    finally:
+        close_connection(con)
+
+
+def init_warehouse(
+    path: str | Path | LakeAddress, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+) -> SchemaStatus:
     """Create or upgrade the warehouse at `path`; a no-op when it is current."""
     con = connect(path, lock_timeout=lock_timeout)
     try:
         return ensure_schema(con, str(path))
     finally:
-        con.close()
+        close_connection(con)

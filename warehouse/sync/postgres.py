@@ -318,7 +318,8 @@ def pending_payloads(
 def record_synced(
     con: duckdb.DuckDBPyConnection, target: str, payloads: Sequence[RunPayload]
 ) -> None:
-    """Remember what was sent (one bulk write)."""
+    """Remember what was sent (one bulk write: the runs' earlier rows for this target replaced;
+    a delete then an insert, which a lake allows, where it has no upsert)."""
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     table = pa.table(
         {
@@ -332,7 +333,12 @@ def record_synced(
     with transaction(con):
         con.register("_tame_synced", table)
         try:
-            con.execute("INSERT OR REPLACE INTO sync_state SELECT * FROM _tame_synced")
+            con.execute(
+                "DELETE FROM sync_state WHERE target = ? AND run_id IN "
+                "(SELECT run_id FROM _tame_synced)",
+                [target],
+            )
+            con.execute("INSERT INTO sync_state SELECT * FROM _tame_synced")
         finally:
             con.unregister("_tame_synced")
 

@@ -49,6 +49,14 @@ pub fn float64<'py>(
     fixed_width(py, values.map(f64::to_ne_bytes))
 }
 
+/// uint64 values.
+pub fn uint64<'py>(
+    py: Python<'py>,
+    values: impl ExactSizeIterator<Item = u64>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    fixed_width(py, values.map(u64::to_ne_bytes))
+}
+
 /// Values of an optional column and its validity bitmap; absent values are written as zero.
 pub fn nullable<'py, T: Copy + Default, const W: usize>(
     py: Python<'py>,

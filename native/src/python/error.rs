@@ -1,17 +1,27 @@
 //! The one mapping of native errors to Python exceptions.
 //!
 //! Every kernel error type converts to `PyErr` here, and arguments a binding rejects before
-//! calling a kernel are `ArgumentError`s: all of them raise `ValueError` with the error's message.
+//! calling a kernel are `ArgumentError`s: all of them raise `ValueError` with the error's message;
+//! a stored index that cannot be read or written raises `IndexFileError`, a `ValueError`.
 
 use std::fmt;
 
+use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::PyErr;
 
 use crate::bootstrap::BootstrapError;
 use crate::cyzil::CyzilError;
-use crate::retrieval::RetrievalError;
+use crate::retrieval::{PersistError, RetrievalError};
 use crate::ter::TerError;
+
+create_exception!(
+    warehouse._native,
+    IndexFileError,
+    PyValueError,
+    "A stored index file that cannot be used (missing, truncated, corrupted, foreign, or stored \
+     under another key), or that cannot be written."
+);
 
 /// An argument a binding rejects itself (a shape, a range) before any kernel runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,5 +70,11 @@ impl From<RetrievalError> for PyErr {
 impl From<TerError> for PyErr {
     fn from(err: TerError) -> Self {
         value_error(err)
+    }
+}
+
+impl From<PersistError> for PyErr {
+    fn from(err: PersistError) -> Self {
+        IndexFileError::new_err(err.to_string())
     }
 }

@@ -5,7 +5,8 @@
 //! * `bootstrap`: resample sums over numpy arrays (buffers in, a caller-allocated buffer out);
 //! * `retrieval`: the `RetrievalIndex` class, whose searches return Arrow-layout buffers
 //!   (`columns`);
-//! * `error`: the one mapping of native errors to Python exceptions (`ValueError`).
+//! * `error`: the one mapping of native errors to Python exceptions (`ValueError`, and its
+//!   subclass `IndexFileError` for stored indexes).
 //!
 //! Bindings take every tuning value as a required argument: defaults live in Python only.
 

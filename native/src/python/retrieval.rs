@@ -1,14 +1,17 @@
 //! The retrieval engine as `warehouse._native.RetrievalIndex`. Searches return their columns as
 //! Arrow-layout buffers (see `columns`), one dict per side.
 
+use std::path::PathBuf;
+
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
-use super::columns::{bitmap, float64, nullable};
-use super::error::invalid;
+use super::columns::{bitmap, float64, nullable, uint64};
+use super::error::{invalid, IndexFileError};
 use crate::retrieval::{
     rows_from_joined, with_threads, Hit, Mode, RetrievalError, RetrievalIndex, Stats,
+    FORMAT_VERSION,
 };
 
 /// An optional argument that must be a positive integer.
@@ -53,8 +56,9 @@ fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict
     Ok(d)
 }
 
-/// One side's hits as buffers: `exposure` (float64), `nn` (int64) with its validity bitmap
-/// `nn_valid`, and `exact` (bitmap).
+/// One side's hits as buffers: `exposure` (float64) and the exact ratio behind it, `num` over
+/// `den` (uint64, unreduced), `nn` (int64) with its validity bitmap `nn_valid`, and `exact`
+/// (bitmap).
 fn hit_columns<'py, 'a>(
     py: Python<'py>,
     hits: impl ExactSizeIterator<Item = &'a Hit> + Clone,
@@ -64,6 +68,8 @@ fn hit_columns<'py, 'a>(
         "exposure",
         float64(py, hits.clone().map(|h| h.score.to_f64()))?,
     )?;
+    d.set_item("num", uint64(py, hits.clone().map(|h| h.score.num))?)?;
+    d.set_item("den", uint64(py, hits.clone().map(|h| h.score.den))?)?;
     let (nn, nn_valid) = nullable(
         py,
         hits.clone().map(|h| h.row.map(i64::from)),
@@ -148,6 +154,21 @@ impl PyRetrievalIndex {
             })?;
             RetrievalIndex::build_with(&src?, &tgt?, &orders, threads, dense_min_df)
         })?;
+        Ok(Self { inner })
+    }
+
+    /// Stores the index at `path` under `key` with `meta` (written to a temporary file, then
+    /// renamed); returns the file's length in bytes.
+    fn save(&self, py: Python<'_>, path: PathBuf, key: &[u8], meta: &[u8]) -> PyResult<u64> {
+        let (key, meta) = (key.to_vec(), meta.to_vec());
+        Ok(py.detach(|| self.inner.save(&path, &key, &meta))?)
+    }
+
+    /// The index stored at `path` under `key`, memory-mapped after checking every checksum.
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf, key: &[u8]) -> PyResult<Self> {
+        let key = key.to_vec();
+        let (inner, _meta) = py.detach(|| RetrievalIndex::load(&path, &key))?;
         Ok(Self { inner })
     }
 
@@ -243,7 +264,23 @@ impl PyRetrievalIndex {
     }
 }
 
-/// Adds the retrieval classes to the extension module.
+/// The key, metadata, format version and length of the index stored at `path`, read from its
+/// header and metadata alone: dict(key, meta, format_version, bytes).
+#[pyfunction]
+fn stored_index_info<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
+    let info = py.detach(|| RetrievalIndex::info(&path))?;
+    let d = PyDict::new(py);
+    d.set_item("key", PyBytes::new(py, &info.key))?;
+    d.set_item("meta", PyBytes::new(py, &info.meta))?;
+    d.set_item("format_version", info.version)?;
+    d.set_item("bytes", info.bytes)?;
+    Ok(d)
+}
+
+/// Adds the retrieval classes, functions and constants to the extension module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyRetrievalIndex>()
+    m.add_class::<PyRetrievalIndex>()?;
+    m.add_function(wrap_pyfunction!(stored_index_info, m)?)?;
+    m.add("INDEX_FORMAT_VERSION", FORMAT_VERSION)?;
+    m.add("IndexFileError", m.py().get_type::<IndexFileError>())
 }

@@ -366,6 +366,19 @@ impl RetrievalIndex {
         })
     }
 
+    /// An index ready for audits (e.g. one loaded from a file, see `persist.rs`).
+    pub(crate) fn from_training(index: TrainingIndex) -> Self {
+        Self {
+            index,
+            pool: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The training index.
+    pub(crate) fn training(&self) -> &TrainingIndex {
+        &self.index
+    }
+
     /// Number of training rows.
     pub fn rows(&self) -> usize {
         self.index.rows()

@@ -9,8 +9,10 @@
 
 use rayon::prelude::*;
 
+use super::buf::{Buf, Plain};
 use super::error::{internal, Result};
 use super::index::BLOCK_ROWS;
+use super::persist::{bad, Problem, SectionsIn, SectionsOut};
 
 /// 64-bit words per tile.
 pub const TILE_WORDS: usize = 8;
@@ -28,6 +30,9 @@ pub const ZERO: Lanes = [0; TILE_WORDS];
 #[repr(C, align(64))]
 pub struct Line(pub Lanes);
 
+// SAFETY: a `Line` is eight `u64`s (64 bytes, alignment 64): no padding, any bit pattern.
+unsafe impl Plain for Line {}
+
 /// The dense grams of one side: ids `first..first + count` (the most frequent).
 #[derive(Debug, Default)]
 pub struct DenseGrams {
@@ -35,8 +40,8 @@ pub struct DenseGrams {
     count: usize,
     rows: usize,
     /// Tile-major bitmaps: tile `t`, dense gram `k`: `cols[t·count + k]` (one cache line).
-    cols: Vec<Line>,
-    df: Vec<u32>,
+    cols: Buf<Line>,
+    df: Buf<u32>,
 }
 
 impl DenseGrams {
@@ -78,9 +83,47 @@ impl DenseGrams {
             first,
             count,
             rows,
-            cols,
-            df,
+            cols: cols.into(),
+            df: df.into(),
         })
+    }
+
+    /// The arrays to store (see `persist.rs`).
+    pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>, p: &str) {
+        let shape = [u64::from(self.first), self.count as u64, self.rows as u64];
+        out.put_u64s(format!("{p}.shape"), &shape);
+        out.put(format!("{p}.cols"), &self.cols);
+        out.put(format!("{p}.df"), &self.df);
+    }
+
+    /// The dense grams from stored arrays.
+    pub fn from_sections(sections: &SectionsIn, p: &str) -> std::result::Result<Self, Problem> {
+        let [first, count, rows] = sections.u64s(&format!("{p}.shape"))?;
+        let dense = Self {
+            first: u32::try_from(first).map_err(|_| bad(format!("{p}: first dense id")))?,
+            count: usize::try_from(count).map_err(|_| bad(format!("{p}: dense grams")))?,
+            rows: usize::try_from(rows).map_err(|_| bad(format!("{p}: rows")))?,
+            cols: sections.take(&format!("{p}.cols"))?,
+            df: sections.take(&format!("{p}.df"))?,
+        };
+        let shaped = dense.df.len() == dense.count
+            && Some(dense.cols.len()) == dense.tiles().checked_mul(dense.count);
+        if !shaped {
+            return Err(bad(format!("{p}: arrays of inconsistent lengths")));
+        }
+        Ok(dense)
+    }
+
+    /// Number of dense grams.
+    #[inline]
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Number of rows.
+    #[inline]
+    pub fn rows(&self) -> usize {
+        self.rows
     }
 
     /// First dense gram id (every id at or above it is dense).
@@ -135,7 +178,7 @@ impl DenseGrams {
 
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.cols.capacity() * std::mem::size_of::<Line>() + self.df.capacity() * 4
+        self.cols.heap_bytes() + self.df.heap_bytes()
     }
 }
 

@@ -4,10 +4,12 @@
 
 use rayon::prelude::*;
 
+use super::buf::Buf;
 use super::dense::DenseGrams;
 use super::error::{internal, invalid, Result};
 use super::grams::{for_each_gram, Orders};
-use super::store::{short_key, PairTable, TextStore, Vocab};
+use super::persist::{bad, Problem, SectionsIn, SectionsOut};
+use super::store::{short_key, PairTable, TextStore, Vocab, VocabBuilder};
 
 /// Rows per postings block: a row is stored as its offset in the block, in 16 bits.
 pub const BLOCK_ROWS: usize = 1 << 16;
@@ -34,8 +36,8 @@ fn dense_threshold(rows: usize, requested: Option<u64>) -> u64 {
 /// `block_start + lows[offsets[g]..offsets[g + 1]]`, ascending.
 #[derive(Debug, Default)]
 pub struct PostingsBlock {
-    offsets: Vec<u32>,
-    lows: Vec<u16>,
+    offsets: Buf<u32>,
+    lows: Buf<u16>,
 }
 
 impl PostingsBlock {
@@ -50,7 +52,7 @@ impl PostingsBlock {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.offsets.capacity() * 4 + self.lows.capacity() * 2
+        self.offsets.heap_bytes() + self.lows.heap_bytes()
     }
 }
 
@@ -61,14 +63,14 @@ impl PostingsBlock {
 pub struct SideIndex {
     orders: Orders,
     /// Number of distinct grams of each row (sparse and dense).
-    doc_lens: Vec<u32>,
+    doc_lens: Buf<u32>,
     /// Document frequency of each gram.
-    dfs: Vec<u32>,
+    dfs: Buf<u32>,
     blocks: Vec<PostingsBlock>,
     dense: DenseGrams,
     vocab: Vocab,
     texts: TextStore,
-    empty_rows: Vec<u32>,
+    empty_rows: Buf<u32>,
 }
 
 /// One block of rows after the first pass: postings by first-appearance id, dense grams
@@ -132,7 +134,10 @@ impl RawBlock {
             lows.extend_from_slice(self.rows(old));
             offsets.push(lows.len() as u32);
         }
-        PostingsBlock { offsets, lows }
+        PostingsBlock {
+            offsets: offsets.into(),
+            lows: lows.into(),
+        }
     }
 }
 
@@ -142,7 +147,7 @@ fn intern_block<S: AsRef<str>>(
     texts: &[S],
     first_row: usize,
     orders: &Orders,
-    vocab: &mut Vocab,
+    vocab: &mut VocabBuilder,
     dfs: &mut Vec<u32>,
     doc_lens: &mut Vec<u32>,
 ) -> Result<RawBlock> {
@@ -224,7 +229,8 @@ impl SideIndex {
         let mut side = built?;
         side.empty_rows = (0..rows as u32)
             .filter(|&d| texts.text(d).is_empty())
-            .collect();
+            .collect::<Vec<u32>>()
+            .into();
         side.texts = texts;
         Ok(side)
     }
@@ -236,7 +242,7 @@ impl SideIndex {
         dense_min_df: u64,
     ) -> Result<Self> {
         let rows = texts.len();
-        let mut vocab = Vocab::new();
+        let mut vocab = Vocab::builder();
         let mut dfs: Vec<u32> = Vec::new();
         let mut doc_lens: Vec<u32> = Vec::with_capacity(rows);
         let mut raw = Vec::with_capacity(rows.div_ceil(BLOCK_ROWS));
@@ -250,7 +256,6 @@ impl SideIndex {
                 &mut doc_lens,
             )?);
         }
-        vocab.finish();
         // Final ids: ascending document frequency, ties by first appearance (deterministic).
         let mut order: Vec<u32> = (0..dfs.len() as u32).collect();
         order.par_sort_unstable_by_key(|&old| (dfs.get(old as usize).copied().unwrap_or(0), old));
@@ -265,6 +270,7 @@ impl SideIndex {
         }
         vocab.renumber(&new_of);
         drop(new_of);
+        let vocab = vocab.finish();
         let dense_ids = order.get(first..).unwrap_or(&[]);
         let dense = DenseGrams::from_blocks(
             rows,
@@ -287,14 +293,14 @@ impl SideIndex {
             .map(|block| block.renumbered(&order, first))
             .collect();
         drop(raw);
-        let dfs = order
+        let dfs: Vec<u32> = order
             .iter()
             .map(|&old| dfs.get(old as usize).copied().unwrap_or(0))
             .collect();
         Ok(Self {
             orders: orders.clone(),
-            doc_lens,
-            dfs,
+            doc_lens: doc_lens.into(),
+            dfs: dfs.into(),
             blocks,
             dense,
             vocab,
@@ -365,6 +371,12 @@ impl SideIndex {
         &self.texts
     }
 
+    /// Whether the arrays are views into a stored index's map.
+    #[cfg(test)]
+    pub fn doc_lens_mapped(&self) -> bool {
+        self.doc_lens.is_mapped()
+    }
+
     /// Rows whose text is empty, ascending.
     pub fn empty_rows(&self) -> &[u32] {
         &self.empty_rows
@@ -372,7 +384,9 @@ impl SideIndex {
 
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
-        (self.doc_lens.capacity() + self.dfs.capacity() + self.empty_rows.capacity()) * 4
+        self.doc_lens.heap_bytes()
+            + self.dfs.heap_bytes()
+            + self.empty_rows.heap_bytes()
             + self
                 .blocks
                 .iter()
@@ -381,6 +395,68 @@ impl SideIndex {
             + self.dense.heap_bytes()
             + self.vocab.heap_bytes()
             + self.texts.heap_bytes()
+    }
+
+    /// The arrays to store (see `persist.rs`).
+    pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>, p: &str) {
+        out.put(format!("{p}.doc_lens"), &self.doc_lens);
+        out.put(format!("{p}.dfs"), &self.dfs);
+        out.put(format!("{p}.empty_rows"), &self.empty_rows);
+        out.put_u64s(format!("{p}.blocks"), &[self.blocks.len() as u64]);
+        for (b, block) in self.blocks.iter().enumerate() {
+            out.put(format!("{p}.block{b}.offsets"), &block.offsets);
+            out.put(format!("{p}.block{b}.lows"), &block.lows);
+        }
+        self.dense.to_sections(out, &format!("{p}.dense"));
+        self.vocab.to_sections(out, &format!("{p}.vocab"));
+        self.texts.to_sections(out, &format!("{p}.texts"));
+    }
+
+    /// The side from stored arrays, with the checks that keep every lookup in range.
+    pub fn from_sections(
+        sections: &SectionsIn,
+        p: &str,
+        orders: &Orders,
+    ) -> std::result::Result<Self, Problem> {
+        let [blocks] = sections.u64s(&format!("{p}.blocks"))?;
+        let blocks = (0..blocks)
+            .map(|b| {
+                Ok(PostingsBlock {
+                    offsets: sections.take(&format!("{p}.block{b}.offsets"))?,
+                    lows: sections.take(&format!("{p}.block{b}.lows"))?,
+                })
+            })
+            .collect::<std::result::Result<Vec<_>, Problem>>()?;
+        let side = Self {
+            orders: orders.clone(),
+            doc_lens: sections.take(&format!("{p}.doc_lens"))?,
+            dfs: sections.take(&format!("{p}.dfs"))?,
+            empty_rows: sections.take(&format!("{p}.empty_rows"))?,
+            blocks,
+            dense: DenseGrams::from_sections(sections, &format!("{p}.dense"))?,
+            vocab: Vocab::from_sections(sections, &format!("{p}.vocab"))?,
+            texts: TextStore::from_sections(sections, &format!("{p}.texts"))?,
+        };
+        let rows = side.rows();
+        let first = side.dense.first() as usize;
+        let blocks_fit = side.blocks.len() == rows.div_ceil(BLOCK_ROWS)
+            && side.blocks.iter().all(|b| {
+                b.offsets.len() == first + 1
+                    && b.offsets.windows(2).all(|w| w[0] <= w[1])
+                    && b.offsets
+                        .last()
+                        .is_some_and(|&e| e as usize == b.lows.len())
+            });
+        let shaped = blocks_fit
+            && first + side.dense.count() == side.vocab.len()
+            && side.dfs.len() == side.vocab.len()
+            && side.dense.rows() == rows
+            && side.texts.rows() == rows
+            && side.empty_rows.iter().all(|&d| (d as usize) < rows);
+        if !shaped {
+            return Err(bad(format!("{p}: arrays of inconsistent lengths")));
+        }
+        Ok(side)
     }
 }
 
@@ -437,6 +513,34 @@ impl TrainingIndex {
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
         self.src.heap_bytes() + self.tgt.heap_bytes() + self.pairs.heap_bytes()
+    }
+
+    /// The arrays to store (see `persist.rs`).
+    pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>) {
+        let orders: Vec<u64> = self.orders.as_slice().iter().map(|&n| n as u64).collect();
+        out.put_u64s("orders", &orders);
+        self.src.to_sections(out, "src");
+        self.tgt.to_sections(out, "tgt");
+        self.pairs.to_sections(out, "pairs");
+    }
+
+    /// The index from stored arrays.
+    pub fn from_sections(sections: &SectionsIn) -> std::result::Result<Self, Problem> {
+        let orders: Buf<u64> = sections.take("orders")?;
+        let orders: Vec<i64> = orders.iter().map(|&n| n as i64).collect();
+        let orders = Orders::new(&orders).map_err(|e| bad(format!("orders: {e}")))?;
+        let src = SideIndex::from_sections(sections, "src", &orders)?;
+        let tgt = SideIndex::from_sections(sections, "tgt", &orders)?;
+        if src.rows() != tgt.rows() {
+            return Err(bad("sources and targets of different lengths"));
+        }
+        let pairs = PairTable::from_sections(sections, "pairs", src.rows())?;
+        Ok(Self {
+            orders,
+            src,
+            tgt,
+            pairs,
+        })
     }
 }
 

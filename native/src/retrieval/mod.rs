@@ -4,12 +4,14 @@
 //! Pure Rust; the Python binding lives in `python/retrieval.rs`.
 
 mod audit;
+mod buf;
 mod counting;
 mod dense;
 mod error;
 mod grams;
 mod index;
 mod pair;
+mod persist;
 mod score;
 mod search;
 mod store;
@@ -21,6 +23,7 @@ mod tests;
 pub use audit::{with_threads, AuditRow, Hit, Mode, RetrievalIndex, TargetHit};
 pub use error::{Result, RetrievalError};
 pub use grams::Orders;
+pub use persist::{IndexInfo, PersistError, Problem, FORMAT_VERSION};
 pub use score::Ratio;
 pub use search::Stats;
 pub use text::rows_from_joined;

@@ -1,42 +1,32 @@
 //! Compact string storage: a byte arena with end offsets and a hash table of ids.
 //!
 //! `Vocab` interns distinct grams (id = insertion order); `TextStore` keeps every training text in
-//! row order and maps each distinct text to the lowest row holding it.
+//! row order and maps each distinct text to the lowest row holding it. Their arrays and hash
+//! tables are flat, so a stored index maps them as they are (see `persist.rs`).
 
-use hashbrown::HashTable;
-
+use super::buf::{Buf, Plain};
 use super::grams::{hash_bytes, hash_pair};
+use super::persist::{bad, Problem, SectionsIn, SectionsOut};
 
 /// Strings in one byte arena, addressed by a dense `u32` id.
 #[derive(Debug, Default)]
 struct Arena {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
+    bytes: Buf<u8>,
+    /// End offset of each string in `bytes`.
+    ends: Buf<u64>,
 }
 
 impl Arena {
-    fn with_capacity(items: usize, bytes: usize) -> Self {
+    fn new(bytes: Vec<u8>, ends: Vec<u64>) -> Self {
         Self {
-            bytes: Vec::with_capacity(bytes),
-            ends: Vec::with_capacity(items),
+            bytes: bytes.into(),
+            ends: ends.into(),
         }
-    }
-
-    fn push(&mut self, s: &str) {
-        self.bytes.extend_from_slice(s.as_bytes());
-        self.ends.push(self.bytes.len());
     }
 
     #[inline]
     fn get(&self, id: u32) -> &[u8] {
-        let id = id as usize;
-        let end = self.ends.get(id).copied().unwrap_or(0);
-        let start = if id == 0 {
-            0
-        } else {
-            self.ends.get(id - 1).copied().unwrap_or(end)
-        };
-        self.bytes.get(start..end).unwrap_or(&[])
+        arena_get(&self.bytes, &self.ends, id)
     }
 
     fn len(&self) -> usize {
@@ -44,7 +34,133 @@ impl Arena {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.bytes.capacity() + self.ends.capacity() * std::mem::size_of::<usize>()
+        self.bytes.heap_bytes() + self.ends.heap_bytes()
+    }
+
+    fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>, prefix: &str) {
+        out.put(format!("{prefix}.bytes"), &self.bytes);
+        out.put(format!("{prefix}.ends"), &self.ends);
+    }
+
+    fn from_sections(sections: &SectionsIn, prefix: &str) -> Result<Self, Problem> {
+        let bytes: Buf<u8> = sections.take(&format!("{prefix}.bytes"))?;
+        let ends: Buf<u64> = sections.take(&format!("{prefix}.ends"))?;
+        let sorted = ends.windows(2).all(|w| w[0] <= w[1]);
+        if !sorted || ends.last().is_some_and(|&e| e != bytes.len() as u64) {
+            return Err(bad(format!(
+                "{prefix}: string offsets do not fit the bytes"
+            )));
+        }
+        Ok(Self { bytes, ends })
+    }
+}
+
+/// String `id` of an arena given as its bytes and end offsets.
+#[inline]
+fn arena_get<'a>(bytes: &'a [u8], ends: &[u64], id: u32) -> &'a [u8] {
+    let id = id as usize;
+    let end = ends.get(id).copied().unwrap_or(0) as usize;
+    let start = match id.checked_sub(1) {
+        Some(prev) => ends.get(prev).copied().unwrap_or(0) as usize,
+        None => 0,
+    };
+    bytes.get(start..end).unwrap_or(&[])
+}
+
+/// An open-addressing hash table of `u32` ids (linear probing, at most 2/3 full). A slot holds
+/// the high 32 bits of the id's hash above `id + 1`; 0 is an empty slot. The hash of an id is
+/// given by the caller (the table stores no keys), so the table is one flat array.
+#[derive(Debug, Default)]
+struct IdTable {
+    slots: Buf<u64>,
+}
+
+/// Slots of a table holding `n` ids: a power of two, at least 3n/2 (and at least 8).
+fn table_slots(n: usize) -> usize {
+    (n + n / 2 + 1).next_power_of_two().max(8)
+}
+
+#[inline]
+fn slot_tag(h: u64) -> u64 {
+    h >> 32
+}
+
+/// A table under construction.
+struct IdTableBuilder {
+    slots: Vec<u64>,
+}
+
+impl IdTableBuilder {
+    fn with_capacity(n: usize) -> Self {
+        Self {
+            slots: vec![0; table_slots(n)],
+        }
+    }
+
+    /// Inserts `id` with hash `h` (the caller knows it is not present).
+    fn insert_unique(&mut self, h: u64, id: u32) {
+        let mask = self.slots.len() - 1;
+        let mut at = h as usize & mask;
+        for _ in 0..self.slots.len() {
+            match self.slots.get_mut(at) {
+                Some(slot) if *slot == 0 => {
+                    *slot = (slot_tag(h) << 32) | (u64::from(id) + 1);
+                    return;
+                }
+                _ => at = (at + 1) & mask,
+            }
+        }
+    }
+
+    /// The id with hash `h` whose key `matches`.
+    fn find(&self, h: u64, matches: impl FnMut(u32) -> bool) -> Option<u32> {
+        probe(&self.slots, h, matches)
+    }
+
+    fn finish(self) -> IdTable {
+        IdTable {
+            slots: self.slots.into(),
+        }
+    }
+}
+
+/// Linear probing for the id with hash `h` whose key `matches`; stops at an empty slot.
+#[inline]
+fn probe(slots: &[u64], h: u64, mut matches: impl FnMut(u32) -> bool) -> Option<u32> {
+    let mask = slots.len().checked_sub(1)?;
+    let (mut at, tag) = (h as usize & mask, slot_tag(h));
+    for _ in 0..slots.len() {
+        let slot = *slots.get(at)?;
+        if slot == 0 {
+            return None;
+        }
+        if slot >> 32 == tag {
+            let id = (slot as u32).wrapping_sub(1);
+            if matches(id) {
+                return Some(id);
+            }
+        }
+        at = (at + 1) & mask;
+    }
+    None
+}
+
+impl IdTable {
+    #[inline]
+    fn find(&self, h: u64, matches: impl FnMut(u32) -> bool) -> Option<u32> {
+        probe(&self.slots, h, matches)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.slots.heap_bytes()
+    }
+
+    fn from_sections(sections: &SectionsIn, name: &str, ids: usize) -> Result<Self, Problem> {
+        let slots: Buf<u64> = sections.take(name)?;
+        if slots.len() != table_slots(ids) {
+            return Err(bad(format!("{name}: hash table of the wrong size")));
+        }
+        Ok(Self { slots })
     }
 }
 
@@ -61,112 +177,88 @@ pub fn short_key(gram: &[u8]) -> Option<u64> {
     Some(u64::from_le_bytes(word) | ((len as u64) << 56))
 }
 
-/// One slot of the short-gram table: key (0 = empty), id, and the last row that met the gram.
+/// One slot of the short-gram table: key (0 = empty), id, and (while building) the last row
+/// that met the gram.
 #[derive(Debug, Clone, Copy, Default)]
-struct Slot {
+#[repr(C)]
+pub struct Slot {
     key: u64,
     id: u32,
     tag: u32,
 }
 
-/// Open addressing over short-gram keys with linear probing; a lookup reads one cache line.
-#[derive(Debug, Default)]
-struct ShortTable {
-    slots: Vec<Slot>,
-    len: usize,
-    shift: u32,
+// SAFETY: `Slot` is `repr(C)` with fields of 8, 4 and 4 bytes: 16 bytes, no padding, and any
+// bit pattern is a valid value.
+unsafe impl Plain for Slot {}
+
+/// The home slot of `key` in a table of `slots` slots (a power of two).
+#[inline(always)]
+fn home(key: u64, slots: usize) -> usize {
+    let bits = slots.trailing_zeros();
+    if bits == 0 {
+        return 0;
+    }
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
 }
 
-impl ShortTable {
-    fn with_bits(bits: u32) -> Self {
-        Self {
-            slots: vec![Slot::default(); 1 << bits],
-            len: 0,
-            shift: 64 - bits,
+/// The slot holding `key`, or the empty slot where it belongs (linear probing; `usize::MAX`
+/// when the table is full, which a table at most 4/5 full never is).
+#[inline(always)]
+fn find_slot(slots: &[Slot], key: u64) -> usize {
+    let mask = slots.len().wrapping_sub(1);
+    let mut i = home(key, slots.len());
+    for _ in 0..slots.len() {
+        match slots.get(i) {
+            Some(s) if s.key != key && s.key != 0 => i = (i + 1) & mask,
+            _ => return i,
         }
     }
-
-    #[inline(always)]
-    fn home(&self, key: u64) -> usize {
-        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
-    }
-
-    /// The slot holding `key`, or the empty slot where it belongs.
-    #[inline(always)]
-    fn find(&self, key: u64) -> usize {
-        // The table is never full (its load stays at most 4/5), so an empty slot ends the probe.
-        let mask = self.slots.len().wrapping_sub(1);
-        let mut i = self.home(key);
-        for _ in 0..self.slots.len() {
-            match self.slots.get(i) {
-                Some(s) if s.key != key && s.key != 0 => i = (i + 1) & mask,
-                _ => return i,
-            }
-        }
-        usize::MAX
-    }
-
-    #[inline(always)]
-    fn prefetch(&self, key: u64) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(s) = self.slots.get(self.home(key)) {
-            // SAFETY: a prefetch is only a hint; the address is that of a live slot.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    (s as *const Slot).cast::<i8>(),
-                );
-            }
-        }
-    }
-
-    fn get(&self, key: u64) -> Option<u32> {
-        self.slots
-            .get(self.find(key))
-            .filter(|s| s.key == key)
-            .map(|s| s.id)
-    }
-
-    /// Rebuilds with room for its keys at a load of at most `num/den` (below 1).
-    fn resize(&mut self, num: usize, den: usize) {
-        let mut bits = 4;
-        while (1usize << bits) * num < self.len.max(1) * den {
-            bits += 1;
-        }
-        let mut bigger = Self::with_bits(bits);
-        for s in self.slots.iter().filter(|s| s.key != 0) {
-            let i = bigger.find(s.key);
-            if let Some(slot) = bigger.slots.get_mut(i) {
-                *slot = *s;
-            }
-        }
-        bigger.len = self.len;
-        *self = bigger;
-    }
+    usize::MAX
 }
 
-/// The gram vocabulary: distinct grams with dense ids in order of first appearance. Grams of up
-/// to 7 bytes live in an open-addressing table keyed by their bytes; longer ones (rare: five
-/// code points of which several take two bytes or more) in a byte arena with a hash table.
+/// `slots` rebuilt as a table of at most `num/den` load (below 1).
+fn rehash(slots: &[Slot], len: usize, num: usize, den: usize) -> Vec<Slot> {
+    let mut size = 16usize;
+    while size * num < len.max(1) * den {
+        size *= 2;
+    }
+    let mut out = vec![Slot::default(); size];
+    for s in slots.iter().filter(|s| s.key != 0) {
+        let i = find_slot(&out, s.key);
+        if let Some(slot) = out.get_mut(i) {
+            *slot = *s;
+        }
+    }
+    out
+}
+
+/// The gram vocabulary: distinct grams with dense ids. Grams of up to 7 bytes live in an
+/// open-addressing table keyed by their bytes (a lookup reads one cache line); longer ones (rare:
+/// five code points of which several take two bytes or more) in a byte arena with a hash table.
+/// Every array is flat, so a stored index maps them as they are.
 #[derive(Debug, Default)]
 pub struct Vocab {
-    short: ShortTable,
+    short: Buf<Slot>,
     long: Arena,
+    long_ids: Buf<u32>,
+    long_table: IdTable,
+    len: usize,
+}
+
+/// A vocabulary under construction: ids in order of first appearance (`Vocab::builder`).
+pub struct VocabBuilder {
+    short: Vec<Slot>,
+    short_len: usize,
+    long_bytes: Vec<u8>,
+    long_ends: Vec<u64>,
     long_ids: Vec<u32>,
     long_tags: Vec<u32>,
-    long_table: HashTable<u32>,
+    long_table: hashbrown::HashTable<u32>,
     len: u32,
 }
 
-impl Vocab {
-    /// An empty vocabulary.
-    pub fn new() -> Self {
-        Self {
-            short: ShortTable::with_bits(14),
-            ..Self::default()
-        }
-    }
-
-    /// Number of grams.
+impl VocabBuilder {
+    /// Number of grams so far.
     #[inline]
     pub fn len(&self) -> usize {
         self.len as usize
@@ -175,25 +267,33 @@ impl Vocab {
     /// Prefetches the table slot of a short gram's `key` (0: nothing to do).
     #[inline(always)]
     pub fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
         if key != 0 {
-            self.short.prefetch(key);
+            if let Some(s) = self.short.get(home(key, self.short.len())) {
+                // SAFETY: a prefetch is only a hint; the address is that of a live slot.
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                        (s as *const Slot).cast::<i8>(),
+                    );
+                }
+            }
         }
     }
 
     /// The id of `gram` (its short `key`, or 0 for a long gram), added when new, and whether
-    /// row tag `tag` had met it already. Fails when ids run out.
+    /// row tag `tag` had met it already. None when ids run out.
     #[inline(always)]
     pub fn intern(&mut self, key: u64, gram: &str, tag: u32) -> Option<(u32, bool)> {
         let next = self.len;
         if key != 0 {
-            if 2 * (self.short.len + 1) > self.short.slots.len() {
-                self.short.resize(1, 4);
+            if 2 * (self.short_len + 1) > self.short.len() {
+                self.short = rehash(&self.short, self.short_len, 1, 4);
             }
-            let i = self.short.find(key);
-            let slot = self.short.slots.get_mut(i)?;
+            let i = find_slot(&self.short, key);
+            let slot = self.short.get_mut(i)?;
             if slot.key == 0 {
                 *slot = Slot { key, id: next, tag };
-                self.short.len += 1;
+                self.short_len += 1;
                 self.len = next.checked_add(1)?;
                 return Some((next, false));
             }
@@ -203,21 +303,25 @@ impl Vocab {
         }
         let bytes = gram.as_bytes();
         let h = hash_bytes(bytes);
-        let arena = &self.long;
-        if let Some(&k) = self.long_table.find(h, |&k| arena.get(k) == bytes) {
+        let (arena, ends) = (&self.long_bytes, &self.long_ends);
+        if let Some(&k) = self
+            .long_table
+            .find(h, |&k| arena_get(arena, ends, k) == bytes)
+        {
             let id = self.long_ids.get(k as usize).copied()?;
             let t = self.long_tags.get_mut(k as usize)?;
             let seen = *t == tag;
             *t = tag;
             return Some((id, seen));
         }
-        let k = self.long.len() as u32;
-        self.long.push(gram);
+        let k = self.long_ids.len() as u32;
+        self.long_bytes.extend_from_slice(bytes);
+        self.long_ends.push(self.long_bytes.len() as u64);
         self.long_ids.push(next);
         self.long_tags.push(tag);
-        let arena = &self.long;
+        let (arena, ends) = (&self.long_bytes, &self.long_ends);
         self.long_table
-            .insert_unique(h, k, |&i| hash_bytes(arena.get(i)));
+            .insert_unique(h, k, |&i| hash_bytes(arena_get(arena, ends, i)));
         self.len = next.checked_add(1)?;
         Some((next, false))
     }
@@ -226,19 +330,46 @@ impl Vocab {
     pub fn renumber(&mut self, new_of: &[u32]) {
         let map = |id: &mut u32| *id = new_of.get(*id as usize).copied().unwrap_or(u32::MAX);
         self.short
-            .slots
             .iter_mut()
             .filter(|s| s.key != 0)
             .for_each(|s| map(&mut s.id));
         self.long_ids.iter_mut().for_each(map);
     }
 
-    /// Drops the build-time row tags and packs the short table for lookups.
-    pub fn finish(&mut self) {
-        self.long_tags = Vec::new();
-        self.short.resize(4, 5);
-        let arena = &self.long;
-        self.long_table.shrink_to_fit(|&i| hash_bytes(arena.get(i)));
+    /// The finished vocabulary: the short table packed to at most 4/5 load, without row tags.
+    pub fn finish(self) -> Vocab {
+        let mut short = rehash(&self.short, self.short_len, 4, 5);
+        short.iter_mut().for_each(|s| s.tag = 0);
+        let mut table = IdTableBuilder::with_capacity(self.long_ids.len());
+        for k in 0..self.long_ids.len() as u32 {
+            table.insert_unique(
+                hash_bytes(arena_get(&self.long_bytes, &self.long_ends, k)),
+                k,
+            );
+        }
+        Vocab {
+            short: short.into(),
+            long: Arena::new(self.long_bytes, self.long_ends),
+            long_ids: self.long_ids.into(),
+            long_table: table.finish(),
+            len: self.len as usize,
+        }
+    }
+}
+
+impl Vocab {
+    /// An empty vocabulary to fill.
+    pub fn builder() -> VocabBuilder {
+        VocabBuilder {
+            short: vec![Slot::default(); 1 << 14],
+            short_len: 0,
+            long_bytes: Vec::new(),
+            long_ends: Vec::new(),
+            long_ids: Vec::new(),
+            long_tags: Vec::new(),
+            long_table: hashbrown::HashTable::new(),
+            len: 0,
+        }
     }
 
     /// The id of `gram`, if it is in the vocabulary.
@@ -246,20 +377,66 @@ impl Vocab {
     pub fn get(&self, gram: &str) -> Option<u32> {
         let bytes = gram.as_bytes();
         if let Some(key) = short_key(bytes) {
-            return self.short.get(key);
+            return self
+                .short
+                .get(find_slot(&self.short, key))
+                .filter(|s| s.key == key)
+                .map(|s| s.id);
         }
-        let k = *self
+        let k = self
             .long_table
-            .find(hash_bytes(bytes), |&k| self.long.get(k) == bytes)?;
+            .find(hash_bytes(bytes), |k| self.long.get(k) == bytes)?;
         self.long_ids.get(k as usize).copied()
+    }
+
+    /// Number of grams.
+    pub fn len(&self) -> usize {
+        self.len
     }
 
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.short.slots.capacity() * std::mem::size_of::<Slot>()
+        self.short.heap_bytes()
             + self.long.heap_bytes()
-            + (self.long_ids.capacity() + self.long_tags.capacity()) * 4
-            + self.long_table.capacity() * (std::mem::size_of::<u32>() + 1)
+            + self.long_ids.heap_bytes()
+            + self.long_table.heap_bytes()
+    }
+
+    /// The arrays to store (see `persist.rs`).
+    pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>, prefix: &str) {
+        out.put_u64s(format!("{prefix}.len"), &[self.len as u64]);
+        out.put(format!("{prefix}.short"), &self.short);
+        self.long.to_sections(out, &format!("{prefix}.long"));
+        out.put(format!("{prefix}.long_ids"), &self.long_ids);
+        out.put(format!("{prefix}.long_table"), &self.long_table.slots);
+    }
+
+    /// The vocabulary from stored arrays, with the checks that keep every lookup in range.
+    pub fn from_sections(sections: &SectionsIn, prefix: &str) -> Result<Self, Problem> {
+        let [len] = sections.u64s(&format!("{prefix}.len"))?;
+        let short: Buf<Slot> = sections.take(&format!("{prefix}.short"))?;
+        let long = Arena::from_sections(sections, &format!("{prefix}.long"))?;
+        let long_ids: Buf<u32> = sections.take(&format!("{prefix}.long_ids"))?;
+        let long_table =
+            IdTable::from_sections(sections, &format!("{prefix}.long_table"), long.len())?;
+        let len = usize::try_from(len).map_err(|_| bad(format!("{prefix}: gram count")))?;
+        let used = short.iter().filter(|s| s.key != 0).count();
+        let shaped = short.len().is_power_of_two()
+            && used * 5 <= short.len() * 4
+            && long_ids.len() == long.len()
+            && used + long.len() == len
+            && short.iter().all(|s| s.key == 0 || (s.id as usize) < len)
+            && long_ids.iter().all(|&id| (id as usize) < len);
+        if !shaped {
+            return Err(bad(format!("{prefix}: arrays of inconsistent lengths")));
+        }
+        Ok(Self {
+            short,
+            long,
+            long_ids,
+            long_table,
+            len,
+        })
     }
 }
 
@@ -267,28 +444,32 @@ impl Vocab {
 #[derive(Debug, Default)]
 pub struct TextStore {
     arena: Arena,
-    first: HashTable<u32>,
+    first: IdTable,
 }
 
 impl TextStore {
     /// Stores `texts` (row order) and indexes the lowest row of each distinct text.
     pub fn build<S: AsRef<str>>(texts: &[S]) -> Self {
-        let bytes = texts.iter().map(|t| t.as_ref().len()).sum();
-        let mut arena = Arena::with_capacity(texts.len(), bytes);
-        let mut first: HashTable<u32> = HashTable::with_capacity(texts.len());
+        let total = texts.iter().map(|t| t.as_ref().len()).sum();
+        let mut bytes: Vec<u8> = Vec::with_capacity(total);
+        let mut ends: Vec<u64> = Vec::with_capacity(texts.len());
+        let mut first = IdTableBuilder::with_capacity(texts.len());
         for (row, text) in texts.iter().enumerate() {
-            let text = text.as_ref();
-            arena.push(text);
-            let h = hash_bytes(text.as_bytes());
+            let text = text.as_ref().as_bytes();
+            bytes.extend_from_slice(text);
+            ends.push(bytes.len() as u64);
+            let h = hash_bytes(text);
             if first
-                .find(h, |&i| arena.get(i) == text.as_bytes())
+                .find(h, |i| arena_get(&bytes, &ends, i) == text)
                 .is_none()
             {
-                first.insert_unique(h, row as u32, |&i| hash_bytes(arena.get(i)));
+                first.insert_unique(h, row as u32);
             }
         }
-        first.shrink_to_fit(|&i| hash_bytes(arena.get(i)));
-        Self { arena, first }
+        Self {
+            arena: Arena::new(bytes, ends),
+            first: first.finish(),
+        }
     }
 
     /// The text of `row`.
@@ -297,44 +478,61 @@ impl TextStore {
         self.arena.get(row)
     }
 
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.arena.len()
+    }
+
     /// The lowest row whose text equals `text`.
     #[inline]
     pub fn lowest_equal(&self, text: &str) -> Option<u32> {
         let bytes = text.as_bytes();
         self.first
-            .find(hash_bytes(bytes), |&i| self.arena.get(i) == bytes)
-            .copied()
+            .find(hash_bytes(bytes), |i| self.arena.get(i) == bytes)
     }
 
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.arena.heap_bytes() + self.first.capacity() * (std::mem::size_of::<u32>() + 1)
+        self.arena.heap_bytes() + self.first.heap_bytes()
+    }
+
+    /// The arrays to store (see `persist.rs`).
+    pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>, prefix: &str) {
+        self.arena.to_sections(out, prefix);
+        out.put(format!("{prefix}.first"), &self.first.slots);
+    }
+
+    /// The store from stored arrays.
+    pub fn from_sections(sections: &SectionsIn, prefix: &str) -> Result<Self, Problem> {
+        let arena = Arena::from_sections(sections, prefix)?;
+        let first = IdTable::from_sections(sections, &format!("{prefix}.first"), arena.len())?;
+        Ok(Self { arena, first })
     }
 }
 
 /// Exact lookup of aligned (source, target) rows: the lowest row holding each distinct pair.
 #[derive(Debug, Default)]
 pub struct PairTable {
-    first: HashTable<u32>,
+    first: IdTable,
 }
 
 impl PairTable {
     /// Indexes the rows of two aligned stores of `rows` rows.
     pub fn build(src: &TextStore, tgt: &TextStore, rows: usize) -> Self {
-        let mut first: HashTable<u32> = HashTable::with_capacity(rows);
-        let hash = |i: u32| hash_pair(src.text(i), tgt.text(i));
+        let mut first = IdTableBuilder::with_capacity(rows);
         for row in 0..rows as u32 {
             let (s, t) = (src.text(row), tgt.text(row));
             let h = hash_pair(s, t);
             if first
-                .find(h, |&i| src.text(i) == s && tgt.text(i) == t)
+                .find(h, |i| src.text(i) == s && tgt.text(i) == t)
                 .is_none()
             {
-                first.insert_unique(h, row, |&i| hash(i));
+                first.insert_unique(h, row);
             }
         }
-        first.shrink_to_fit(|&i| hash(i));
-        Self { first }
+        Self {
+            first: first.finish(),
+        }
     }
 
     /// The lowest row whose source equals `s` and whose target equals `t`.
@@ -342,13 +540,27 @@ impl PairTable {
     pub fn lowest_equal(&self, src: &TextStore, tgt: &TextStore, s: &str, t: &str) -> Option<u32> {
         let (s, t) = (s.as_bytes(), t.as_bytes());
         self.first
-            .find(hash_pair(s, t), |&i| src.text(i) == s && tgt.text(i) == t)
-            .copied()
+            .find(hash_pair(s, t), |i| src.text(i) == s && tgt.text(i) == t)
     }
 
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.first.capacity() * (std::mem::size_of::<u32>() + 1)
+        self.first.heap_bytes()
+    }
+
+    /// The arrays to store (see `persist.rs`).
+    pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>, prefix: &str) {
+        out.put(format!("{prefix}.first"), &self.first.slots);
+    }
+
+    /// The table of `rows` rows from stored arrays.
+    pub fn from_sections(
+        sections: &SectionsIn,
+        prefix: &str,
+        rows: usize,
+    ) -> Result<Self, Problem> {
+        let first = IdTable::from_sections(sections, &format!("{prefix}.first"), rows)?;
+        Ok(Self { first })
     }
 }
 
@@ -358,7 +570,7 @@ mod tests {
 
     #[test]
     fn vocab_interns_in_order_and_tags_rows() {
-        let mut v = Vocab::new();
+        let mut v = Vocab::builder();
         let grams = ["abc", "ñañ", "a longer gram", "x", "abc"];
         let mut ids = Vec::new();
         for (i, g) in grams.iter().enumerate() {
@@ -377,7 +589,7 @@ mod tests {
             let g = format!("{i:06}");
             v.intern(short_key(g.as_bytes()).unwrap(), &g, 9);
         }
-        v.finish();
+        let v = v.finish();
         assert_eq!(v.len(), 5004);
         assert_eq!(v.get("abc"), Some(0));
         assert_eq!(v.get("ñañ"), Some(1));

@@ -1,0 +1,275 @@
+"""Lake addresses and how a lake is opened: parsing, secrets kept out of output and rows, bad
+addresses refused in one line with exit 2 and nothing written, start-up without DDL, the schema
+in DuckLake's dialect and the constraints the application keeps."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import psycopg
+import pytest
+from click.testing import CliRunner
+
+from cli.main import main
+from tests.backends import (
+    PG_DSN_ENV,
+    drop_catalog_database,
+    make_warehouse,
+    new_catalog_database,
+    require_service,
+)
+from warehouse.errors import UsageError
+from warehouse.store.address import LakeAddress, parse_address
+from warehouse.store.lake import parse_as_of, s3_settings
+from warehouse.store.lake_dialect import enforced_constraints, lake_schema_files
+
+# --- Addresses (no services needed) -----------------------------------------------------------
+
+
+def test_a_lake_address_is_parsed_and_printed_without_change_of_meaning():
+    address = parse_address("ducklake:postgres:host=db.example port=5432 dbname=wh user=ci", "/d")
+    assert isinstance(address, LakeAddress)
+    assert address.database == "wh" and address.data_path == "/d/"
+    assert str(address) == "ducklake:postgres:dbname=wh host=db.example port=5432 user=ci"
+    assert parse_address("wh.duckdb").name == "wh.duckdb"  # type: ignore[union-attr]
+
+
+def test_s3_data_paths_keep_their_url_and_get_a_trailing_slash():
+    address = parse_address("ducklake:postgres:dbname=wh", "s3://bucket/team/lake")
+    assert isinstance(address, LakeAddress)
+    assert address.data_path == "s3://bucket/team/lake/" and address.is_s3
+
+
+@pytest.mark.parametrize(
+    ("db", "data_path", "message"),
+    [
+        ("ducklake:postgres:dbname=wh password=hunter2", None, "must not contain password"),
+        ("ducklake:postgres:dbname=wh sslpassword=hunter2", None, "sslpassword"),
+        ("ducklake:postgres:host=x", None, "names no database"),
+        ("ducklake:postgres:dbname='unterminated", None, "not a libpq connection string"),
+        ("ducklake:sqlite:wh.db", None, "only PostgreSQL lake catalogs"),
+        ("wh.duckdb", "/data", "--data-path is for a lake"),
+        ("ducklake:postgres:dbname=wh", "gs://bucket/x", "only s3:// URLs"),
+        ("ducklake:postgres:dbname=wh", "s3:///x", "names no bucket"),
+    ],
+)
+def test_bad_addresses_are_usage_errors_that_never_echo_a_password(db, data_path, message):
+    with pytest.raises(UsageError) as caught:
+        parse_address(db, data_path)
+    assert message in str(caught.value)
+    assert "hunter2" not in str(caught.value)
+
+
+def test_a_password_in_the_address_is_exit_2_without_touching_anything(tmp_path):
+    result = CliRunner().invoke(
+        main, ["--db", "ducklake:postgres:dbname=wh password=hunter2", "runs", "list"]
+    )
+    assert result.exit_code == 2
+    assert "hunter2" not in result.output and "PGPASSWORD" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_s3_settings_come_from_the_standard_variables():
+    settings = s3_settings(
+        {
+            "AWS_ACCESS_KEY_ID": "id",
+            "AWS_SECRET_ACCESS_KEY": "secret",
+            "AWS_DEFAULT_REGION": "eu-central-1",
+            "AWS_ENDPOINT_URL": "http://127.0.0.1:9000/",
+        }
+    )
+    assert (settings.endpoint, settings.use_ssl, settings.url_style) == (
+        "127.0.0.1:9000",
+        False,
+        "path",
+    )
+    assert settings.region == "eu-central-1" and "secret" not in settings.describe()
+    supabase = s3_settings({"AWS_ENDPOINT_URL_S3": "https://abc.supabase.co/storage/v1/s3"})
+    assert supabase.endpoint == "abc.supabase.co/storage/v1/s3" and supabase.use_ssl
+    assert s3_settings({}).url_style == "vhost" and s3_settings({}).endpoint is None
+    with pytest.raises(UsageError):
+        s3_settings({"TAME_WH_S3_URL_STYLE": "sideways"})
+
+
+def test_as_of_takes_a_snapshot_id_or_a_time_in_utc():
+    assert parse_as_of("42").snapshot == 42
+    when = parse_as_of("2026-05-01T12:00:00+02:00").time
+    assert when is not None and when.isoformat() == "2026-05-01T10:00:00"
+    assert parse_as_of("2026-05-01").option() == "SNAPSHOT_TIME '2026-05-01 00:00:00.000000+00'"
+    with pytest.raises(UsageError):
+        parse_as_of("last tuesday')")
+
+
+def test_the_lake_dialect_drops_every_constraint_and_keeps_them_as_checks():
+    for _number, statements in lake_schema_files():
+        for statement in statements:
+            upper = statement.upper()
+            if "CREATE TABLE" in upper:
+                assert "PRIMARY KEY" not in upper and "UNIQUE" not in upper
+                assert "CHECK (" not in upper and "NEXTVAL" not in upper
+            assert "CREATE SEQUENCE" not in upper
+    described = {c.describe() for c in enforced_constraints()}
+    assert "runs (run_id) unique" in described
+    assert "corpora (name) unique" in described
+    assert "metric_values (run_id, seg_idx, metric) unique" in described
+    assert "exposures check (bin IN ('source_exact', 'near', 'medium', 'far'))" in described
+
+
+# --- Against the catalog and the storage ------------------------------------------------------
+
+
+def _run(lake, *args, db=None, data_path=None):
+    options = ["--db", db or lake.db]
+    if data_path or lake.data_path:
+        options += ["--data-path", data_path or lake.data_path]
+    return CliRunner().invoke(main, [*options, *map(str, args)])
+
+
+def _one_line_exit_2(result) -> str:
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    return lines[0]
+
+
+def _catalog_tables(lake) -> int:
+    info = dict(lake.address.conninfo)
+    with psycopg.connect(lake.address.libpq, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'public' "
+            "AND tablename LIKE 'ducklake%%'"
+        ).fetchone()
+    assert info["dbname"]
+    return int(row[0]) if row else 0
+
+
+def test_start_up_on_an_up_to_date_lake_runs_no_ddl(lake):
+    assert lake.run("init").exit_code == 0
+    before = lake.sql(
+        "SELECT max(snapshot_id), max(schema_version) FROM ducklake_snapshots('tame')"
+    )
+    for command in (("init",), ("runs", "list"), ("leaderboard",), ("doctor",)):
+        assert lake.run(*command).exit_code == 0
+    after = lake.sql("SELECT max(snapshot_id), max(schema_version) FROM ducklake_snapshots('tame')")
+    assert after == before
+
+
+def test_an_existing_lake_needs_no_data_path_and_a_wrong_one_writes_nothing(lake, tmp_path):
+    assert lake.run("init").exit_code == 0
+    without = CliRunner().invoke(main, ["--db", lake.db, "runs", "list", "--json"])
+    assert without.exit_code == 0 and json.loads(without.output) == []
+    snapshots = lake.sql("SELECT count(*) FROM ducklake_snapshots('tame')")
+    other = "s3://elsewhere/lake/" if lake.address.is_s3 else str(tmp_path / "elsewhere")
+    for command in (("init",), ("runs", "list"), ("corpus", "list")):
+        line = _one_line_exit_2(_run(lake, *command, data_path=other))
+        assert "does not match the data path this lake records" in line
+    assert lake.sql("SELECT count(*) FROM ducklake_snapshots('tame')") == snapshots
+
+
+def test_a_new_lake_needs_a_data_path(lake):
+    line = _one_line_exit_2(CliRunner().invoke(main, ["--db", lake.db, "init"]))
+    assert "needs --data-path" in line
+    assert _catalog_tables(lake) == 0
+
+
+def test_readers_of_a_catalog_without_a_lake_create_nothing(lake):
+    for command in (("runs", "list"), ("leaderboard",), ("query", "SELECT 1"), ("report", "x")):
+        line = _one_line_exit_2(lake.run(*command))
+        assert "no warehouse at ducklake:postgres:" in line
+    assert _catalog_tables(lake) == 0
+
+
+def test_an_unreachable_catalog_is_one_line_and_exit_2(tmp_path):
+    db = "ducklake:postgres:host=127.0.0.1 port=1 dbname=nowhere connect_timeout=2"
+    for command in (("init",), ("runs", "list"), ("corpus", "list"), ("doctor",)):
+        result = CliRunner().invoke(main, ["--db", db, "--data-path", str(tmp_path), *command])
+        if command == ("doctor",):
+            assert result.exit_code == 3 and "catalog              NOT reachable" in result.output
+            continue
+        line = _one_line_exit_2(result)
+        assert "cannot connect" in line and "nothing was written" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_wrong_password_is_one_line_exit_2_and_never_printed(monkeypatch, tmp_path):
+    admin = require_service(PG_DSN_ENV, "PostgreSQL")
+    name, libpq = new_catalog_database()
+    role = f"tame_pw_{uuid.uuid4().hex[:8]}"
+    try:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(
+                "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = "
+                "'tame_password_login') THEN CREATE ROLE tame_password_login NOLOGIN; "
+                "END IF; END $$"
+            )
+            conn.execute(
+                f"CREATE ROLE {role} LOGIN PASSWORD 'right-pw-123' IN ROLE tame_password_login"
+            )
+        info = dict(parse_address("ducklake:postgres:" + libpq).conninfo)  # type: ignore[union-attr]
+        info["user"] = role
+        db = "ducklake:postgres:" + " ".join(f"{k}={v}" for k, v in info.items())
+        monkeypatch.setenv("PGPASSWORD", "wrong-pw-456")
+        try:
+            psycopg.connect(LakeAddress(tuple(info.items())).libpq).close()
+        except psycopg.OperationalError:
+            pass
+        else:
+            message = "the test cluster does not check passwords (pg_hba: +tame_password_login)"
+            if __import__("os").environ.get("CI"):
+                pytest.fail(message)
+            pytest.skip(message)
+        result = CliRunner().invoke(main, ["--db", db, "--data-path", str(tmp_path), "init"])
+        line = _one_line_exit_2(result)
+        assert "password authentication failed" in line
+        assert "wrong-pw-456" not in result.output and "right-pw-123" not in result.output
+        assert list(tmp_path.iterdir()) == []
+    finally:
+        drop_catalog_database(name)
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP ROLE IF EXISTS {role}")
+
+
+def test_a_missing_bucket_is_one_line_exit_2_and_writes_nothing(tmp_path, monkeypatch):
+    setup = make_warehouse("lake-s3", tmp_path, monkeypatch)
+    lake = next(setup)
+    try:
+        result = _run(lake, "init", data_path="s3://no-such-bucket-for-tame/lake/")
+        line = _one_line_exit_2(result)
+        assert "the bucket does not exist" in line
+        assert _catalog_tables(lake) == 0
+        assert lake.env["AWS_SECRET_ACCESS_KEY"] not in result.output
+    finally:
+        setup.close()
+
+
+def test_a_lake_written_by_a_newer_tame_wh_is_refused_and_left_alone(lake):
+    assert lake.run("init").exit_code == 0
+    from warehouse.store.schema import writing
+
+    with writing(lake.address) as con:
+        con.execute("INSERT INTO schema_version (version, tame_wh_version) VALUES (99, '9.9')")
+    snapshots = lake.sql("SELECT count(*) FROM ducklake_snapshots('tame')")
+    for command in (("init",), ("runs", "list"), ("demo",), ("leaderboard",)):
+        line = _one_line_exit_2(lake.run(*command))
+        assert "written by a newer tame-wh" in line
+    assert lake.sql("SELECT count(*) FROM ducklake_snapshots('tame')") == snapshots
+
+
+def test_secrets_appear_in_no_output_and_no_stored_row(lake, monkeypatch):
+    monkeypatch.setenv("PGPASSWORD", "pg-secret-never-shown")
+    outputs = [
+        lake.run("demo"),
+        lake.run("doctor", "--json"),
+        lake.run("doctor"),
+        lake.run("query", "SELECT * FROM duckdb_settings()"),
+        lake.run("query", "SELECT * FROM duckdb_databases()"),
+        lake.run("--debug", "query", "SELECT * FROM duckdb_secrets()"),
+    ]
+    secrets = ["pg-secret-never-shown"]
+    if lake.address.is_s3:
+        secrets.append(lake.env["AWS_SECRET_ACCESS_KEY"])
+    text = "\n".join(r.output for r in outputs) + json.dumps(lake.tables(), default=str)
+    for secret in secrets:
+        assert secret not in text
+    assert outputs[0].exit_code == 0 and json.loads(outputs[1].output)["ok"] is True

@@ -1,0 +1,126 @@
+"""Memory budgets of audits (`audit --memory-limit`, docs/exposure.md "Memory limit"): sizes as
+people write them, the process's memory, and how many training rows one shard may hold.
+
+The estimates are measured ratios on real localisation text (20,000 to 230,986 English-French
+pairs): building an index peaks at 34 to 51 times the bytes of the texts it indexes (the texts,
+their normalised copies and the build buffers), and the index itself takes 23 to 29 times.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import resource
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import duckdb
+
+from warehouse.errors import UsageError
+
+BUILD_PER_TEXT_BYTE = 56  # peak bytes of building an index, per byte of indexed text
+INDEX_PER_TEXT_BYTE = 32  # bytes of a built or stored index, per byte of indexed text
+PER_ROW = 96  # bytes per row independent of its text (offsets, lengths, hash slots, lists)
+RESERVE = 96 * 2**20  # the test set, search scratch and results, Python's own growth
+DUCKDB_SHARE = 8  # DuckDB's buffer pool may use 1/8 of the limit during the audit
+DUCKDB_MIN = 64 * 2**20
+
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 2**10,
+    "kb": 10**3,
+    "kib": 2**10,
+    "m": 2**20,
+    "mb": 10**6,
+    "mib": 2**20,
+    "g": 2**30,
+    "gb": 10**9,
+    "gib": 2**30,
+    "t": 2**40,
+    "tb": 10**12,
+    "tib": 2**40,
+}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_size(text: str) -> int:
+    """`4GiB`, `512MiB`, `2G`, `1.5GB`, `1000000` (bytes) as a number of bytes."""
+    m = _SIZE.match(text)
+    unit = _UNITS.get(m.group(2).lower()) if m else None
+    if m is None or unit is None:
+        raise UsageError(
+            f"--memory-limit: expected a size such as 4GiB, 512MiB or 2G, got {text!r}"
+        )
+    return int(float(m.group(1)) * unit)
+
+
+def size_text(n: int) -> str:
+    """Bytes for people (MiB or GiB)."""
+    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
+
+
+def current_rss() -> int:
+    """Resident memory of this process now, in bytes."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * resource.getpagesize()
+    except OSError:
+        return peak_rss()
+
+
+def peak_rss() -> int:
+    """The highest resident memory of this process so far, in bytes."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+def duckdb_budget(limit: int) -> int:
+    """What DuckDB's buffer pool may use during an audit within `limit`."""
+    return max(limit // DUCKDB_SHARE, DUCKDB_MIN)
+
+
+def index_budget(limit: int) -> int:
+    """What one shard's index may take within `limit`, given what this process holds now."""
+    budget = limit - current_rss() - RESERVE - duckdb_budget(limit)
+    if budget < 16 * 2**20:
+        raise UsageError(
+            f"--memory-limit {size_text(limit)} leaves no room for an index: tame-wh already "
+            f"uses {size_text(current_rss())} and needs {size_text(RESERVE)} more for the "
+            f"search; give at least {size_text(limit - budget + 16 * 2**20)}"
+        )
+    return budget
+
+
+@dataclass(frozen=True)
+class ShardSize:
+    """How many training rows one shard may hold within a budget, and what it is expected to
+    take."""
+
+    rows: int
+    build_bytes: int
+    index_bytes: int
+
+
+def shard_size(budget: int, rows: int, text_bytes: int) -> ShardSize:
+    """The largest shard (at least one row) whose build is expected to fit in `budget`, for a
+    corpus of `rows` rows holding `text_bytes` bytes of text on both sides."""
+    per_row_build = BUILD_PER_TEXT_BYTE * text_bytes / max(rows, 1) + PER_ROW
+    fit = max(1, min(rows, int(budget // per_row_build)))
+    per_row_index = INDEX_PER_TEXT_BYTE * text_bytes / max(rows, 1) + PER_ROW
+    return ShardSize(fit, int(fit * per_row_build), int(fit * per_row_index))
+
+
+@contextlib.contextmanager
+def duckdb_memory(con: duckdb.DuckDBPyConnection, limit: int) -> Iterator[None]:
+    """Run the block with DuckDB's memory limit set to `limit` bytes (restored afterwards)."""
+    rows = con.execute("SELECT current_setting('memory_limit')").fetchall()
+    before = rows[0][0] if rows else None
+    con.execute("SET memory_limit = ?", [f"{limit // 2**20}MiB"])
+    try:
+        yield
+    finally:
+        if before is not None:
+            with contextlib.suppress(duckdb.Error):
+                con.execute("SET memory_limit = ?", [before])

@@ -1,0 +1,137 @@
+"""Warehouse addresses: a local DuckDB file, or a DuckLake lake (catalog in PostgreSQL, data files
+in a directory or under an `s3://` prefix) named `ducklake:postgres:<libpq connection string>`.
+
+Passwords never travel in an address: libpq takes them from `$PGPASSWORD`, `~/.pgpass` or a
+service file, so the address can be printed, logged and stored as it is.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from warehouse.errors import UsageError
+
+DB_ENV_VAR = "TAME_WH_DB"
+DATA_PATH_ENV_VAR = "TAME_WH_DATA_PATH"
+DEFAULT_DB_NAME = "tame.duckdb"
+LAKE_PREFIX = "ducklake:postgres:"
+# libpq keys that carry a secret; they must come from the environment or libpq's own files.
+_SECRET_KEYS = ("password", "sslpassword")
+
+
+@dataclass(frozen=True)
+class LakeAddress:
+    """A DuckLake warehouse: the catalog's libpq parameters and the data path (None: the one the
+    catalog already records)."""
+
+    conninfo: tuple[tuple[str, str], ...]
+    data_path: str | None = None
+
+    @property
+    def libpq(self) -> str:
+        """The catalog's libpq connection string (no secrets: they are refused when parsed)."""
+        from psycopg.conninfo import make_conninfo
+
+        return make_conninfo("", **dict(self.conninfo))
+
+    @property
+    def database(self) -> str:
+        """The catalog database's name, as given (libpq's default otherwise)."""
+        info = dict(self.conninfo)
+        return info.get("dbname") or info.get("user") or os.environ.get("PGDATABASE", "")
+
+    @property
+    def is_s3(self) -> bool:
+        """Whether the data files live under an `s3://` prefix."""
+        return bool(self.data_path and self.data_path.startswith("s3://"))
+
+    def with_data_path(self, data_path: str | None) -> LakeAddress:
+        """The same catalog with another data path."""
+        return LakeAddress(self.conninfo, data_path)
+
+    def __str__(self) -> str:
+        return LAKE_PREFIX + self.libpq
+
+
+Address = Path | LakeAddress
+
+
+def is_lake(address: object) -> bool:
+    """Whether an address names a lake."""
+    return isinstance(address, LakeAddress)
+
+
+def normalize_data_path(text: str) -> str:
+    """An `s3://bucket/prefix/` URL or an absolute directory path, ending in `/`."""
+    text = text.strip()
+    if not text:
+        raise UsageError("--data-path is empty; give an s3://bucket/prefix/ URL or a directory")
+    if "://" in text:
+        scheme, _, rest = text.partition("://")
+        if scheme != "s3":
+            raise UsageError(
+                f"--data-path {text}: only s3:// URLs (any S3-compatible store) and "
+                "directories are supported"
+            )
+        bucket = rest.split("/", 1)[0]
+        if not bucket:
+            raise UsageError(f"--data-path {text}: the URL names no bucket (s3://bucket/prefix/)")
+        return text if text.endswith("/") else text + "/"
+    path = str(Path(text).expanduser().absolute())
+    return path if path.endswith("/") else path + "/"
+
+
+def parse_lake(text: str, data_path: str | None = None) -> LakeAddress:
+    """Parse `ducklake:postgres:<conninfo>`; a password in it is refused (never echoed)."""
+    from psycopg import ProgrammingError
+    from psycopg.conninfo import conninfo_to_dict
+
+    conninfo = text[len(LAKE_PREFIX) :].strip()
+    try:
+        parsed = conninfo_to_dict(conninfo)
+    except ProgrammingError:
+        raise UsageError(
+            "the lake address is not a libpq connection string: write "
+            "ducklake:postgres:host=HOST port=PORT dbname=DB user=USER"
+        ) from None
+    secret = sorted(key for key in parsed if key in _SECRET_KEYS)
+    if secret:
+        raise UsageError(
+            f"the lake address must not contain {secret[0]}=…: give the password in "
+            "$PGPASSWORD or ~/.pgpass (it would be printed and logged with the address)"
+        )
+    if not parsed.get("dbname") and not parsed.get("service"):
+        raise UsageError("the lake address names no database: add dbname=NAME")
+    items = tuple(sorted((str(k), str(v)) for k, v in parsed.items() if v is not None))
+    return LakeAddress(items, normalize_data_path(data_path) if data_path else None)
+
+
+def parse_address(
+    db: str | Path | None, data_path: str | None = None, *, use_env: bool = True
+) -> Address:
+    """The warehouse `--db` names (default `$TAME_WH_DB`, else `./tame.duckdb`): a lake when it
+    starts with `ducklake:postgres:` (data path from `--data-path`, else `$TAME_WH_DATA_PATH`
+    unless `use_env` is False), else a local file (where a data path makes no sense)."""
+    text = str(db) if db is not None else (os.environ.get(DB_ENV_VAR) or DEFAULT_DB_NAME)
+    if text.startswith(LAKE_PREFIX):
+        from_env = os.environ.get(DATA_PATH_ENV_VAR) if use_env else None
+        return parse_lake(text, data_path or from_env or None)
+    if text.startswith("ducklake:"):
+        raise UsageError(
+            "only PostgreSQL lake catalogs are supported: write ducklake:postgres:<libpq string>"
+        )
+    if data_path:
+        raise UsageError(
+            "--data-path is for a lake warehouse (--db ducklake:postgres:…), not a local file"
+        )
+    return Path(text)
+
+
+def missing_warehouse(path: str | Path | LakeAddress) -> UsageError:
+    """The error of a read-only command run where no warehouse exists (nothing is created)."""
+    return UsageError(
+        f"no warehouse at {path}: nothing to read (create one with `tame-wh init` or "
+        "`tame-wh demo`, or pass --db PATH)"
+    )

@@ -1,0 +1,434 @@
+"""Opening a DuckLake warehouse: extensions, storage credentials, a look at the catalog before
+anything is attached, the writers' lock, and the attach under one fixed alias.
+
+Every tame-wh process attaches a lake as `tame` (macros and views keep the catalog alias they
+were created under). Writers take a PostgreSQL advisory lock on the catalog database before they
+attach and hold it until their connection is closed, across the commit: two processes never write
+at once, so ids checked before an insert stay unique (DuckLake has no PRIMARY KEY or UNIQUE) and
+no UPDATE or DELETE meets a concurrent write. Readers take no lock; they see committed snapshots.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import random
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import duckdb
+
+from warehouse.errors import LockTimeoutError, SchemaError, UsageError
+from warehouse.store.address import LakeAddress, missing_warehouse
+
+LAKE_ALIAS = "tame"
+_LAKE_SECRET = "tame_lake"
+_S3_SECRET = "tame_s3"
+EXTENSIONS = ("ducklake", "postgres", "httpfs")
+# DuckLake retries a commit that met a concurrent one (writers outside tame-wh, which take no
+# lock); the default of 10 is low for a busy lake.
+MAX_RETRY_COUNT = 100
+CONNECT_TIMEOUT = 10
+# One advisory lock for every tame-wh writer of a catalog database.
+_WRITER_LOCK_KEY = int.from_bytes(
+    hashlib.sha256(b"tame-wh lake writer").digest()[:8], "big", signed=True
+)
+_SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "PGPASSWORD")
+
+
+def redact(text: str) -> str:
+    """The text with every secret this process knows (S3 keys, the PostgreSQL password from the
+    environment) replaced by `***`."""
+    for name in _SECRET_ENV:
+        value = os.environ.get(name)
+        if value and len(value) >= 3:
+            text = text.replace(value, "***")
+    return text
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of an error message, secrets redacted."""
+    text = str(exc).strip()
+    return redact(text.splitlines()[0]) if text else type(exc).__name__
+
+
+# --- Extensions --------------------------------------------------------------------------------
+
+
+def load_extensions(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = EXTENSIONS) -> None:
+    """Load DuckLake, PostgreSQL and httpfs (or `names`) from the installed wheels (no
+    download)."""
+    installed = {
+        name
+        for (name,) in con.execute(
+            "SELECT extension_name FROM duckdb_extensions() WHERE installed"
+        ).fetchall()
+    }
+    for name in names:
+        internal = "postgres_scanner" if name == "postgres" else name
+        try:
+            if internal not in installed:
+                from duckdb_extensions import import_extension
+
+                import_extension(name, con=con)
+            con.execute(f"LOAD {name}")
+        except (ImportError, duckdb.Error) as exc:
+            raise SchemaError(
+                f"the DuckDB {name} extension is not available ({_first_line(exc)}); "
+                f"install tame-wh with its dependencies (duckdb-extension-{name})"
+            ) from None
+
+
+# --- Object storage credentials ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class S3Settings:
+    """S3 settings from the standard AWS environment variables (keys never printed)."""
+
+    key_id: str | None
+    secret: str | None
+    session_token: str | None
+    region: str
+    endpoint: str | None
+    url_style: str
+    use_ssl: bool
+
+    def describe(self) -> str:
+        """Endpoint, region and URL style, without credentials."""
+        where = self.endpoint or "AWS"
+        scheme = "https" if self.use_ssl else "http"
+        return f"{scheme}://{where} (region {self.region}, {self.url_style}-style URLs)"
+
+
+def s3_settings(env: dict[str, str] | None = None) -> S3Settings:
+    """`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION` (or
+    `AWS_DEFAULT_REGION`), `AWS_ENDPOINT_URL_S3` (or `AWS_ENDPOINT_URL`; its scheme sets SSL) and
+    `TAME_WH_S3_URL_STYLE` (`path`, the default with an endpoint, or `vhost`)."""
+    env = dict(os.environ if env is None else env)
+    endpoint_url = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
+    endpoint = None
+    use_ssl = True
+    if endpoint_url:
+        parts = urlsplit(endpoint_url if "://" in endpoint_url else f"https://{endpoint_url}")
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise UsageError(
+                "AWS_ENDPOINT_URL(_S3) must be an http:// or https:// URL of the S3 endpoint"
+            )
+        endpoint = parts.netloc + parts.path.rstrip("/")
+        use_ssl = parts.scheme == "https"
+    url_style = env.get("TAME_WH_S3_URL_STYLE") or ("path" if endpoint else "vhost")
+    if url_style not in ("path", "vhost"):
+        raise UsageError(f"TAME_WH_S3_URL_STYLE must be path or vhost, got {url_style!r}")
+    return S3Settings(
+        key_id=env.get("AWS_ACCESS_KEY_ID") or None,
+        secret=env.get("AWS_SECRET_ACCESS_KEY") or None,
+        session_token=env.get("AWS_SESSION_TOKEN") or None,
+        region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",
+        endpoint=endpoint,
+        url_style=url_style,
+        use_ssl=use_ssl,
+    )
+
+
+def _create_s3_secret(con: duckdb.DuckDBPyConnection, settings: S3Settings) -> None:
+    """A temporary DuckDB secret holding the S3 settings (values passed as parameters)."""
+    names = ["TYPE s3", "REGION ?", "URL_STYLE ?", "USE_SSL ?"]
+    values: list[Any] = [settings.region, settings.url_style, settings.use_ssl]
+    for option, value in (
+        ("KEY_ID", settings.key_id),
+        ("SECRET", settings.secret),
+        ("SESSION_TOKEN", settings.session_token),
+        ("ENDPOINT", settings.endpoint),
+    ):
+        if value is not None:
+            names.append(f"{option} ?")
+            values.append(value)
+    con.execute(f"CREATE OR REPLACE TEMPORARY SECRET {_S3_SECRET} ({', '.join(names)})", values)
+
+
+def prepare(con: duckdb.DuckDBPyConnection, address: LakeAddress) -> None:
+    """Load the extensions (httpfs only for an S3 data path) and, for an S3 data path, create the
+    S3 secret from the environment."""
+    load_extensions(con, EXTENSIONS if address.is_s3 else ("ducklake", "postgres"))
+    if address.is_s3:
+        _create_s3_secret(con, s3_settings())
+
+
+# --- The catalog, seen before attaching --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CatalogState:
+    """What the catalog database holds: whether a lake exists there, its format version and the
+    data path it records."""
+
+    exists: bool
+    format_version: str | None
+    data_path: str | None
+
+
+def catalog_connection(address: LakeAddress) -> Any:
+    """A psycopg connection to the catalog database; failures are one-line usage errors."""
+    import psycopg
+
+    try:
+        return psycopg.connect(address.libpq, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+    except psycopg.Error as exc:
+        raise UsageError(
+            f"lake catalog {address}: cannot connect ({_pg_reason(exc)}); nothing was written"
+        ) from None
+
+
+def _pg_reason(exc: BaseException) -> str:
+    """The telling line of a libpq error (its last non-empty line names the cause)."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    reason = lines[-1] if lines else type(exc).__name__
+    return redact(reason.removeprefix("FATAL:").strip())
+
+
+def catalog_state(conn: Any) -> CatalogState:
+    """Read the lake's metadata (format version, data path) straight from PostgreSQL."""
+    row = conn.execute("SELECT to_regclass('ducklake_metadata') IS NOT NULL").fetchone()
+    if not row or not row[0]:
+        return CatalogState(False, None, None)
+    values = dict(
+        conn.execute(
+            "SELECT key, value FROM ducklake_metadata WHERE scope IS NULL OR scope = ''"
+        ).fetchall()
+    )
+    return CatalogState(True, values.get("version"), values.get("data_path"))
+
+
+def check_data_path(address: LakeAddress, state: CatalogState) -> LakeAddress:
+    """The address with the data path to use: the given one must match the catalog's; a new lake
+    needs one."""
+    if state.exists:
+        stored = state.data_path or ""
+        if address.data_path and address.data_path.rstrip("/") != stored.rstrip("/"):
+            raise UsageError(
+                f"--data-path {address.data_path} does not match the data path this lake "
+                f"records ({stored}); give that one, or none; nothing was written"
+            )
+        return address.with_data_path(stored or None)
+    if not address.data_path:
+        raise UsageError(
+            f"no lake at {address} yet: creating one needs --data-path (or $TAME_WH_DATA_PATH): "
+            "an s3://bucket/prefix/ URL or a directory"
+        )
+    return address
+
+
+def probe_storage(con: duckdb.DuckDBPyConnection, address: LakeAddress, *, create: bool) -> None:
+    """Check that the data path can be reached (the bucket exists; the directory exists, or is
+    created when `create`) before anything is attached."""
+    data_path = address.data_path
+    assert data_path is not None
+    if not address.is_s3:
+        if not os.path.isdir(data_path):
+            if not create:
+                raise UsageError(
+                    f"lake data path {data_path} does not exist (the catalog records it); "
+                    "nothing was written"
+                )
+            try:
+                os.makedirs(data_path, exist_ok=True)
+            except OSError as exc:
+                raise UsageError(
+                    f"lake data path {data_path}: cannot create it ({exc.strerror or exc})"
+                ) from None
+        return
+    try:
+        con.execute("SELECT count(*) FROM glob(?)", [data_path + ".tame-wh-probe*"]).fetchall()
+    except duckdb.Error as exc:
+        text = str(exc)
+        reason = "the bucket does not exist" if "NoSuchBucket" in text else _first_line(exc)
+        raise UsageError(
+            f"lake data path {data_path}: object storage not usable ({reason}); nothing was written"
+        ) from None
+
+
+# --- The writers' lock -------------------------------------------------------------------------
+
+
+class WriterLock:
+    """The catalog database's advisory lock for tame-wh writers, held on its own session until
+    released (a killed process's session ends, and PostgreSQL releases the lock)."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+        self.held = False
+
+    def acquire(self, address: LakeAddress, timeout: float) -> None:
+        """Wait (jittered backoff) until the lock is ours, at most `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        delay = 0.01
+        while True:
+            row = self._conn.execute(
+                "SELECT pg_try_advisory_lock(%s)", [_WRITER_LOCK_KEY]
+            ).fetchone()
+            if row and row[0]:
+                self.held = True
+                return
+            if time.monotonic() >= deadline:
+                raise LockTimeoutError(
+                    f"{address}: another tame-wh process is writing the lake and kept it for "
+                    f"{timeout:g} s (raise --lock-timeout to wait longer)"
+                )
+            time.sleep(min(delay * (0.5 + random.random()), max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 2, 0.5)
+
+    def release(self) -> None:
+        """Give the lock back and close its session."""
+        with contextlib.suppress(Exception):
+            if self.held:
+                self._conn.execute("SELECT pg_advisory_unlock(%s)", [_WRITER_LOCK_KEY])
+        self.held = False
+        with contextlib.suppress(Exception):
+            self._conn.close()
+
+
+# --- Attaching ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AsOf:
+    """A point in the lake's history: a snapshot id, or a time (UTC)."""
+
+    snapshot: int | None = None
+    time: datetime | None = None
+
+    def option(self) -> str:
+        """The ATTACH option naming it (built from the parsed value, never from user text)."""
+        if self.snapshot is not None:
+            return f"SNAPSHOT_VERSION {int(self.snapshot)}"
+        assert self.time is not None
+        return f"SNAPSHOT_TIME '{self.time.strftime('%Y-%m-%d %H:%M:%S.%f')}+00'"
+
+    def __str__(self) -> str:
+        if self.snapshot is not None:
+            return f"snapshot {self.snapshot}"
+        assert self.time is not None
+        return f"{self.time.isoformat(sep=' ')} UTC"
+
+
+def parse_as_of(text: str) -> AsOf:
+    """`--as-of`: a snapshot id (an integer) or an ISO date/time (UTC unless it has an offset)."""
+    from datetime import timezone
+
+    value = text.strip()
+    if value.isdigit():
+        return AsOf(snapshot=int(value))
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"--as-of {text!r}: give a snapshot id (e.g. 42) or a date/time such as "
+            "2026-05-01 or 2026-05-01T12:00:00Z"
+        ) from None
+    if when.tzinfo is not None:
+        when = when.astimezone(timezone.utc).replace(tzinfo=None)
+    return AsOf(time=when)
+
+
+def attach(
+    con: duckdb.DuckDBPyConnection,
+    address: LakeAddress,
+    *,
+    read_only: bool,
+    as_of: AsOf | None = None,
+    alias: str = LAKE_ALIAS,
+) -> None:
+    """Attach the lake as `alias` and make it the default catalog (settings passed as parameters;
+    the S3 secret, when the data path needs one, is created by `prepare`)."""
+    if address.data_path:
+        con.execute(
+            f"CREATE OR REPLACE TEMPORARY SECRET {_LAKE_SECRET} "
+            "(TYPE ducklake, METADATA_PATH ?, DATA_PATH ?)",
+            ["postgres:" + address.libpq, address.data_path],
+        )
+    else:
+        con.execute(
+            f"CREATE OR REPLACE TEMPORARY SECRET {_LAKE_SECRET} (TYPE ducklake, METADATA_PATH ?)",
+            ["postgres:" + address.libpq],
+        )
+    options = []
+    if read_only or as_of is not None:
+        options.append("READ_ONLY")
+    if as_of is not None:
+        options.append(as_of.option())
+    suffix = f" ({', '.join(options)})" if options else ""
+    try:
+        con.execute(f"ATTACH 'ducklake:{_LAKE_SECRET}' AS {alias}{suffix}")
+    except duckdb.Error as exc:
+        if as_of is not None and "snapshot" in str(exc).lower():
+            raise UsageError(f"--as-of {as_of}: the lake has no such snapshot") from None
+        raise UsageError(f"lake {address}: cannot attach ({_first_line(exc)})") from None
+    con.execute(f"USE {alias}")
+    con.execute(f"SET ducklake_max_retry_count = {MAX_RETRY_COUNT}")
+
+
+def open_lake(
+    address: LakeAddress,
+    *,
+    read_only: bool,
+    lock_timeout: float,
+    config: dict[str, Any] | None = None,
+    as_of: AsOf | None = None,
+    create: bool = True,
+    lock: WriterLock | None = None,
+) -> tuple[duckdb.DuckDBPyConnection, WriterLock | None]:
+    """Connect to a lake: the catalog checked first (reachable, a lake there or not, the data path
+    matching), the writers' lock taken for a writer (unless `lock`, already held by this process,
+    is given), the storage probed, then the attach. Without a lake in the catalog, a reader (or a
+    writer with `create` False) gets `missing_warehouse` and nothing is created.
+
+    Returns the connection and the lock this call took (None for readers and shared locks)."""
+    pg = catalog_connection(address)
+    taken: WriterLock | None = None
+    con: duckdb.DuckDBPyConnection | None = None
+    try:
+        if not read_only and lock is None:
+            taken = WriterLock(pg)
+            taken.acquire(address, lock_timeout)
+        state = catalog_state(pg)
+        if not state.exists and (read_only or not create):
+            raise missing_warehouse(address)
+        address = check_data_path(address, state)
+        con = duckdb.connect(":memory:", config=dict(config or {}))
+        prepare(con, address)
+        probe_storage(con, address, create=not read_only and not state.exists)
+        attach(con, address, read_only=read_only, as_of=as_of)
+    except BaseException:
+        if con is not None:
+            con.close()
+        if taken is not None:
+            taken.release()
+        else:
+            with contextlib.suppress(Exception):
+                pg.close()
+        raise
+    if taken is None:
+        pg.close()
+    return con, taken
+
+
+@contextlib.contextmanager
+def catalog_session(address: LakeAddress) -> Iterator[Any]:
+    """A psycopg session on the catalog database for the duration of the block."""
+    pg = catalog_connection(address)
+    try:
+        yield pg
+    finally:
+        pg.close()
+
+
+def lake_exists(address: LakeAddress) -> bool:
+    """Whether the catalog database holds a lake (an unreachable catalog is a usage error)."""
+    with catalog_session(address) as pg:
+        return catalog_state(pg).exists

@@ -1,0 +1,75 @@
+"""Lake maintenance: DuckLake's compaction, snapshot expiry and file clean-up with safe defaults.
+
+Every ingest writes small Parquet files; merging adjacent ones keeps scans fast. Snapshots older
+than `keep_days` are expired (the history `--as-of` can reach shrinks accordingly; the newest
+snapshot always stays), and the files they alone referenced are deleted once they have been
+scheduled for deletion for `grace_hours` (readers that started before are still safe).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import duckdb
+
+from warehouse.errors import UsageError
+from warehouse.store.lake import LAKE_ALIAS
+
+DEFAULT_KEEP_DAYS = 30
+DEFAULT_GRACE_HOURS = 24
+
+
+@dataclass(frozen=True)
+class MaintainResult:
+    """What a maintenance pass did (or, with `dry_run`, would do)."""
+
+    files_merged: int
+    files_created: int
+    snapshots_expired: int
+    files_deleted: int
+    snapshots_left: int
+    dry_run: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def _call(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> Any:
+    """Run a DuckLake maintenance CALL (a SELECT around it would not commit its changes); its
+    rows as an Arrow table (timestamps with time zone stay out of Python)."""
+    return con.execute(sql, params).to_arrow_table()
+
+
+def maintain_lake(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    keep_days: int = DEFAULT_KEEP_DAYS,
+    grace_hours: int = DEFAULT_GRACE_HOURS,
+    dry_run: bool = False,
+) -> MaintainResult:
+    """Merge small files, expire old snapshots, delete files no snapshot needs (a lake's writer
+    connection; the writers' lock keeps tame-wh writers out meanwhile)."""
+    if keep_days < 0 or grace_hours < 0:
+        raise UsageError("--keep-days and --grace-hours must be 0 or more")
+    merged = created = 0
+    if not dry_run:
+        files = _call(con, f"CALL ducklake_merge_adjacent_files('{LAKE_ALIAS}')", [])
+        merged = sum(v or 0 for v in files.column("files_processed").to_pylist())
+        created = sum(v or 0 for v in files.column("files_created").to_pylist())
+    expired = _call(
+        con,
+        f"CALL ducklake_expire_snapshots('{LAKE_ALIAS}', dry_run => ?, "
+        "older_than => now() - to_days(CAST(? AS INTEGER)))",
+        [dry_run, keep_days],
+    ).num_rows
+    deleted = _call(
+        con,
+        f"CALL ducklake_cleanup_old_files('{LAKE_ALIAS}', dry_run => ?, "
+        "older_than => now() - to_hours(CAST(? AS INTEGER)))",
+        [dry_run, grace_hours],
+    ).num_rows
+    row = con.execute(f"SELECT count(*) FROM ducklake_snapshots('{LAKE_ALIAS}')").fetchone()
+    left = int(row[0]) if row else 0
+    return MaintainResult(merged, created, expired, deleted, left, dry_run)
