@@ -145,6 +145,25 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             help="Worker threads (default: all cores; at most this machine's CPU threads).",
         ),
         click.option(
+            "--executor",
+            type=click.Choice(["local", "ray"]),
+            default="local",
+            show_default=True,
+            help="Where the search runs: this process, or one task per shard on a Ray cluster.",
+        ),
+        click.option(
+            "--ray-address",
+            metavar="HOST:PORT",
+            default=None,
+            help="The Ray cluster of --executor ray (default: $RAY_ADDRESS).",
+        ),
+        click.option(
+            "--shard-rows",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Search the index in shards of N rows (default: as stored; on Ray, one per CPU).",
+        ),
+        click.option(
             "--memory-limit",
             metavar="SIZE",
             default=None,
@@ -240,6 +259,9 @@ def _audit(
                 notify=notify,
                 store_index=False if opts["no_store_index"] else None,
                 memory_limit=limit,
+                shard_rows=opts["shard_rows"],
+                executor=opts["executor"],
+                ray_address=opts["ray_address"],
             )
     return result, said
 

@@ -134,3 +134,22 @@ def test_shards_are_listed_and_audit_identically(run_cli, db_path, registered):
     again = run_cli("audit", "--train", "tr", "--testset", "te", "--force", "--json")
     assert json.loads(again.stdout)["timings"]["index_loaded"] == 1.0
     assert _exposures(run_cli) == reference
+
+
+def test_audit_shard_options(run_cli, db_path, registered):
+    reference = run_cli("audit", "--train", "tr", "--testset", "te", "--no-store-index")
+    assert reference.exit_code == 0
+    expected = _exposures(run_cli)
+    sharded = run_cli("audit", "--train", "tr", "--testset", "te", "--force", "--shard-rows", "33")
+    assert sharded.exit_code == 0, sharded.output
+    assert _exposures(run_cli) == expected and len(_files(db_path)) == 4
+    both = run_cli(
+        "audit", "--train", "tr", "--testset", "te", "--shard-rows", "5", "--memory-limit", "4GiB"
+    )
+    assert both.exit_code == 2 and "leave out --shard-rows" in both.stderr
+    ray_limit = run_cli(
+        "audit", "--train", "tr", "--testset", "te", "--executor", "ray", "--memory-limit", "4GiB"
+    )
+    assert ray_limit.exit_code == 2 and "local executor only" in ray_limit.stderr
+    bad = run_cli("audit", "--train", "tr", "--testset", "te", "--memory-limit", "lots")
+    assert bad.exit_code == 2 and "--memory-limit: expected a size" in bad.stderr

@@ -17,6 +17,7 @@ import duckdb
 import pyarrow as pa
 
 from warehouse import __version__
+from warehouse.errors import UsageError
 from warehouse.exposure.config import AuditConfig, audit_id_for, resolve_audit_config
 from warehouse.exposure.direction import reversed_direction, sample_lines
 from warehouse.exposure.memory import duckdb_budget, duckdb_memory, peak_rss, size_text
@@ -39,6 +40,7 @@ from warehouse.store.purge import delete_audits
 from warehouse.store.sums import refresh_audit
 
 Progress = Callable[[int, int], None]  # (done, total)
+EXECUTORS = ("local", "ray")
 VALIDATION_SEED = 12345
 
 
@@ -234,9 +236,12 @@ def _compute(
     notify: Callable[[str], None],
     store_index: bool | None,
     memory_limit: int | None,
+    shard_rows: int | None,
+    cluster: str | None,
 ) -> dict[str, float]:
     """Compute and store the audit `audit` (its id, and whether a stored one is replaced) of
-    the test set against the training corpus `corpora`; returns its timings."""
+    the test set against the training corpus `corpora` (on the Ray cluster at `cluster`, ""
+    for `$RAY_ADDRESS`, when not None); returns its timings."""
     (audit_id, exists), (test, train) = audit, corpora
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -255,15 +260,31 @@ def _compute(
     for warning in input_warnings:
         notify(f"warning: {warning}")
     mark = time.perf_counter()
-    index, loaded = open_training_index(
-        con,
-        train,
-        config,
-        threads=threads,
-        store=store_index,
-        memory_limit=memory_limit,
-        notify=notify,
-    )
+    index: SearchIndex
+    if cluster is not None:
+        from warehouse.exposure.cluster import open_on_cluster  # Ray is optional
+
+        index, loaded = open_on_cluster(
+            con,
+            train,
+            config,
+            address=cluster or None,
+            shard_rows=shard_rows,
+            store=store_index,
+            threads=threads,
+            notify=notify,
+        )
+    else:
+        index, loaded = open_training_index(
+            con,
+            train,
+            config,
+            threads=threads,
+            store=store_index,
+            memory_limit=memory_limit,
+            shard_rows=shard_rows,
+            notify=notify,
+        )
     timings["index_seconds"] = time.perf_counter() - mark
     timings["index_loaded"] = 1.0 if loaded else 0.0
     counters = register_exposure_functions(
@@ -306,6 +327,9 @@ def run_audit(
     notify: Callable[[str], None] | None = None,
     store_index: bool | None = None,
     memory_limit: int | None = None,
+    shard_rows: int | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> AuditResult:
     """Audit a test set against a training corpus; an identical stored audit is reused.
 
@@ -315,8 +339,16 @@ def run_audit(
     warehouse, else built and stored (unless `store_index` is False, or the `index.store`
     setting is 0 when it is None); what happened to it goes to `notify` too. With
     `memory_limit` (bytes), the index is searched in shards that fit (docs/exposure.md, "Memory
-    limit") and DuckDB's memory is limited to a share of it.
+    limit") and DuckDB's memory is limited to a share of it; with `shard_rows`, in shards of
+    that many rows. `executor` "ray" runs one task per shard on the Ray cluster at
+    `ray_address` (default `$RAY_ADDRESS`; docs/exposure.md, "On a Ray cluster").
     """
+    if executor not in EXECUTORS:
+        raise UsageError(f"--executor: expected one of {', '.join(EXECUTORS)}, got {executor!r}")
+    if executor == "ray" and memory_limit is not None:
+        raise UsageError("--memory-limit applies to the local executor only")
+    if memory_limit is not None and shard_rows is not None:
+        raise UsageError("--memory-limit chooses the shard size itself: leave out --shard-rows")
     config = config or resolve_audit_config(con)
     train = get_corpus(con, train_name, "train")
     test = get_corpus(con, test_name, "test")
@@ -340,6 +372,8 @@ def run_audit(
             notify=notify or _silent,
             store_index=store_index,
             memory_limit=memory_limit,
+            shard_rows=shard_rows,
+            cluster=(ray_address or "") if executor == "ray" else None,
         )
     if memory_limit is not None:
         (notify or _silent)(

@@ -149,7 +149,9 @@ def stored_plans(
     return ([None] if base + SUFFIX in names else []) + list[int | None](sizes)
 
 
-def _meta(train: CorpusInfo, config: AuditConfig, shard: Shard, shard_rows: int | None) -> bytes:
+def shard_meta(
+    train: CorpusInfo, config: AuditConfig, shard: Shard, shard_rows: int | None
+) -> bytes:
     """The metadata stored with one file (what `index list` shows)."""
     return json.dumps(
         {
@@ -193,7 +195,7 @@ def save_shard(
 ) -> int:
     """Store a built index as `shard`'s file (atomically); returns its size in bytes."""
     directory.mkdir(parents=True, exist_ok=True)
-    meta = _meta(train, config, shard, shard_rows)
+    meta = shard_meta(train, config, shard, shard_rows)
     return int(index.save(directory / shard.file_name, shard.key.encode(), meta))
 
 
@@ -250,12 +252,14 @@ def open_training_index(
     threads: int | None = None,
     store: bool | None = None,
     memory_limit: int | None = None,
+    shard_rows: int | None = None,
     notify: Notify = _silent,
 ) -> tuple[SearchIndex, bool]:
     """The index of `train` for an audit, and whether it was loaded rather than built: the
     stored one when present (one file, else the shards of a sharded one; a missing or unusable
     file is rebuilt), else built, and stored when `store` (by default the `index.store`
-    setting). With `memory_limit` (bytes), see `open_within`."""
+    setting); with `shard_rows`, shards of that many rows. With `memory_limit` (bytes), see
+    `open_within`."""
     directory = index_directory(con)
     if store is None:
         store = storing_enabled(con)
@@ -270,8 +274,9 @@ def open_training_index(
             threads=threads,
             notify=notify,
         )
-    layouts = stored_plans(directory, train, config)
-    shard_rows = layouts[0] if layouts else None
+    if shard_rows is None:
+        layouts = stored_plans(directory, train, config)
+        shard_rows = layouts[0] if layouts else None
     shards = plan(train, config, shard_rows)
     opened = [
         open_shard(
