@@ -143,7 +143,7 @@ def _section(path: Path, name: str) -> tuple[int, int]:
 
 
 def _damage_section(path: Path) -> None:
-    offset, length = _section(path, "tgt.postings")
+    offset, length = _section(path, "tgt.block0.lows")
     _flip(path, offset + length // 2)
 
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 # Curly single quotes (U+2018 to U+201B) and double quotes (U+201C to U+201F) become straight
 # ones, the dashes U+2010 to U+2015 a hyphen-minus, and NO-BREAK SPACE a space.
@@ -48,11 +52,34 @@ def _strip_marks(text: str) -> str:
     return unicodedata.normalize("NFC", kept)
 
 
+# Lines of a joined text are normalised in runs of about this many characters, so only the runs
+# that need it are rewritten.
+_NFKC_RUN = 4096
+
+
+def _nfkc(text: str) -> str:
+    """NFKC of `text`, run by run of whole lines (a newline never composes with a neighbour,
+    so each run normalises on its own); runs already in NFKC are kept as they are."""
+    if len(text) <= _NFKC_RUN:
+        if unicodedata.is_normalized("NFKC", text):  # the exact check is much cheaper
+            return text
+        return unicodedata.normalize("NFKC", text)
+    runs, start = [], 0
+    while start < len(text):
+        end = text.find("\n", start + _NFKC_RUN)
+        end = len(text) if end < 0 else end + 1
+        run = text[start:end]
+        if not run.isascii() and not unicodedata.is_normalized("NFKC", run):
+            run = unicodedata.normalize("NFKC", run)
+        runs.append(run)
+        start = end
+    return "".join(runs)
+
+
 def _steps(text: str, config: NormalizationConfig) -> str:
     """NFKC and the configured optional steps (whitespace untouched)."""
     if not text.isascii():  # ASCII is already NFKC, has no marks and no mapped punctuation
-        if not unicodedata.is_normalized("NFKC", text):  # the exact check is much cheaper
-            text = unicodedata.normalize("NFKC", text)
+        text = _nfkc(text)
         if config.punctuation:
             text = text.translate(_PUNCTUATION)
         if config.strip_diacritics:
@@ -67,10 +94,28 @@ def normalize(text: str, config: NormalizationConfig = DEFAULT_CONFIG) -> str:
     return " ".join(_steps(text, config).split())
 
 
-def normalize_joined(texts: Sequence[str], config: NormalizationConfig = DEFAULT_CONFIG) -> str:
-    """The texts after every step of `normalize` but the whitespace collapsing, joined by
-    newlines (no text then contains one); collapsing each line gives `normalize_many`."""
-    joined = "\n".join(texts)
+Texts: TypeAlias = Sequence[str] | pa.Array | pa.ChunkedArray
+
+
+def _joined(texts: Texts) -> str:
+    """The texts joined by newlines; an Arrow string column is joined without a Python string
+    per text (nulls read as empty texts)."""
+    if isinstance(texts, (pa.Array, pa.ChunkedArray)):
+        if len(texts) == 0:
+            return ""
+        column = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
+        column = pc.fill_null(column.cast(pa.large_string()), "")
+        one_list = pa.LargeListArray.from_arrays(pa.array([0, len(column)], pa.int64()), column)
+        newline = pa.scalar("\n", pa.large_string())
+        return str(pc.binary_join(one_list, newline)[0].as_py())
+    return "\n".join(texts)
+
+
+def normalize_joined(texts: Texts, config: NormalizationConfig = DEFAULT_CONFIG) -> str:
+    """The texts (strings, or an Arrow string column) after every step of `normalize` but the
+    whitespace collapsing, joined by newlines (no text then contains one); collapsing each line
+    gives `normalize_many`."""
+    joined = _joined(texts)
     newlines = max(len(texts) - 1, 0)
     if joined.count("\n") == newlines:
         # One pass over all texts at once: every step maps code points (or composes within
@@ -79,7 +124,8 @@ def normalize_joined(texts: Sequence[str], config: NormalizationConfig = DEFAULT
         if joined.count("\n") == newlines:
             return joined
     # A text holds a newline (or a step made one): normalise text by text.
-    return "\n".join(normalize(text, config) for text in texts)
+    items = texts.to_pylist() if isinstance(texts, (pa.Array, pa.ChunkedArray)) else texts
+    return "\n".join(normalize(text or "", config) for text in items)
 
 
 def normalize_many(texts: Iterable[str], config: NormalizationConfig = DEFAULT_CONFIG) -> list[str]:

@@ -19,6 +19,7 @@ from warehouse.exposure.config import DEFAULT_ORDERS, DEFAULT_RARE_GRAMS, DEFAUL
 from warehouse.exposure.normalize import (
     DEFAULT_CONFIG,
     NormalizationConfig,
+    Texts,
     normalize_joined,
     normalize_many,
 )
@@ -151,14 +152,15 @@ def _target_arrays(raw: TargetHitBuffers) -> dict[str, pa.Array]:
 
 
 def build_index(
-    sources: Sequence[str],
-    targets: Sequence[str],
+    sources: Texts,
+    targets: Texts,
     orders: Sequence[int] = DEFAULT_ORDERS,
     config: NormalizationConfig = DEFAULT_CONFIG,
     threads: int | None = None,
     dense_min_df: int | None = None,
 ) -> RetrievalIndex:
-    """Normalise aligned training texts and build a `RetrievalIndex` over them.
+    """Normalise aligned training texts (strings, or Arrow string columns) and build a
+    `RetrievalIndex` over them.
 
     `dense_min_df` (grams in at least that many rows are kept as row bitmaps; default 1/32 of
     the rows, at least 64; never below 1/64 of the rows) changes only speed and memory, never

@@ -36,8 +36,8 @@ from warehouse.native import native
 from warehouse.store.corpora import (
     CorpusInfo,
     list_corpora,
+    training_columns,
     training_text_bytes,
-    training_texts,
 )
 from warehouse.store.lake import LAKE_ALIAS
 from warehouse.store.settings import read_settings
@@ -181,7 +181,7 @@ def build_shard(
 ) -> RetrievalIndex:
     """Build the in-memory index of one shard's rows (the whole corpus for an unsharded plan)."""
     rows = None if shard.number is None else (shard.start, shard.stop)
-    sources, targets = training_texts(con, train.corpus_id, rows)
+    sources, targets = training_columns(con, train.corpus_id, rows)
     return build_index(sources, targets, config.orders, config.normalization, threads)
 
 

@@ -28,7 +28,7 @@ from duckdb.func import PythonUDFType
 from warehouse.exposure import retrieval
 from warehouse.exposure.config import AuditConfig, resolve_audit_config
 from warehouse.exposure.retrieval import Exposures, Mode, SearchIndex, build_index
-from warehouse.store.corpora import get_corpus, training_texts
+from warehouse.store.corpora import get_corpus, training_columns
 
 if TYPE_CHECKING:
     from warehouse._native import SearchStats
@@ -176,6 +176,6 @@ def register_training_corpus(
 ) -> SearchCounters:
     """Build the index of a registered training corpus and register the functions on `con`."""
     config = config or resolve_audit_config(con)
-    sources, targets = training_texts(con, get_corpus(con, train_name, "train").corpus_id)
+    sources, targets = training_columns(con, get_corpus(con, train_name, "train").corpus_id)
     index = build_index(sources, targets, config.orders, config.normalization, threads)
     return register_exposure_functions(con, index, config, threads=threads)

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from warehouse import __version__
 from warehouse.errors import UsageError
@@ -275,6 +276,19 @@ def training_texts(
     sources = table.column("src").to_pylist()
     targets = table.column("tgt").to_pylist()
     return sources, targets
+
+
+def training_columns(
+    con: duckdb.DuckDBPyConnection, corpus_id: str, rows: tuple[int, int] | None = None
+) -> tuple[pa.ChunkedArray, pa.ChunkedArray]:
+    """`training_texts` as Arrow string columns (no Python string per line)."""
+    start, stop = rows if rows is not None else (0, None)
+    table = con.execute(
+        "SELECT src, refs[1] AS tgt FROM segments WHERE corpus_id = ? AND seg_idx >= ? "
+        "AND (? IS NULL OR seg_idx < ?) ORDER BY seg_idx",
+        [corpus_id, start, stop, stop],
+    ).to_arrow_table()
+    return table.column("src"), table.column("tgt")
 
 
 def training_lines(

@@ -288,11 +288,11 @@ impl SideIndex {
                 })
                 .collect::<Vec<_>>(),
         )?;
+        // One block at a time, each raw block freed once renumbered.
         let blocks: Vec<PostingsBlock> = raw
-            .par_iter()
+            .into_iter()
             .map(|block| block.renumbered(&order, first))
             .collect();
-        drop(raw);
         let dfs: Vec<u32> = order
             .iter()
             .map(|&old| dfs.get(old as usize).copied().unwrap_or(0))

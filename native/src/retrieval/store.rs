@@ -286,8 +286,9 @@ impl VocabBuilder {
     pub fn intern(&mut self, key: u64, gram: &str, tag: u32) -> Option<(u32, bool)> {
         let next = self.len;
         if key != 0 {
-            if 2 * (self.short_len + 1) > self.short.len() {
-                self.short = rehash(&self.short, self.short_len, 1, 4);
+            // Grown to twice the size past 7/10 full (linear probing stays short).
+            if 10 * (self.short_len + 1) > 7 * self.short.len() {
+                self.short = rehash(&self.short, self.short_len, 7, 20);
             }
             let i = find_slot(&self.short, key);
             let slot = self.short.get_mut(i)?;
