@@ -13,8 +13,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import random
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -258,30 +256,33 @@ def probe_storage(con: duckdb.DuckDBPyConnection, address: LakeAddress, *, creat
 
 class WriterLock:
     """The catalog database's advisory lock for tame-wh writers, held on its own session until
-    released (a killed process's session ends, and PostgreSQL releases the lock)."""
+    released (a killed process's session ends, and PostgreSQL releases the lock). Waiters queue
+    in PostgreSQL, so none is starved by luckier ones."""
 
     def __init__(self, conn: Any) -> None:
         self._conn = conn
         self.held = False
 
     def acquire(self, address: LakeAddress, timeout: float) -> None:
-        """Wait (jittered backoff) until the lock is ours, at most `timeout` seconds."""
-        deadline = time.monotonic() + timeout
-        delay = 0.01
-        while True:
-            row = self._conn.execute(
-                "SELECT pg_try_advisory_lock(%s)", [_WRITER_LOCK_KEY]
-            ).fetchone()
-            if row and row[0]:
-                self.held = True
-                return
-            if time.monotonic() >= deadline:
-                raise LockTimeoutError(
-                    f"{address}: another tame-wh process is writing the lake and kept it for "
-                    f"{timeout:g} s (raise --lock-timeout to wait longer)"
-                )
-            time.sleep(min(delay * (0.5 + random.random()), max(0.0, deadline - time.monotonic())))
-            delay = min(delay * 2, 0.5)
+        """Wait in PostgreSQL's queue (first come, first served) until the lock is ours, at most
+        `timeout` seconds."""
+        import psycopg
+
+        millis = max(1, int(timeout * 1000))
+        try:
+            self._conn.execute("SELECT set_config('lock_timeout', %s, false)", [f"{millis}ms"])
+            self._conn.execute("SELECT pg_advisory_lock(%s)", [_WRITER_LOCK_KEY])
+        except psycopg.errors.LockNotAvailable:
+            raise LockTimeoutError(
+                f"{address}: another tame-wh process is writing the lake and kept it for "
+                f"{timeout:g} s (raise --lock-timeout to wait longer)"
+            ) from None
+        except psycopg.Error as exc:
+            raise UsageError(
+                f"lake catalog {address}: cannot take the writers' lock ({_pg_reason(exc)})"
+            ) from None
+        self._conn.execute("SELECT set_config('lock_timeout', '0', false)")
+        self.held = True
 
     def release(self) -> None:
         """Give the lock back and close its session."""

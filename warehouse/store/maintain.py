@@ -3,7 +3,8 @@
 Every ingest writes small Parquet files; merging adjacent ones keeps scans fast. Snapshots older
 than `keep_days` are expired (the history `--as-of` can reach shrinks accordingly; the newest
 snapshot always stays), and the files they alone referenced are deleted once they have been
-scheduled for deletion for `grace_hours` (readers that started before are still safe).
+scheduled for deletion for `grace_hours` (readers that started before are still safe), as are
+files older than that which no snapshot references (a writer killed before its commit).
 """
 
 from __future__ import annotations
@@ -64,12 +65,16 @@ def maintain_lake(
         "older_than => now() - to_days(CAST(? AS INTEGER)))",
         [dry_run, keep_days],
     ).num_rows
-    deleted = _call(
-        con,
-        f"CALL ducklake_cleanup_old_files('{LAKE_ALIAS}', dry_run => ?, "
-        "older_than => now() - to_hours(CAST(? AS INTEGER)))",
-        [dry_run, grace_hours],
-    ).num_rows
+    deleted = 0
+    # Files of expired snapshots and merged files, then files no snapshot ever referenced (left
+    # by a writer that died before its commit), each only after the grace period.
+    for function in ("ducklake_cleanup_old_files", "ducklake_delete_orphaned_files"):
+        deleted += _call(
+            con,
+            f"CALL {function}('{LAKE_ALIAS}', dry_run => ?, "
+            "older_than => now() - to_hours(CAST(? AS INTEGER)))",
+            [dry_run, grace_hours],
+        ).num_rows
     row = con.execute(f"SELECT count(*) FROM ducklake_snapshots('{LAKE_ALIAS}')").fetchone()
     left = int(row[0]) if row else 0
     return MaintainResult(merged, created, expired, deleted, left, dry_run)

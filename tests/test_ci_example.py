@@ -1,0 +1,119 @@
+"""The CI recipe (examples/github-actions.yml, README "Team warehouse"): the workflow parses, takes
+the lake and every secret from the environment, and its `tame-wh` steps, run in order as a runner
+would run them, work against a lake: each runner ingests into the shared history, the regression
+gate compares with the previous runner's run, and the leaderboard reaches Postgres."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOW = ROOT / "examples" / "github-actions.yml"
+DEMO_REPORT = ROOT / "warehouse" / "examples" / "demo-small.few-shot.report.json"
+
+
+def _workflow() -> dict:
+    return yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+
+
+def _steps() -> list[dict]:
+    (job,) = _workflow()["jobs"].values()
+    return job["steps"]
+
+
+def test_the_workflow_takes_the_lake_and_every_secret_from_the_environment():
+    (job,) = _workflow()["jobs"].values()
+    env = job["env"]
+    assert env["TAME_WH_DB"] == "${{ secrets.TAME_WH_LAKE }}"
+    for name in ("PGPASSWORD", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "TAME_WH_PG_DSN"):
+        assert re.fullmatch(r"\$\{\{ secrets\.[A-Z0-9_]+ \}\}", env[name]), name
+    assert "TAME_WH_DATA_PATH" in env and "AWS_ENDPOINT_URL_S3" in env
+    commands = [s["run"] for s in _steps() if "run" in s and s["run"].startswith("tame-wh")]
+    assert [c.split()[1] for c in commands] == ["ingest", "regressions", "sync"]
+    assert "--fail-on-regression" in commands[1]
+    # No secret or address is written into a command line.
+    assert not any("--db" in c or "--dsn" in c or "password" in c for c in commands)
+
+
+def _report(path: Path, created: str, damage: float) -> Path:
+    """The demo's test report as a new run of the same model: `damage` of its hypotheses
+    replaced by unrelated text."""
+    doc = json.loads(DEMO_REPORT.read_text(encoding="utf-8"))
+    doc = copy.deepcopy(doc)
+    doc["created_at"] = created
+    doc["fingerprint"] = {"hash": f"ci-{created}"}
+    entries = doc["entries"]
+    for i, entry in enumerate(entries):
+        if entry.get("error") is None and i < damage * len(entries):
+            entry["predicted"] = "lorem ipsum dolor sit amet"
+        elif entry.get("error") is None and damage == 0:
+            entry["predicted"] = entry["expected"]
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def _run_job(lake, workdir: Path, env: dict[str, str]) -> list[tuple[str, int, str]]:
+    """Run the workflow's `tame-wh` steps in order in `workdir`, stopping at the first failure
+    as a runner does; each step's name, exit code and output."""
+    done = []
+    for step in _steps():
+        command = step.get("run", "")
+        if not command.startswith("tame-wh"):
+            continue  # checkout, setup-python, pip install, the user's own harness
+        argv = [sys.executable, "-m", "cli", *shlex.split(command)[1:]]
+        proc = subprocess.run(
+            argv, cwd=workdir, env=env, capture_output=True, text=True, timeout=600
+        )
+        done.append((step["name"], proc.returncode, proc.stdout + proc.stderr))
+        if proc.returncode != 0:
+            break
+    return done
+
+
+def test_the_workflow_steps_run_against_a_lake(lake, pg_dsn, tmp_path):
+    env = {**lake.child_env(), "TAME_WH_PG_DSN": pg_dsn, "PYTHONPATH": str(ROOT)}
+    env.pop("CI", None)  # the runner's own CI variables are set below, as GitHub sets them
+    env.update({"GITHUB_ACTIONS": "true", "GITHUB_SHA": "0" * 40, "GITHUB_RUN_ID": "1"})
+    # Once per team: the Supabase tables, and a first run of the model as history.
+    assert lake.run("migrate", "--dsn", pg_dsn).exit_code == 0
+    seed = _report(tmp_path / "seed.json", "2026-11-01T00:00:00Z", damage=0.5)
+    assert lake.run("ingest", str(seed)).exit_code == 0
+
+    # A runner with a better model: ingested, no regression, synced.
+    first = tmp_path / "runner1"
+    first.mkdir()
+    _report(first / "report.json", "2026-11-02T00:00:00Z", damage=0.0)
+    steps = _run_job(lake, first, {**env, "GITHUB_RUN_ID": "101"})
+    assert [(name, code) for name, code, _ in steps] == [
+        ("Ingest the run into the team warehouse", 0),
+        ("Fail on a significant drop against the model's previous run", 0),
+        ("Publish the leaderboard to Supabase", 0),
+    ], steps
+    assert "ingested run" in steps[0][2]
+    with psycopg.connect(pg_dsn) as conn:
+        synced = conn.execute("SELECT count(*) FROM run_cards").fetchone()
+    assert synced == (2,)
+
+    # Another runner, another machine, a broken model: the gate sees the shared history and stops
+    # the job before the leaderboard is published.
+    second = tmp_path / "runner2"
+    second.mkdir()
+    _report(second / "report.json", "2026-11-03T00:00:00Z", damage=0.9)
+    steps = _run_job(lake, second, {**env, "GITHUB_RUN_ID": "102"})
+    assert [code for _, code, _ in steps] == [0, 1], steps
+    assert "significant drops" in steps[1][2]
+    runners = lake.sql(
+        "SELECT json_extract_string(ci, '$.run_id') AS job FROM runs "
+        "WHERE json_extract_string(ci, '$.run_id') IN ('101', '102') ORDER BY job"
+    )
+    assert runners == [("101",), ("102",)]  # each runner's run carries its CI metadata
+    assert lake.sql("SELECT count(*) FROM runs") == [(3,)]
