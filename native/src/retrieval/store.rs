@@ -202,7 +202,7 @@ fn home(key: u64, slots: usize) -> usize {
 }
 
 /// The slot holding `key`, or the empty slot where it belongs (linear probing; `usize::MAX`
-/// when the table is full, which a table at most 4/5 full never is).
+/// when the table is full, which a table at most 7/10 full never is).
 #[inline(always)]
 fn find_slot(slots: &[Slot], key: u64) -> usize {
     let mask = slots.len().wrapping_sub(1);
@@ -337,9 +337,10 @@ impl VocabBuilder {
         self.long_ids.iter_mut().for_each(map);
     }
 
-    /// The finished vocabulary: the short table packed to at most 4/5 load, without row tags.
+    /// The finished vocabulary: the short table at most half full (a query gram missing from
+    /// the training side then ends its probe within a few slots), without row tags.
     pub fn finish(self) -> Vocab {
-        let mut short = rehash(&self.short, self.short_len, 4, 5);
+        let mut short = rehash(&self.short, self.short_len, 1, 2);
         short.iter_mut().for_each(|s| s.tag = 0);
         let mut table = IdTableBuilder::with_capacity(self.long_ids.len());
         for k in 0..self.long_ids.len() as u32 {
@@ -423,7 +424,7 @@ impl Vocab {
         let len = usize::try_from(len).map_err(|_| bad(format!("{prefix}: gram count")))?;
         let used = short.iter().filter(|s| s.key != 0).count();
         let shaped = short.len().is_power_of_two()
-            && used * 5 <= short.len() * 4
+            && used * 2 <= short.len()
             && long_ids.len() == long.len()
             && used + long.len() == len
             && short.iter().all(|s| s.key == 0 || (s.id as usize) < len)
