@@ -385,19 +385,22 @@ def open_lake(
     lock: WriterLock | None = None,
 ) -> tuple[duckdb.DuckDBPyConnection, WriterLock | None]:
     """Connect to a lake: the catalog checked first (reachable, a lake there or not, the data path
-    matching), the writers' lock taken for a writer (unless `lock`, already held by this process,
-    is given), the storage probed, then the attach. Without a lake in the catalog, a reader (or a
-    writer with `create` False) gets `missing_warehouse` and nothing is created.
+    matching), the storage probed, the attach, and for a writer the writers' lock (unless `lock`,
+    already held by this process, is given; taken before the attach when the lake is created).
+    Without a lake in the catalog, a reader (or a writer with `create` False) gets
+    `missing_warehouse` and nothing is created.
 
     Returns the connection and the lock this call took (None for readers and shared locks)."""
     pg = catalog_connection(address)
     taken: WriterLock | None = None
     con: duckdb.DuckDBPyConnection | None = None
     try:
-        if not read_only and lock is None:
+        state = catalog_state(pg)
+        if not read_only and lock is None and not state.exists:
+            # Creating the lake: under the lock from the start (and look again once it is ours).
             taken = WriterLock(pg)
             taken.acquire(address, lock_timeout)
-        state = catalog_state(pg)
+            state = catalog_state(pg)
         if not state.exists and (read_only or not create):
             raise missing_warehouse(address)
         address = check_data_path(address, state)
@@ -405,6 +408,11 @@ def open_lake(
         prepare(con, address)
         probe_storage(con, address, create=not read_only and not state.exists)
         attach(con, address, read_only=read_only, as_of=as_of)
+        if not read_only and lock is None and taken is None:
+            # An existing lake: extensions and attach are done outside the lock; every
+            # transaction from here on reads the snapshot current when it begins.
+            taken = WriterLock(pg)
+            taken.acquire(address, lock_timeout)
     except BaseException:
         if con is not None:
             con.close()
