@@ -71,8 +71,9 @@ def load_average() -> str:
 def print_ratio_table(title: str, reference: Measurement, others: Sequence[Measurement]) -> None:
     """Print each measurement with its time and memory as a ratio of the reference."""
     print(f"\n{title}")
+    width = max(44, *(len(m.label) for m in (reference, *others)))
     header = (
-        f"{'what':<44} {'seconds':>9} {'x ref':>7} {'CPU s':>8} {'x ref':>7} "
+        f"{'what':<{width}} {'seconds':>9} {'x ref':>7} {'CPU s':>8} {'x ref':>7} "
         f"{'peak MiB':>9} {'x ref':>7}"
     )
     print(header)
@@ -80,7 +81,7 @@ def print_ratio_table(title: str, reference: Measurement, others: Sequence[Measu
     for m in (reference, *others):
         cpu_x = m.cpu_seconds / reference.cpu_seconds if reference.cpu_seconds else float("nan")
         print(
-            f"{m.label:<44} {m.seconds:>9.2f} {m.seconds / reference.seconds:>7.2f} "
+            f"{m.label:<{width}} {m.seconds:>9.2f} {m.seconds / reference.seconds:>7.2f} "
             f"{m.cpu_seconds:>8.2f} {cpu_x:>7.2f} "
             f"{m.peak_mib:>9.0f} {m.peak_mib / reference.peak_mib:>7.2f}"
         )
