@@ -262,26 +262,11 @@ def corpus_texts(
     return table.column("src").to_pylist(), table.column("refs").to_pylist()
 
 
-def training_texts(
-    con: duckdb.DuckDBPyConnection, corpus_id: str, rows: tuple[int, int] | None = None
-) -> tuple[list[str], list[str]]:
-    """Sources and targets of a training corpus in line order (only lines `start <= i < stop`
-    when `rows` is given)."""
-    start, stop = rows if rows is not None else (0, None)
-    table = con.execute(
-        "SELECT src, refs[1] AS tgt FROM segments WHERE corpus_id = ? AND seg_idx >= ? "
-        "AND (? IS NULL OR seg_idx < ?) ORDER BY seg_idx",
-        [corpus_id, start, stop, stop],
-    ).to_arrow_table()
-    sources = table.column("src").to_pylist()
-    targets = table.column("tgt").to_pylist()
-    return sources, targets
-
-
 def training_columns(
     con: duckdb.DuckDBPyConnection, corpus_id: str, rows: tuple[int, int] | None = None
 ) -> tuple[pa.ChunkedArray, pa.ChunkedArray]:
-    """`training_texts` as Arrow string columns (no Python string per line)."""
+    """Sources and targets of a training corpus in line order (only lines `start <= i < stop`
+    when `rows` is given), as Arrow string columns: no Python string per line."""
     start, stop = rows if rows is not None else (0, None)
     table = con.execute(
         "SELECT src, refs[1] AS tgt FROM segments WHERE corpus_id = ? AND seg_idx >= ? "
@@ -289,6 +274,15 @@ def training_columns(
         [corpus_id, start, stop, stop],
     ).to_arrow_table()
     return table.column("src"), table.column("tgt")
+
+
+def training_texts(
+    con: duckdb.DuckDBPyConnection, corpus_id: str, rows: tuple[int, int] | None = None
+) -> tuple[list[str], list[str]]:
+    """Sources and targets of a training corpus in line order (only lines `start <= i < stop`
+    when `rows` is given)."""
+    sources, targets = training_columns(con, corpus_id, rows)
+    return sources.to_pylist(), targets.to_pylist()
 
 
 def training_lines(

@@ -15,12 +15,26 @@ use super::index::{SideIndex, TrainingIndex, BLOCK_ROWS};
 use super::score::{Best, Ratio};
 use super::search::{min_shared, Query, Stats};
 
-/// A per-row shared-gram counter: `u16` for ordinary queries, `u32` for huge ones.
-pub trait Counter: Copy + Default + Ord + Send + 'static {
-    fn inc(&mut self);
-    fn get(self) -> u64;
+/// A per-row shared-gram counter: `u16` for ordinary queries, `u32` for huge ones. A count never
+/// exceeds the query's known grams, which the caller keeps within the type.
+pub trait Counter:
+    Copy + Default + Ord + Send + 'static + From<u8> + Into<u64> + std::ops::AddAssign
+{
+    #[inline(always)]
+    fn inc(&mut self) {
+        *self += Self::from(1);
+    }
+    #[inline(always)]
+    fn get(self) -> u64 {
+        self.into()
+    }
     /// Adds bit `i` of `word` to `counts[i]` (64 counters).
-    fn add_word(counts: &mut [Self], word: u64);
+    #[inline(always)]
+    fn add_word(counts: &mut [Self], word: u64) {
+        for (i, c) in counts.iter_mut().take(64).enumerate() {
+            *c += Self::from(((word >> i) & 1) as u8);
+        }
+    }
     /// Adds each dense gram's bitmap of tile `tile` to the tile's 512 counters.
     fn add_dense(block: &mut [Self], dense: &DenseGrams, tile: usize, locals: &[usize]) {
         add_dense_portable(block, dense, tile, locals);
@@ -28,20 +42,6 @@ pub trait Counter: Copy + Default + Ord + Send + 'static {
 }
 
 impl Counter for u16 {
-    #[inline(always)]
-    fn inc(&mut self) {
-        *self = self.wrapping_add(1);
-    }
-    #[inline(always)]
-    fn get(self) -> u64 {
-        u64::from(self)
-    }
-    #[inline(always)]
-    fn add_word(counts: &mut [Self], word: u64) {
-        for (i, c) in counts.iter_mut().take(64).enumerate() {
-            *c = c.wrapping_add(((word >> i) & 1) as u16);
-        }
-    }
     fn add_dense(block: &mut [Self], dense: &DenseGrams, tile: usize, locals: &[usize]) {
         #[cfg(target_arch = "x86_64")]
         if simd::available() {
@@ -53,22 +53,7 @@ impl Counter for u16 {
     }
 }
 
-impl Counter for u32 {
-    #[inline(always)]
-    fn inc(&mut self) {
-        *self = self.wrapping_add(1);
-    }
-    #[inline(always)]
-    fn get(self) -> u64 {
-        u64::from(self)
-    }
-    #[inline(always)]
-    fn add_word(counts: &mut [Self], word: u64) {
-        for (i, c) in counts.iter_mut().take(64).enumerate() {
-            *c = c.wrapping_add(((word >> i) & 1) as u32);
-        }
-    }
-}
+impl Counter for u32 {}
 
 /// `Counter::add_dense` without SIMD intrinsics.
 fn add_dense_portable<T: Counter>(
