@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -57,10 +59,14 @@ def _first_line(exc: BaseException) -> str:
 
 # --- Extensions --------------------------------------------------------------------------------
 
-# DuckDB checks an extension's signature on every LOAD, about 0.2 s for each of these ~40 MB
-# files. The first lake connection of a process loads them with the check; later ones (an ingest
-# opens three) load the same files without repeating it. Extensions are never autoloaded here.
-_verified: set[str] = set()
+# DuckDB checks an extension's signature on every LOAD: about 0.2 s for each of these ~40 MB
+# files, on every command. tame-wh loads them with the check once, then records each file's
+# identity (size, modification and change times, inode) in a stamp beside the installed
+# extensions; while a file is unchanged (its change time cannot be set back without root), later
+# connections load it without repeating the check. Extensions are never autoloaded here, and
+# `tame-wh query` refuses LOAD and INSTALL.
+_STAMP = "tame-wh-verified.json"
+_verified: dict[str, list[Any]] = {}
 
 
 def extensions_for(address: LakeAddress) -> tuple[str, ...]:
@@ -68,13 +74,55 @@ def extensions_for(address: LakeAddress) -> tuple[str, ...]:
     return EXTENSIONS if address.is_s3 else ("ducklake", "postgres")
 
 
+def _identity(path: str) -> list[int] | None:
+    """What changes whenever a file's content changes: size, mtime, ctime, inode."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _stamp_file() -> Path:
+    """Where the stamp of checked extension files lives (DuckDB's extension directory)."""
+    return Path.home() / ".duckdb" / "extensions" / f"v{duckdb.__version__}" / _STAMP
+
+
+def _checked(names: tuple[str, ...]) -> bool:
+    """Whether every named extension file was checked and has not changed since."""
+    if not _verified:
+        try:
+            _verified.update(json.loads(_stamp_file().read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return False
+    for name in names:
+        entry = _verified.get(name)
+        if not entry or _identity(str(entry[0])) != entry[1]:
+            return False
+    return True
+
+
+def _record_checked(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> None:
+    """Remember the files just loaded with their signatures checked."""
+    rows = con.execute(
+        "SELECT extension_name, install_path FROM duckdb_extensions() WHERE loaded"
+    ).fetchall()
+    paths = {("postgres" if n == "postgres_scanner" else n): p for n, p in rows}
+    for name in names:
+        identity = _identity(paths.get(name) or "")
+        if identity is not None:
+            _verified[name] = [paths[name], identity]
+    with contextlib.suppress(OSError):
+        _stamp_file().write_text(json.dumps(_verified), encoding="utf-8")
+
+
 def connection_config(config: dict[str, Any] | None, address: LakeAddress) -> dict[str, Any]:
-    """DuckDB settings of a new lake connection: no autoloading, and the signature check skipped
-    once this process has loaded every extension the lake needs with it."""
+    """DuckDB settings of a new lake connection: no autoloading, and no repeated signature check
+    of extension files checked before and unchanged since."""
     out = dict(config or {})
     out["autoinstall_known_extensions"] = False
     out["autoload_known_extensions"] = False
-    if set(extensions_for(address)) <= _verified:
+    if _checked(extensions_for(address)):
         out["allow_unsigned_extensions"] = True
     return out
 
@@ -96,14 +144,14 @@ def load_extensions(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = EXT
 
                 import_extension(name, con=con)
             con.execute(f"LOAD {name}")
-            row = con.execute("SELECT current_setting('allow_unsigned_extensions')").fetchone()
-            if row and not row[0]:
-                _verified.add(name)
         except (ImportError, duckdb.Error) as exc:
             raise SchemaError(
                 f"the DuckDB {name} extension is not available ({_first_line(exc)}); "
                 f"install tame-wh with its dependencies (duckdb-extension-{name})"
             ) from None
+    row = con.execute("SELECT current_setting('allow_unsigned_extensions')").fetchone()
+    if row and not row[0]:
+        _record_checked(con, names)
 
 
 # --- Object storage credentials ----------------------------------------------------------------
