@@ -47,7 +47,7 @@ def test_peak_memory_stays_under_the_limit(run_cli, db_path, write_lines):
         child.returncode = os.waitstatus_to_exitcode(status)
     said = err.read_text()
     assert child.returncode == 0, said
-    assert "in shards of" in said and "peak memory" in said
+    assert "in shards of" in said and "peak memory" in said, said
     limit = LIMIT_MIB * 2**20
-    assert usage.ru_maxrss * 1024 < limit
-    assert 0 < json.loads(out)["timings"]["peak_rss_bytes"] < limit
+    assert usage.ru_maxrss * 1024 < limit, (usage.ru_maxrss, said)
+    assert 0 < json.loads(out)["timings"]["peak_rss_bytes"] < limit, said
