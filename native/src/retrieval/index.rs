@@ -485,11 +485,13 @@ impl TrainingIndex {
             )));
         }
         let min_df = dense_threshold(sources.len(), dense_min_df);
-        // One side after the other (each is built in parallel): only one side's build buffers
-        // are alive at a time, and what they free goes back to the system before the next.
-        let src = SideIndex::build(sources, &orders, min_df)?;
-        release_free_memory();
-        let tgt = SideIndex::build(targets, &orders, min_df)?;
+        // Both sides at once (interning a side is sequential); what the builds free goes back
+        // to the system afterwards.
+        let (src, tgt) = rayon::join(
+            || SideIndex::build(sources, &orders, min_df),
+            || SideIndex::build(targets, &orders, min_df),
+        );
+        let (src, tgt) = (src?, tgt?);
         release_free_memory();
         let pairs = PairTable::build(src.texts(), tgt.texts(), sources.len());
         Ok(Self {
