@@ -12,6 +12,7 @@
 
 use super::dense::{DenseGrams, TILE_ROWS, TILE_WORDS};
 use super::index::{SideIndex, TrainingIndex, BLOCK_ROWS};
+use super::pair::capped_by_references;
 use super::score::{Best, Ratio};
 use super::search::{min_shared, Query, Stats};
 
@@ -340,17 +341,7 @@ fn pair_value<T: Counter>(
     d: u32,
 ) -> Ratio {
     let s = source.similarity(&index.src, d);
-    if s.num == 0 {
-        return Ratio::ZERO;
-    }
-    let mut t = Ratio::ZERO;
-    for r in refs {
-        t = t.max(r.similarity(&index.tgt, d));
-        if t.cmp_exact(s).is_ge() {
-            return s;
-        }
-    }
-    t
+    capped_by_references(s, refs.iter().map(|r| r.similarity(&index.tgt, d)))
 }
 
 /// The best pair row: max over rows of min(source, best reference similarity), lowest row on
