@@ -37,6 +37,7 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from measure import measure_child
 from synthetic import write_exposure_corpus
 
 from warehouse.analysis.leaderboard import leaderboard
@@ -174,13 +175,10 @@ class _Child:
 def _run(label: str, argv: list[str]) -> _Child:
     """Run argv to completion (raise if it fails) and measure it; CPU time says how much work
     there was whatever else the machine was doing."""
-    started = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
-    _pid, status, usage = os.wait4(child.pid, 0)
-    seconds = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) != 0:
+    code, seconds, cpu, peak_mib = measure_child(argv, stdout=subprocess.DEVNULL)
+    if code != 0:
         raise SystemExit(f"{label}: {' '.join(argv)} failed")
-    return _Child(label, seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+    return _Child(label, seconds, cpu, peak_mib)
 
 
 def _tame_wh(db: Path, *args: str) -> list[str]:

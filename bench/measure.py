@@ -1,8 +1,20 @@
 """Timing helpers for the benchmarks: run a command as a child, report wall time, CPU time and
-peak RSS (all from the child's own rusage, via wait4)."""
+peak RSS (all from the child's own rusage, via wait4).
+
+The child is started by a small launcher (this file run as a script), never by the measuring
+process itself: Linux hands a process started by vfork/fork and exec its parent's peak RSS as
+its own starting ru_maxrss, so a child of a large process (a benchmark holding a corpus, pytest
+after a thousand tests) would report the parent's memory. The launcher is small, so the peak it
+hands down is a few MiB, below anything measured.
+
+Run as a script: python bench/measure.py --usage-to FILE -- ARGV...
+runs ARGV (standard streams inherited), writes its wall seconds, CPU seconds and peak RSS as
+JSON to FILE, and exits with its exit code.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -24,6 +36,25 @@ class Measurement:
     cpu_seconds: float = 0.0
 
 
+def measure_child(
+    argv: Sequence[str],
+    env: dict[str, str] | None = None,
+    stdout: int | IO[Any] | None = None,
+    stderr: int | IO[Any] | None = None,
+) -> tuple[int, float, float, float]:
+    """Exit code, wall seconds, CPU seconds and peak MiB of argv run to completion through the
+    launcher."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as usage:
+        launcher = [sys.executable, os.path.abspath(__file__), "--usage-to", usage.name, "--"]
+        code = subprocess.call([*launcher, *argv], env=env, stdout=stdout, stderr=stderr)
+        with open(usage.name) as got:
+            text = got.read()
+    if not text:
+        raise SystemExit(f"the launcher could not run {' '.join(argv)} (exit {code})")
+    seen = json.loads(text)
+    return seen["exit"], seen["seconds"], seen["cpu_seconds"], seen["peak_kib"] / 1024
+
+
 def run_child(
     label: str,
     argv: Sequence[str],
@@ -33,16 +64,12 @@ def run_child(
     """Run argv to completion; raise if it fails (showing its stderr, else kept quiet: progress
     messages); measure its own peak RSS and CPU via wait4."""
     with tempfile.TemporaryFile() as stderr:
-        started = time.perf_counter()
-        child = subprocess.Popen(list(argv), env=env, stdout=stdout, stderr=stderr)
-        _pid, status, usage = os.wait4(child.pid, 0)
-        seconds = time.perf_counter() - started
-        child.returncode = os.waitstatus_to_exitcode(status)
-        if child.returncode != 0:
+        code, seconds, cpu, peak_mib = measure_child(argv, env=env, stdout=stdout, stderr=stderr)
+        if code != 0:
             stderr.seek(0)
             sys.stderr.write(stderr.read().decode("utf-8", "replace"))
-            raise SystemExit(f"{label}: {' '.join(argv)} exited with {child.returncode}")
-    return Measurement(label, seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
+            raise SystemExit(f"{label}: {' '.join(argv)} exited with {code}")
+    return Measurement(label, seconds, peak_mib, cpu)
 
 
 def median_run(runs: Sequence[Measurement]) -> Measurement:
@@ -85,3 +112,29 @@ def print_ratio_table(title: str, reference: Measurement, others: Sequence[Measu
             f"{m.cpu_seconds:>8.2f} {cpu_x:>7.2f} "
             f"{m.peak_mib:>9.0f} {m.peak_mib / reference.peak_mib:>7.2f}"
         )
+
+
+def _launch(argv: Sequence[str]) -> int:
+    """The launcher: run `--usage-to FILE -- ARGV...`, write ARGV's usage to FILE, return its
+    exit code."""
+    if len(argv) < 4 or argv[0] != "--usage-to" or argv[2] != "--":
+        sys.stderr.write("usage: measure.py --usage-to FILE -- ARGV...\n")
+        return 2
+    started = time.perf_counter()
+    child = subprocess.Popen(list(argv[3:]))
+    _pid, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - started
+    code = os.waitstatus_to_exitcode(status)
+    seen = {
+        "exit": code,
+        "seconds": seconds,
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,
+        "peak_kib": usage.ru_maxrss / 1024 if sys.platform == "darwin" else usage.ru_maxrss,
+    }
+    with open(argv[1], "w") as out:
+        json.dump(seen, out)
+    return code if code >= 0 else 128 - code
+
+
+if __name__ == "__main__":
+    raise SystemExit(_launch(sys.argv[1:]))

@@ -4,6 +4,8 @@ shards one at a time with the results of the unsharded audit."""
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -50,6 +52,21 @@ def test_shard_size_fits_the_budget():
     assert fit.index_bytes < fit.build_bytes
     assert shard_size(10**12, rows, text).rows == rows
     assert shard_size(1, rows, text).rows == 1
+
+
+def test_the_peak_is_this_programs_own_not_its_parents():
+    # A process started by subprocess (vfork and exec) inherits its parent's ru_maxrss; a
+    # tame-wh started by a large process must still report only what it used itself.
+    held = bytearray(600 * 2**20)
+    held[::4096] = b"\x01" * len(held[::4096])
+    said = subprocess.run(
+        [sys.executable, "-c", "from warehouse.exposure.memory import peak_rss; print(peak_rss())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert 0 < int(said.stdout) < 300 * 2**20
+    assert len(held) == 600 * 2**20
 
 
 def test_a_limit_below_what_the_process_holds_is_refused():

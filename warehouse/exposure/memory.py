@@ -72,6 +72,16 @@ def current_rss() -> int:
 
 def peak_rss() -> int:
     """The highest resident memory of this process so far, in bytes."""
+    # VmHWM belongs to this program's address space. ru_maxrss does not: a process started by
+    # vfork and exec (as subprocess starts it) inherits its parent's peak at exec, so a tame-wh
+    # started by a large process would report the parent's memory as its own.
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak if sys.platform == "darwin" else peak * 1024
 
