@@ -4,7 +4,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::counting::{best_pair, best_row, best_target, Buffers, Counter};
+use super::counting::{best_pair, best_row, best_target, narrowest_counts, Buffers, Counter};
 use super::error::{internal, invalid, Result};
 use super::grams::Orders;
 use super::index::{SideIndex, TrainingIndex};
@@ -103,7 +103,7 @@ pub struct RetrievalIndex {
 }
 
 /// One worker's reusable buffers.
-type Pooled = (Scratch, Buffers<u16>, Buffers<u32>);
+type Pooled = (Scratch, Buffers<u8>, Buffers<u16>, Buffers<u32>);
 
 /// Runs `f` on a local pool of `threads` threads, or on the global pool when `None`.
 pub fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> Result<T> {
@@ -125,7 +125,9 @@ struct Worker<'a> {
     scratch: Scratch,
     stats: Stats,
     mode: Mode,
-    /// Row counts of the exact search (`u32` only for queries of over 65,535 grams).
+    /// Row counts of the exact search, as narrow as the queries allow: a row's count never
+    /// exceeds its query's known grams (`u8` up to 255 of them, `u16` up to 65,535).
+    tiny: Buffers<u8>,
     small: Buffers<u16>,
     large: Buffers<u32>,
 }
@@ -138,14 +140,14 @@ impl<'a> Worker<'a> {
     /// Exact source (when `x` is given), target (when `refs` are) and pair (when both are)
     /// exposure, from every row's counts of each query's grams.
     fn counted(&mut self, x: Option<&Query<'_>>, refs: &[Query<'_>]) -> AuditRow {
-        let huge = x
-            .into_iter()
-            .chain(refs)
-            .any(|q| q.seen.len() as u64 > u16::MAX as u64);
-        if huge {
+        let most = x.into_iter().chain(refs).map(|q| q.seen.len()).max();
+        let most = most.unwrap_or(0).max(narrowest_counts());
+        if most > usize::from(u16::MAX) {
             counted_audit(self.index, &mut self.large, &mut self.stats, x, refs)
-        } else {
+        } else if most > usize::from(u8::MAX) {
             counted_audit(self.index, &mut self.small, &mut self.stats, x, refs)
+        } else {
+            counted_audit(self.index, &mut self.tiny, &mut self.stats, x, refs)
         }
     }
 
@@ -395,7 +397,7 @@ impl RetrievalIndex {
     }
 
     fn worker(&self, mode: Mode) -> Worker<'_> {
-        let (scratch, small, large) = self
+        let (scratch, tiny, small, large) = self
             .pool
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -405,6 +407,7 @@ impl RetrievalIndex {
                     Scratch::new(self.index.rows()),
                     Buffers::default(),
                     Buffers::default(),
+                    Buffers::default(),
                 )
             });
         Worker {
@@ -412,6 +415,7 @@ impl RetrievalIndex {
             scratch,
             stats: Stats::default(),
             mode,
+            tiny,
             small,
             large,
         }
@@ -420,6 +424,7 @@ impl RetrievalIndex {
     fn release(&self, worker: Worker<'_>) -> Stats {
         self.pool.lock().unwrap_or_else(|e| e.into_inner()).push((
             worker.scratch,
+            worker.tiny,
             worker.small,
             worker.large,
         ));

@@ -2,10 +2,10 @@
 //! row) instead of a postings list.
 //!
 //! The bitmaps are tile-major: for each tile of 512 rows, the tile's bits of every dense gram,
-//! one cache line per gram. Counting a query's dense grams for every row (`counting.rs`) adds
-//! one line per gram and tile to the tile's 512 counters, 32 rows per instruction. With the
-//! threshold at 1/64 of the rows a bitmap costs at most twice the list it replaces, and adding
-//! it costs about as much as adding that list one row at a time.
+//! one cache line per gram. Counting a query's dense grams for every row (`counting.rs`) sums
+//! one line per gram and tile into bit planes (`planes.rs`) and adds the planes to the tile's
+//! 512 counters. With the threshold at 1/64 of the rows a bitmap costs at most four times the
+//! list it replaces, and summing it costs far less than adding that list one row at a time.
 
 use rayon::prelude::*;
 

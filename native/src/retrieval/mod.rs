@@ -12,6 +12,7 @@ mod grams;
 mod index;
 mod pair;
 mod persist;
+mod planes;
 mod score;
 mod search;
 mod store;

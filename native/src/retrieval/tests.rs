@@ -493,6 +493,42 @@ fn the_portable_dense_kernel_counts_the_same() {
     super::counting::with_portable_kernel(benchmark_like_case);
 }
 
+#[test]
+fn wider_counters_count_the_same() {
+    // The benchmark's sentences have under 256 grams, so they count in u8; force u16 and u32.
+    super::counting::with_counters_for(256, benchmark_like_case);
+    super::counting::with_counters_for(65_536, benchmark_like_case);
+    super::counting::with_counters_for(256, || {
+        super::counting::with_portable_kernel(benchmark_like_case)
+    });
+}
+
+#[test]
+fn a_row_holding_every_query_gram_at_a_counters_limit_is_counted_exactly() {
+    // Unigrams of distinct letters: a query of 255 known grams counts in u8, of 256 in u16;
+    // training rows hold all of them (the count reaches the limit) among other near misses.
+    let letters: Vec<char> = (0..300u32).filter_map(|k| char::from_u32(0x4E00 + k)).collect();
+    for n in [254usize, 255, 256, 257] {
+        let query: String = letters[..n].iter().collect();
+        let src: Vec<String> = vec![
+            letters[1..n].iter().collect(),
+            format!("{query}\u{3042}"),
+            query.clone(),
+            letters[..n / 2].iter().collect(),
+        ];
+        let tgt = src.clone();
+        let brute = Brute::new(&[1], &src, &tgt);
+        let queries = vec![format!("{query}\u{3044}"), query.clone()];
+        let refs = vec![vec![query.clone()], vec![format!("{query}\u{3044}")]];
+        // Postings only, and bitmaps only (the SIMD kernels at the counters' limit).
+        for dense in [None, Some(1)] {
+            let index = RetrievalIndex::build_with(&src, &tgt, &[1], None, dense).unwrap();
+            let (rows, _) = index.audit(&queries, &refs, Mode::Exact, None).unwrap();
+            brute.check_audit(&format!("{n} grams, dense {dense:?}"), &queries, &refs, &rows);
+        }
+    }
+}
+
 /// 2,500 sentences (five tiles, the last partial), with both dense and sparse grams.
 fn benchmark_like_case() {
     let mut rng = Rng(0x5DEE_CE66_D1CE_4E5B);
