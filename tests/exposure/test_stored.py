@@ -4,6 +4,7 @@ damaged, foreign or mismatched file is detected and rebuilt with a warning, neve
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import duckdb
@@ -16,6 +17,7 @@ from warehouse.exposure.config import AuditConfig
 from warehouse.exposure.direction import reversed_direction, sample_lines
 from warehouse.exposure.normalize import NormalizationConfig
 from warehouse.exposure.stored import (
+    BackgroundSaves,
     IndexFileError,
     base_key,
     build_stored_index,
@@ -106,6 +108,29 @@ def test_an_audit_stores_its_index_and_the_next_loads_it_with_identical_results(
     assert timings["index_loaded"] == 1.0 and not said
     assert loaded == built
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
+
+
+def test_background_saves_are_waited_for_and_an_unexpected_error_reaches_the_caller():
+    saves = BackgroundSaves()
+    gate = threading.Event()
+    done: list[str] = []
+
+    def slow() -> None:
+        gate.wait(5)
+        done.append("slow")
+
+    def failing() -> None:
+        raise RuntimeError("disk on fire")
+
+    saves.start(slow)
+    saves.start(failing)
+    gate.set()
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        saves.wait()
+    assert done == ["slow"]
+    saves.start(failing)
+    saves.wait(raise_errors=False)  # the caller is raising its own error
+    saves.wait()  # nothing left to report
 
 
 def test_not_storing_leaves_no_file_but_uses_a_stored_one(con):

@@ -23,7 +23,7 @@ from warehouse.exposure.direction import reversed_direction, sample_lines
 from warehouse.exposure.memory import duckdb_budget, duckdb_memory, peak_rss, size_text
 from warehouse.exposure.retrieval import SearchIndex
 from warehouse.exposure.retrieval import audit as retrieval_audit
-from warehouse.exposure.stored import open_training_index
+from warehouse.exposure.stored import BackgroundSaves, open_training_index
 from warehouse.exposure.summary import AuditResult, load_audit, tm_hypotheses
 from warehouse.exposure.udf import EXPOSURE_FUNCTION, SearchCounters, register_exposure_functions
 from warehouse.metrics.scores import bleu_from_stats
@@ -259,59 +259,68 @@ def _compute(
     del train_src, train_tgt
     for warning in input_warnings:
         notify(f"warning: {warning}")
-    mark = time.perf_counter()
-    index: SearchIndex
-    if cluster is not None:
-        from warehouse.exposure.cluster import open_on_cluster  # Ray is optional
+    saves = BackgroundSaves()
+    try:
+        mark = time.perf_counter()
+        index: SearchIndex
+        if cluster is not None:
+            from warehouse.exposure.cluster import open_on_cluster  # Ray is optional
 
-        index, loaded = open_on_cluster(
-            con,
-            train,
-            config,
-            address=cluster or None,
-            shard_rows=shard_rows,
-            store=store_index,
-            threads=threads,
-            notify=notify,
-        )
-    else:
-        index, loaded = open_training_index(
-            con,
-            train,
-            config,
-            threads=threads,
-            store=store_index,
-            memory_limit=memory_limit,
-            shard_rows=shard_rows,
-            notify=notify,
-        )
-    timings["index_seconds"] = time.perf_counter() - mark
-    timings["index_loaded"] = 1.0 if loaded else 0.0
-    counters = register_exposure_functions(
-        con, index, config, threads=threads, progress=progress, total=len(test_src)
-    )
-    # DuckDB's own workers stay idle while the native engine searches (restored afterwards,
-    # also after a rollback).
-    with duckdb_threads(con, 1), transaction(con):
-        if exists:
-            delete_audits(con, [audit_id])
-        _insert_audit_row(con, audit_id, test, train, config, input_warnings)
-        mark = time.perf_counter()
-        _fill_exposures(con, audit_id, test, config)
-        timings["search_seconds"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        _store_tm_stats(con, audit_id, test_refs)
-        refresh_audit(con, audit_id)
-        timings["tm_seconds"] = time.perf_counter() - mark
-        validation = None
-        if config.mode == "fast" and config.validate_sample:
-            validation = _validate_fast(
-                con, index, audit_id, (test, train), (test_src, test_refs), config, threads
+            index, loaded = open_on_cluster(
+                con,
+                train,
+                config,
+                address=cluster or None,
+                shard_rows=shard_rows,
+                store=store_index,
+                threads=threads,
+                notify=notify,
             )
-        timings["total_seconds"] = time.perf_counter() - started
-        if memory_limit is not None:
-            timings["peak_rss_bytes"] = float(peak_rss())
-        _record(con, audit_id, timings, counters, validation)
+        else:
+            index, loaded = open_training_index(
+                con,
+                train,
+                config,
+                threads=threads,
+                store=store_index,
+                memory_limit=memory_limit,
+                shard_rows=shard_rows,
+                notify=notify,
+                saves=saves,
+            )
+        timings["index_seconds"] = time.perf_counter() - mark
+        timings["index_loaded"] = 1.0 if loaded else 0.0
+        counters = register_exposure_functions(
+            con, index, config, threads=threads, progress=progress, total=len(test_src)
+        )
+        # DuckDB's own workers stay idle while the native engine searches (restored afterwards,
+        # also after a rollback).
+        with duckdb_threads(con, 1), transaction(con):
+            if exists:
+                delete_audits(con, [audit_id])
+            _insert_audit_row(con, audit_id, test, train, config, input_warnings)
+            mark = time.perf_counter()
+            _fill_exposures(con, audit_id, test, config)
+            timings["search_seconds"] = time.perf_counter() - mark
+            mark = time.perf_counter()
+            _store_tm_stats(con, audit_id, test_refs)
+            refresh_audit(con, audit_id)
+            timings["tm_seconds"] = time.perf_counter() - mark
+            validation = None
+            if config.mode == "fast" and config.validate_sample:
+                validation = _validate_fast(
+                    con, index, audit_id, (test, train), (test_src, test_refs), config, threads
+                )
+            timings["total_seconds"] = time.perf_counter() - started
+            if memory_limit is not None:
+                timings["peak_rss_bytes"] = float(peak_rss())
+            _record(con, audit_id, timings, counters, validation)
+    except BaseException:
+        saves.wait(raise_errors=False)
+        raise
+    # A freshly built index is stored while the search runs; the file is complete (or its
+    # failure reported) before the audit returns.
+    saves.wait()
     return timings
 
 

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import tempfile
+import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -199,6 +200,38 @@ def save_shard(
     return int(index.save(directory / shard.file_name, shard.key.encode(), meta))
 
 
+class BackgroundSaves:
+    """Index files written on their own threads while the audit searches (the native save and
+    search both run without the interpreter lock); `wait` joins them."""
+
+    def __init__(self) -> None:
+        self._threads: list[threading.Thread] = []
+        self._errors: list[BaseException] = []
+
+    def start(self, save: Callable[[], None]) -> None:
+        """Run `save` on a thread of its own."""
+
+        def run() -> None:
+            try:
+                save()
+            except BaseException as exc:  # re-raised by `wait`
+                self._errors.append(exc)
+
+        thread = threading.Thread(target=run, name="tame-wh index save")
+        thread.start()
+        self._threads.append(thread)
+
+    def wait(self, raise_errors: bool = True) -> None:
+        """Wait for every save; re-raise the first unexpected error of one (unless the caller
+        is already raising its own)."""
+        for thread in self._threads:
+            thread.join()
+        self._threads.clear()
+        errors, self._errors = self._errors, []
+        if errors and raise_errors:
+            raise errors[0]
+
+
 def load_shard(directory: Path, shard: Shard) -> RetrievalIndex:
     """The stored index of `shard` (IndexFileError when missing or unusable)."""
     return RetrievalIndex.load(directory / shard.file_name, shard.key.encode())
@@ -220,9 +253,11 @@ def open_shard(
     shard_rows: int | None = None,
     threads: int | None = None,
     notify: Notify = _silent,
+    saves: BackgroundSaves | None = None,
 ) -> tuple[RetrievalIndex, bool]:
-    """`shard`'s stored index, else a freshly built one (stored when `store`); also whether it
-    was loaded. An unusable file is reported to `notify` and rebuilt."""
+    """`shard`'s stored index, else a freshly built one (stored when `store`, on a thread of
+    `saves` when given); also whether it was loaded. An unusable file is reported to `notify`
+    and rebuilt."""
     path = directory / shard.file_name if directory is not None else None
     if path is not None and path.exists():
         try:
@@ -231,16 +266,24 @@ def open_shard(
             notify(f"warning: {exc}; rebuilding it")
     index = build_shard(con, train, config, shard, threads)
     if store and directory is not None:
-        try:
-            size = save_shard(index, directory, train, config, shard, shard_rows)
-        except (IndexFileError, OSError) as exc:
-            notify(f"warning: the training index could not be stored ({exc}); audits build it")
+        folder = directory
+
+        def save() -> None:
+            try:
+                size = save_shard(index, folder, train, config, shard, shard_rows)
+            except (IndexFileError, OSError) as exc:
+                notify(f"warning: the training index could not be stored ({exc}); audits build it")
+            else:
+                notify(
+                    f"stored the training index of {train.name!r} as {folder / shard.file_name} "
+                    f"({_size(size)}); later audits load it instead of building it "
+                    "(`tame-wh index drop` removes it)"
+                )
+
+        if saves is None:
+            save()
         else:
-            notify(
-                f"stored the training index of {train.name!r} as {directory / shard.file_name} "
-                f"({_size(size)}); later audits load it instead of building it "
-                "(`tame-wh index drop` removes it)"
-            )
+            saves.start(save)
     return index, False
 
 
@@ -254,12 +297,14 @@ def open_training_index(
     memory_limit: int | None = None,
     shard_rows: int | None = None,
     notify: Notify = _silent,
+    saves: BackgroundSaves | None = None,
 ) -> tuple[SearchIndex, bool]:
     """The index of `train` for an audit, and whether it was loaded rather than built: the
     stored one when present (one file, else the shards of a sharded one; a missing or unusable
     file is rebuilt), else built, and stored when `store` (by default the `index.store`
-    setting); with `shard_rows`, shards of that many rows. With `memory_limit` (bytes), see
-    `open_within`."""
+    setting; on threads of `saves` when given, the caller waits for them); with `shard_rows`,
+    shards of that many rows. With `memory_limit` (bytes), see `open_within` (which stores
+    each shard before building the next)."""
     directory = index_directory(con)
     if store is None:
         store = storing_enabled(con)
@@ -289,6 +334,7 @@ def open_training_index(
             shard_rows=shard_rows,
             threads=threads,
             notify=notify,
+            saves=saves,
         )
         for shard in shards
     ]
