@@ -157,14 +157,15 @@ class RetrievalIndex:
     ) -> RetrievalIndex: ...
     @staticmethod
     def from_joined(
-        sources: str,
-        targets: str,
+        sources: str | bytes,
+        targets: str | bytes,
         rows: int,
         orders: Sequence[int],
         threads: int | None = None,
         dense_min_df: int | None = None,
     ) -> RetrievalIndex:
-        """Index of `rows` pairs given as two newline-joined strings of normalised texts."""
+        """Index of `rows` pairs given as two newline-joined strings (`str`, or UTF-8 `bytes`)
+        of normalised texts."""
 
     def save(self, path: str | PathLike[str], key: bytes, meta: bytes) -> int:
         """Store the index at `path` under `key` with `meta` (a temporary file renamed into

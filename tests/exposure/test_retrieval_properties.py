@@ -335,6 +335,25 @@ def test_batches_and_threads_agree_with_one_call():
     assert 0 < stats["postings_visited"] <= stats["postings_total"]
 
 
+def test_joined_texts_as_utf8_bytes_index_like_strings():
+    sources = ["caf\u00e9 cr\u00e8me", "\U0001f600 smile", "plain text"]
+    targets = ["caf\u00e9 \u00e0 la cr\u00e8me", "sourire \U0001f600", "texte"]
+    queries = ["cafe creme", "\U0001f600 smiles", "plain"]
+    refs = [["caf\u00e9"], ["sourire"], ["texte simple"]]
+    as_str = RetrievalIndex.from_joined("\n".join(sources), "\n".join(targets), 3, ORDERS)
+    as_bytes = RetrievalIndex.from_joined(
+        "\n".join(sources).encode(), "\n".join(targets).encode(), 3, ORDERS
+    )
+    assert (
+        as_bytes.audit(queries, refs, **EXACT)["source"]
+        == as_str.audit(queries, refs, **EXACT)["source"]
+    )
+    assert (
+        as_bytes.audit(queries, refs, **EXACT)["pair"]
+        == as_str.audit(queries, refs, **EXACT)["pair"]
+    )
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
@@ -343,6 +362,7 @@ def test_batches_and_threads_agree_with_one_call():
         (lambda: RetrievalIndex(["a"], ["a"], orders=[3, 0]), ">= 1"),
         (lambda: RetrievalIndex(["a"], ["a"], ORDERS, threads=0), "threads"),
         (lambda: RetrievalIndex.from_joined("a", "a", 1, ORDERS, dense_min_df=0), "dense_min_df"),
+        (lambda: RetrievalIndex.from_joined(b"a\xff", b"a", 1, ORDERS), "sources is not UTF-8"),
         (lambda: index_of(["a"], ["a"]).audit(["a"], [[]], **EXACT), "reference"),
         (lambda: index_of(["a"], ["a"]).audit(["a", "b"], [["a"]], **EXACT), "same length"),
         (

@@ -170,10 +170,12 @@ def build_index(
         raise ValueError(
             f"sources and targets must have the same length, got {len(sources)} and {len(targets)}"
         )
-    # The texts travel as two strings; the native side splits rows and collapses whitespace.
+    # The texts travel as two UTF-8 strings (a Python string of text with characters beyond
+    # Latin-1 takes 2 or 4 bytes per character, and one more copy once handed over as UTF-8);
+    # the native side splits rows and collapses whitespace.
     return native.RetrievalIndex.from_joined(
-        normalize_joined(sources, config),
-        normalize_joined(targets, config),
+        normalize_joined(sources, config).encode(),
+        normalize_joined(targets, config).encode(),
         len(sources),
         list(orders),
         threads=threads,

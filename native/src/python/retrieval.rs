@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyBytes, PyDict};
 
 use super::columns::{bitmap, float64, nullable, uint64};
@@ -13,6 +13,25 @@ use crate::retrieval::{
     rows_from_joined, with_threads, Hit, Mode, RetrievalError, RetrievalIndex, Stats,
     FORMAT_VERSION,
 };
+
+/// Newline-joined texts as a `str`, or as UTF-8 `bytes` (which spare Python a wide copy of
+/// text with characters beyond Latin-1).
+#[derive(FromPyObject)]
+enum Joined {
+    Str(PyBackedStr),
+    Bytes(PyBackedBytes),
+}
+
+impl Joined {
+    /// The texts, checked to be UTF-8 when given as bytes.
+    fn text(&self, name: &str) -> PyResult<&str> {
+        match self {
+            Self::Str(s) => Ok(s),
+            Self::Bytes(b) => std::str::from_utf8(b)
+                .map_err(|e| invalid(format!("{name} is not UTF-8: {e}"))),
+        }
+    }
+}
 
 /// An optional argument that must be a positive integer.
 fn at_least_one<T: TryFrom<i64>>(name: &str, value: Option<i64>) -> PyResult<Option<T>> {
@@ -129,15 +148,15 @@ impl PyRetrievalIndex {
         Ok(Self { inner })
     }
 
-    /// Index of `rows` aligned training pairs given as two newline-joined strings of texts
-    /// already normalised except for whitespace, which is collapsed here as Python's
-    /// `" ".join(text.split())` would.
+    /// Index of `rows` aligned training pairs given as two newline-joined strings (`str`, or
+    /// UTF-8 `bytes`) of texts already normalised except for whitespace, which is collapsed here
+    /// as Python's `" ".join(text.split())` would.
     #[staticmethod]
     #[pyo3(signature = (sources, targets, rows, orders, threads = None, dense_min_df = None))]
     fn from_joined(
         py: Python<'_>,
-        sources: PyBackedStr,
-        targets: PyBackedStr,
+        sources: Joined,
+        targets: Joined,
         rows: usize,
         orders: Vec<i64>,
         threads: Option<i64>,
@@ -145,11 +164,12 @@ impl PyRetrievalIndex {
     ) -> PyResult<Self> {
         let threads = at_least_one("threads", threads)?;
         let dense_min_df = at_least_one("dense_min_df", dense_min_df)?;
+        let (sources, targets) = (sources.text("sources")?, targets.text("targets")?);
         let inner = py.detach(|| -> Result<RetrievalIndex, RetrievalError> {
             let (src, tgt) = with_threads(threads, || {
                 rayon::join(
-                    || rows_from_joined(&sources, rows),
-                    || rows_from_joined(&targets, rows),
+                    || rows_from_joined(sources, rows),
+                    || rows_from_joined(targets, rows),
                 )
             })?;
             RetrievalIndex::build_with(&src?, &tgt?, &orders, threads, dense_min_df)
