@@ -9,7 +9,7 @@ import pytest
 
 from warehouse.errors import UsageError
 from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
-from warehouse.store.corpora import add_corpus, get_corpus, list_corpora
+from warehouse.store.corpora import add_corpus, get_corpus, list_corpora, training_columns
 from warehouse.store.schema import open_warehouse
 
 
@@ -43,6 +43,30 @@ def test_training_corpus_segments_are_stored_line_by_line(con, train_files):
     info = get_corpus(con, "t", "train")
     assert (info.n_segments, info.n_refs, info.src_lang, info.tgt_lang) == (3, 1, "en", "es")
     assert info.sha256.startswith(info.corpus_id) and len(info.sha256) == 64
+
+
+def test_training_columns_come_in_line_order_even_when_stored_out_of_order(con, write_lines):
+    src = write_lines("o.src", [f"source {i}" for i in range(50)])
+    tgt = write_lines("o.tgt", [f"target {i}" for i in range(50)])
+    data = read_training_corpus("o", src, tgt, "en", "es")
+    add_corpus(con, data)
+    sources, targets = training_columns(con, data.corpus_id)
+    assert sources.to_pylist() == [f"source {i}" for i in range(50)]
+    # Rewrite the rows in another order (as a copy or a compaction might).
+    con.execute(
+        "CREATE TEMP TABLE shuffled AS SELECT * FROM segments WHERE corpus_id = ? "
+        "ORDER BY (seg_idx * 37) % 50",
+        [data.corpus_id],
+    )
+    con.execute("DELETE FROM segments WHERE corpus_id = ?", [data.corpus_id])
+    con.execute("INSERT INTO segments SELECT * FROM shuffled")
+    stored = [i for (i,) in con.execute("SELECT seg_idx FROM segments").fetchall()]
+    assert stored != sorted(stored)
+    sources, targets = training_columns(con, data.corpus_id)
+    assert sources.to_pylist() == [f"source {i}" for i in range(50)]
+    assert targets.to_pylist() == [f"target {i}" for i in range(50)]
+    sources, _ = training_columns(con, data.corpus_id, (10, 20))
+    assert sources.to_pylist() == [f"source {i}" for i in range(10, 20)]
 
 
 def test_adding_identical_content_again_is_a_no_op(con, train_files):

@@ -12,6 +12,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from warehouse import __version__
 from warehouse.errors import UsageError
@@ -268,11 +269,18 @@ def training_columns(
     """Sources and targets of a training corpus in line order (only lines `start <= i < stop`
     when `rows` is given), as Arrow string columns: no Python string per line."""
     start, stop = rows if rows is not None else (0, None)
+    # No ORDER BY: DuckDB would sort (and hold) every text to order lines that a scan returns
+    # in insertion order, which is line order unless the table was rewritten; checked here.
     table = con.execute(
-        "SELECT src, refs[1] AS tgt FROM segments WHERE corpus_id = ? AND seg_idx >= ? "
-        "AND (? IS NULL OR seg_idx < ?) ORDER BY seg_idx",
+        "SELECT seg_idx, src, refs[1] AS tgt FROM segments WHERE corpus_id = ? AND seg_idx >= ? "
+        "AND (? IS NULL OR seg_idx < ?)",
         [corpus_id, start, stop, stop],
     ).to_arrow_table()
+    order = table.column("seg_idx")
+    if len(order) > 1:
+        ascending = pc.all(pc.less(order.slice(0, len(order) - 1), order.slice(1))).as_py()
+        if not ascending:
+            table = table.take(pc.sort_indices(order))
     return table.column("src"), table.column("tgt")
 
 
