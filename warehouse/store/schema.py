@@ -19,7 +19,6 @@ from warehouse.store.connection import (
     is_lake_connection,
     transaction,
 )
-from warehouse.store.lake_dialect import lake_schema_files
 from warehouse.store.resources import schema_files
 
 
@@ -78,7 +77,13 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, path: str = "") -> SchemaStatu
         )
     if before < target:
         # On a lake: the same files in DuckLake's dialect (constraints kept by the application).
-        lake = dict(lake_schema_files()) if is_lake_connection(con) else None
+        lake = None
+        if is_lake_connection(con):
+            # The dialect translation (sqlglot) is imported only for lakes: it costs every
+            # other command a fifth of its start-up.
+            from warehouse.store.lake_dialect import lake_schema_files
+
+            lake = dict(lake_schema_files())
         with transaction(con):
             for sql_file in schema_files()[before:]:
                 if lake is None:
