@@ -27,8 +27,9 @@ impl Joined {
     fn text(&self, name: &str) -> PyResult<&str> {
         match self {
             Self::Str(s) => Ok(s),
-            Self::Bytes(b) => std::str::from_utf8(b)
-                .map_err(|e| invalid(format!("{name} is not UTF-8: {e}"))),
+            Self::Bytes(b) => {
+                std::str::from_utf8(b).map_err(|e| invalid(format!("{name} is not UTF-8: {e}")))
+            }
         }
     }
 }

@@ -507,7 +507,9 @@ fn wider_counters_count_the_same() {
 fn a_row_holding_every_query_gram_at_a_counters_limit_is_counted_exactly() {
     // Unigrams of distinct letters: a query of 255 known grams counts in u8, of 256 in u16;
     // training rows hold all of them (the count reaches the limit) among other near misses.
-    let letters: Vec<char> = (0..300u32).filter_map(|k| char::from_u32(0x4E00 + k)).collect();
+    let letters: Vec<char> = (0..300u32)
+        .filter_map(|k| char::from_u32(0x4E00 + k))
+        .collect();
     for n in [254usize, 255, 256, 257] {
         let query: String = letters[..n].iter().collect();
         let src: Vec<String> = vec![
@@ -524,7 +526,12 @@ fn a_row_holding_every_query_gram_at_a_counters_limit_is_counted_exactly() {
         for dense in [None, Some(1)] {
             let index = RetrievalIndex::build_with(&src, &tgt, &[1], None, dense).unwrap();
             let (rows, _) = index.audit(&queries, &refs, Mode::Exact, None).unwrap();
-            brute.check_audit(&format!("{n} grams, dense {dense:?}"), &queries, &refs, &rows);
+            brute.check_audit(
+                &format!("{n} grams, dense {dense:?}"),
+                &queries,
+                &refs,
+                &rows,
+            );
         }
     }
 }

@@ -87,8 +87,20 @@ mod tests {
     #[test]
     fn a_row_is_borrowed_exactly_when_collapsing_keeps_it() {
         for text in [
-            "", " ", "a", "a b", " a", "a ", "a  b", "a\tb", "a\u{a0}b", "\u{3000}", "a b c",
-            "a\u{1c}", "\u{85}x", "x y\u{2028}",
+            "",
+            " ",
+            "a",
+            "a b",
+            " a",
+            "a ",
+            "a  b",
+            "a\tb",
+            "a\u{a0}b",
+            "\u{3000}",
+            "a b c",
+            "a\u{1c}",
+            "\u{85}x",
+            "x y\u{2028}",
         ] {
             let want = collapse_whitespace(text);
             assert_eq!(is_collapsed(text), want == text, "{text:?}");
