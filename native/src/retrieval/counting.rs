@@ -52,7 +52,7 @@ impl Counter for u8 {
             unsafe { simd::add_dense_u8(block, dense, tile, locals) };
             return;
         }
-        add_dense_by_planes(block, dense, tile, locals, |j| 1 << j);
+        add_dense_by_planes(block, dense, tile, locals);
     }
 }
 
@@ -64,7 +64,7 @@ impl Counter for u16 {
             unsafe { simd::add_dense_u16(block, dense, tile, locals) };
             return;
         }
-        add_dense_by_planes(block, dense, tile, locals, |j| 1 << j);
+        add_dense_by_planes(block, dense, tile, locals);
     }
 }
 
@@ -90,19 +90,21 @@ fn add_dense_portable<T: Counter>(
     }
 }
 
-/// `Counter::add_dense` through bit planes (`planes.rs`), without SIMD intrinsics; `weight(j)`
-/// is plane `j`'s value as a counter (the planes of a query's counts all fit `T`).
+/// `Counter::add_dense` through bit planes (`planes.rs`), without SIMD intrinsics (the planes
+/// of a query's counts all fit `T`).
 fn add_dense_by_planes<T: Counter>(
     block: &mut [T],
     dense: &DenseGrams,
     tile: usize,
     locals: &[usize],
-    weight: impl Fn(u32) -> T,
 ) {
     let mut planes = Planes::default();
     planes.fill(dense, tile, locals);
-    for (j, plane) in (0u32..).zip(planes.lanes()) {
-        let w = weight(j);
+    let mut w = T::from(1);
+    for (j, plane) in planes.lanes().iter().enumerate() {
+        if j > 0 {
+            w += w; // plane j weighs 2^j
+        }
         for (chunk, &word) in block.chunks_mut(64).zip(plane.iter()) {
             let mut bits = word;
             while bits != 0 {
@@ -119,7 +121,7 @@ fn add_dense_by_planes<T: Counter>(
 mod simd {
     use std::arch::x86_64::{
         __m512i, _mm512_loadu_si512, _mm512_mask_add_epi16, _mm512_mask_add_epi8,
-        _mm512_set1_epi16, _mm512_set1_epi8, _mm512_storeu_si512,
+        _mm512_set1_epi16, _mm512_set1_epi8, _mm512_setzero_si512, _mm512_storeu_si512,
     };
 
     use super::super::dense::{DenseGrams, TILE_ROWS};
@@ -130,6 +132,36 @@ mod simd {
         std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512bw")
             && !super::portable_forced()
+    }
+
+    /// The tile's counters as `N` vectors (512 counters of 64 / N bytes).
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F, and `block` must hold at least `N` × 64 bytes.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn load<T, const N: usize>(block: &[T]) -> [__m512i; N] {
+        let base = block.as_ptr().cast::<__m512i>();
+        let mut acc = [_mm512_setzero_si512(); N];
+        for (j, a) in acc.iter_mut().enumerate() {
+            // SAFETY: within the `N` × 64 bytes the caller vouches for.
+            *a = unsafe { _mm512_loadu_si512(base.add(j)) };
+        }
+        acc
+    }
+
+    /// Writes `acc` back over the tile's counters (see `load`).
+    ///
+    /// # Safety
+    /// As for `load`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn store<T, const N: usize>(block: &mut [T], acc: &[__m512i; N]) {
+        let base = block.as_mut_ptr().cast::<__m512i>();
+        for (j, a) in acc.iter().enumerate() {
+            // SAFETY: as in `load`.
+            unsafe { _mm512_storeu_si512(base.add(j), *a) };
+        }
     }
 
     /// Adds the dense grams `locals` of tile `tile` to 512 `u16` counters: their bit planes
@@ -145,17 +177,13 @@ mod simd {
         locals: &[usize],
     ) {
         if block.len() < TILE_ROWS {
-            super::add_dense_by_planes(block, dense, tile, locals, |j| 1 << j);
+            super::add_dense_by_planes(block, dense, tile, locals);
             return;
         }
         let mut planes = Planes::default();
         planes.fill(dense, tile, locals);
-        let base = block.as_mut_ptr().cast::<__m512i>();
-        let mut acc = [_mm512_set1_epi16(0); 16];
-        for (j, a) in acc.iter_mut().enumerate() {
-            // SAFETY: `block` holds at least 512 u16 = 16 vectors of 32 lanes.
-            *a = unsafe { _mm512_loadu_si512(base.add(j)) };
-        }
+        // SAFETY: `block` holds at least 512 u16 = 16 vectors of 32 lanes.
+        let mut acc: [__m512i; 16] = unsafe { load(block) };
         for (j, plane) in planes.lanes().iter().enumerate().take(16) {
             let weight = _mm512_set1_epi16((1u16 << j) as i16);
             for (g, a) in acc.iter_mut().enumerate() {
@@ -164,10 +192,8 @@ mod simd {
                 *a = _mm512_mask_add_epi16(*a, mask, *a, weight);
             }
         }
-        for (j, a) in acc.iter().enumerate() {
-            // SAFETY: as above.
-            unsafe { _mm512_storeu_si512(base.add(j), *a) };
-        }
+        // SAFETY: as above.
+        unsafe { store(block, &acc) };
     }
 
     /// Adds the dense grams `locals` of tile `tile` to 512 `u8` counters: their bit planes, then
@@ -176,29 +202,28 @@ mod simd {
     /// # Safety
     /// The CPU must support AVX-512F and AVX-512BW.
     #[target_feature(enable = "avx512f,avx512bw")]
-    pub unsafe fn add_dense_u8(block: &mut [u8], dense: &DenseGrams, tile: usize, locals: &[usize]) {
+    pub unsafe fn add_dense_u8(
+        block: &mut [u8],
+        dense: &DenseGrams,
+        tile: usize,
+        locals: &[usize],
+    ) {
         if block.len() < TILE_ROWS {
-            super::add_dense_by_planes(block, dense, tile, locals, |j| 1 << j);
+            super::add_dense_by_planes(block, dense, tile, locals);
             return;
         }
         let mut planes = Planes::default();
         planes.fill(dense, tile, locals);
-        let base = block.as_mut_ptr().cast::<__m512i>();
-        let mut acc = [_mm512_set1_epi8(0); 8];
-        for (j, a) in acc.iter_mut().enumerate() {
-            // SAFETY: `block` holds at least 512 u8 = 8 vectors of 64 lanes.
-            *a = unsafe { _mm512_loadu_si512(base.add(j)) };
-        }
+        // SAFETY: `block` holds at least 512 u8 = 8 vectors of 64 lanes.
+        let mut acc: [__m512i; 8] = unsafe { load(block) };
         for (j, plane) in planes.lanes().iter().enumerate().take(8) {
             let weight = _mm512_set1_epi8((1u8 << j) as i8);
             for (a, &word) in acc.iter_mut().zip(plane.iter()) {
                 *a = _mm512_mask_add_epi8(*a, word, *a, weight);
             }
         }
-        for (j, a) in acc.iter().enumerate() {
-            // SAFETY: as above.
-            unsafe { _mm512_storeu_si512(base.add(j), *a) };
-        }
+        // SAFETY: as above.
+        unsafe { store(block, &acc) };
     }
 }
 
@@ -284,7 +309,10 @@ impl<T: Counter> RowCounts<T> {
         let tiles = side.rows().div_ceil(TILE_ROWS);
         self.counts.clear();
         // Whole blocks, so a 16-bit row within a block always indexes its counters.
-        let blocks = side.blocks().len().max(tiles.div_ceil(BLOCK_ROWS / TILE_ROWS));
+        let blocks = side
+            .blocks()
+            .len()
+            .max(tiles.div_ceil(BLOCK_ROWS / TILE_ROWS));
         self.counts.resize(blocks * BLOCK_ROWS, T::default());
         self.size = query.size;
         self.empty = query.text.is_empty();
@@ -308,7 +336,7 @@ impl<T: Counter> RowCounts<T> {
                     lists.push(rows);
                 }
             }
-            for end in (WINDOW_ROWS..BLOCK_ROWS).step_by(WINDOW_ROWS) {
+            for end in (WINDOW_ROWS..=BLOCK_ROWS).step_by(WINDOW_ROWS) {
                 for rows in lists.iter_mut() {
                     let mut taken = 0;
                     for &low in rows.iter() {
@@ -319,11 +347,6 @@ impl<T: Counter> RowCounts<T> {
                         taken += 1;
                     }
                     *rows = rows.get(taken..).unwrap_or_default();
-                }
-            }
-            for rows in &lists {
-                for &low in rows.iter() {
-                    counts[usize::from(low)].inc();
                 }
             }
         }

@@ -66,6 +66,39 @@ fn half(a: &mut Lanes, b: &Lanes) -> Lanes {
     carry
 }
 
+/// Adds two bit vectors to `plane` in place; returns the carry into the next plane.
+#[inline(always)]
+fn add_two(plane: &mut Lanes, a: &Lanes, b: &Lanes) -> Lanes {
+    let (sum, carry) = csa(plane, a, b);
+    *plane = sum;
+    carry
+}
+
+/// Adds four lines to planes 0 and 1 of `low`; returns the carry of weight 4.
+#[inline(always)]
+fn add_four(low: &mut [Lanes; 4], l: &[&Lanes]) -> Lanes {
+    let a = add_two(&mut low[0], l[0], l[1]);
+    let b = add_two(&mut low[0], l[2], l[3]);
+    add_two(&mut low[1], &a, &b)
+}
+
+/// Adds eight lines to planes 0 to 2 of `low`; returns the carry of weight 8.
+#[inline(always)]
+fn add_eight(low: &mut [Lanes; 4], l: &[&Lanes]) -> Lanes {
+    let a = add_four(low, &l[..4]);
+    let b = add_four(low, &l[4..8]);
+    add_two(&mut low[2], &a, &b)
+}
+
+/// Adds sixteen lines to planes 0 to 3 of `low` (15 carry-save adders); returns the carry of
+/// weight 16.
+#[inline(always)]
+fn add_sixteen(low: &mut [Lanes; 4], l: &[&Lanes; 16]) -> Lanes {
+    let a = add_eight(low, &l[..8]);
+    let b = add_eight(low, &l[8..]);
+    add_two(&mut low[3], &a, &b)
+}
+
 #[inline(always)]
 fn is_zero(a: &Lanes) -> bool {
     a.iter().fold(0, |x, &y| x | y) == 0
@@ -94,11 +127,15 @@ impl Planes {
     pub fn fill(&mut self, dense: &DenseGrams, tile: usize, locals: &[usize]) {
         self.lanes = [ZERO; PLANES];
         self.used = 0;
-        let (mut ones, mut twos, mut fours, mut eights) = (ZERO, ZERO, ZERO, ZERO);
+        // Planes 0 to 3 stay in registers; what carries out of them ripples into the rest.
+        let mut low = [ZERO; 4];
         // The lines 16 grams ahead (the next tile's first ones near the end) are fetched early.
         let ahead = |i: usize| match locals.get(i + 16) {
             Some(&k) => dense.tile_line(tile, k),
-            None => dense.tile_line(tile + 1, locals.get(i + 16 - locals.len()).copied().unwrap_or(0)),
+            None => dense.tile_line(
+                tile + 1,
+                locals.get(i + 16 - locals.len()).copied().unwrap_or(0),
+            ),
         };
         let mut batches = locals.chunks_exact(16);
         for (n, b) in (&mut batches).enumerate() {
@@ -108,36 +145,21 @@ impl Planes {
             for i in 0..16 {
                 prefetch(ahead(16 * n + i));
             }
-            let l = |i: usize| dense.tile_line(tile, b[i]);
-            let (o, ta) = csa(&ones, l(0), l(1));
-            let (o, tb) = csa(&o, l(2), l(3));
-            let (t, fa) = csa(&twos, &ta, &tb);
-            let (o, ta) = csa(&o, l(4), l(5));
-            let (o, tb) = csa(&o, l(6), l(7));
-            let (t, fb) = csa(&t, &ta, &tb);
-            let (f, ea) = csa(&fours, &fa, &fb);
-            let (o, ta) = csa(&o, l(8), l(9));
-            let (o, tb) = csa(&o, l(10), l(11));
-            let (t, fa) = csa(&t, &ta, &tb);
-            let (o, ta) = csa(&o, l(12), l(13));
-            let (o, tb) = csa(&o, l(14), l(15));
-            let (t, fb) = csa(&t, &ta, &tb);
-            let (f, eb) = csa(&f, &fa, &fb);
-            let (e, sixteens) = csa(&eights, &ea, &eb);
-            (ones, twos, fours, eights) = (o, t, f, e);
+            let lines = b.map(|k| dense.tile_line(tile, k));
+            let sixteens = add_sixteen(&mut low, &lines);
             self.add_at(4, sixteens);
         }
         let done = locals.len() - batches.remainder().len();
         for (i, &k) in batches.remainder().iter().enumerate() {
             prefetch(ahead(done + i));
-            let c = half(&mut ones, dense.tile_line(tile, k));
-            let c = half(&mut twos, &c);
-            let c = half(&mut fours, &c);
-            let c = half(&mut eights, &c);
-            self.add_at(4, c);
+            let mut carry = *dense.tile_line(tile, k);
+            for plane in low.iter_mut() {
+                carry = half(plane, &carry);
+            }
+            self.add_at(4, carry);
         }
         let [p0, p1, p2, p3, ..] = &mut self.lanes;
-        (*p0, *p1, *p2, *p3) = (ones, twos, fours, eights);
+        [*p0, *p1, *p2, *p3] = low;
         self.used = self.used.max(4);
     }
 }
