@@ -299,19 +299,20 @@ def test_the_direction_check_reads_only_its_sample_of_training_lines(con):
     train = get_corpus(con, "train")
     sources, targets = training_texts(con, train.corpus_id)
     test_sources = targets[:30]  # facing the wrong way round
-    lines = list(range(0, 250, 3))
-    assert training_lines(con, train.corpus_id, lines) == (
-        [sources[i] for i in lines],
-        [targets[i] for i in lines],
-    )
+    for lines in (range(0, 250, 3), range(7, 200, 10), range(5, 6)):
+        assert training_lines(con, train.corpus_id, lines) == (
+            [sources[i] for i in lines],
+            [targets[i] for i in lines],
+        )
     assert training_texts(con, train.corpus_id, (10, 20)) == (sources[10:20], targets[10:20])
     # A large side: the sampled lines alone give the same verdict as the whole side.
     big_src, big_tgt = sources * 12, targets * 12
     sample = sample_lines(len(big_src))
-    assert sample is not None and len(sample) < len(big_src)
+    assert sample is not None and len(sample) == 2000 < len(big_src)
+    assert sample[-1] < len(big_src) and sample.step == len(big_src) // 2000
     whole = reversed_direction(test_sources, big_src, big_tgt)
     part = reversed_direction(
-        test_sources, [big_src[i] for i in sorted(sample)], [big_tgt[i] for i in sorted(sample)]
+        test_sources, [big_src[i] for i in sample], [big_tgt[i] for i in sample]
     )
     assert whole is not None and part == whole
 

@@ -11,6 +11,7 @@
 //! One pass per query and side serves the source, target and pair searches alike: the pair
 //! value of a row is the minimum of its two side similarities, both known from the counts.
 
+use super::cache::prefetch;
 use super::dense::{DenseGrams, TILE_ROWS, TILE_WORDS};
 use super::index::{SideIndex, TrainingIndex, BLOCK_ROWS};
 use super::pair::capped_by_references;
@@ -38,6 +39,11 @@ pub trait Counter:
             *c += Self::from(((word >> i) & 1) as u8);
         }
     }
+    /// Bit `i` set when `chunk[i] >= at_least` (64 counters).
+    #[inline(always)]
+    fn at_least_mask(chunk: &[Self], at_least: u64) -> u64 {
+        at_least_scalar(chunk, at_least)
+    }
     /// Adds each dense gram's bitmap of tile `tile` to the tile's 512 counters.
     fn add_dense(block: &mut [Self], dense: &DenseGrams, tile: usize, locals: &[usize]) {
         add_dense_portable(block, dense, tile, locals);
@@ -45,6 +51,16 @@ pub trait Counter:
 }
 
 impl Counter for u8 {
+    #[inline(always)]
+    fn at_least_mask(chunk: &[Self], at_least: u64) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        if simd::available() {
+            // SAFETY: the CPU supports AVX-512F and AVX-512BW (checked just above).
+            return unsafe { simd::at_least_u8(chunk, at_least) };
+        }
+        at_least_scalar(chunk, at_least)
+    }
+
     fn add_dense(block: &mut [Self], dense: &DenseGrams, tile: usize, locals: &[usize]) {
         #[cfg(target_arch = "x86_64")]
         if simd::available() {
@@ -57,6 +73,16 @@ impl Counter for u8 {
 }
 
 impl Counter for u16 {
+    #[inline(always)]
+    fn at_least_mask(chunk: &[Self], at_least: u64) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        if simd::available() {
+            // SAFETY: the CPU supports AVX-512F and AVX-512BW (checked just above).
+            return unsafe { simd::at_least_u16(chunk, at_least) };
+        }
+        at_least_scalar(chunk, at_least)
+    }
+
     fn add_dense(block: &mut [Self], dense: &DenseGrams, tile: usize, locals: &[usize]) {
         #[cfg(target_arch = "x86_64")]
         if simd::available() {
@@ -70,6 +96,15 @@ impl Counter for u16 {
 
 /// Counts of over 65,535 grams do not fit the planes: one bitmap at a time.
 impl Counter for u32 {}
+
+/// `Counter::at_least_mask` without SIMD intrinsics.
+fn at_least_scalar<T: Counter>(chunk: &[T], at_least: u64) -> u64 {
+    let mut mask = 0u64;
+    for (i, c) in chunk.iter().take(64).enumerate() {
+        mask |= u64::from(c.get() >= at_least) << i;
+    }
+    mask
+}
 
 /// `Counter::add_dense` one bitmap at a time, without SIMD intrinsics.
 fn add_dense_portable<T: Counter>(
@@ -120,8 +155,9 @@ fn add_dense_by_planes<T: Counter>(
 #[cfg(target_arch = "x86_64")]
 mod simd {
     use std::arch::x86_64::{
-        __m512i, _mm512_loadu_si512, _mm512_mask_add_epi16, _mm512_mask_add_epi8,
-        _mm512_set1_epi16, _mm512_set1_epi8, _mm512_setzero_si512, _mm512_storeu_si512,
+        __m512i, _mm512_cmpge_epu16_mask, _mm512_cmpge_epu8_mask, _mm512_loadu_si512,
+        _mm512_mask_add_epi16, _mm512_mask_add_epi8, _mm512_set1_epi16, _mm512_set1_epi8,
+        _mm512_setzero_si512, _mm512_storeu_si512,
     };
 
     use super::super::dense::{DenseGrams, TILE_ROWS};
@@ -162,6 +198,46 @@ mod simd {
             // SAFETY: as in `load`.
             unsafe { _mm512_storeu_si512(base.add(j), *a) };
         }
+    }
+
+    /// `Counter::at_least_mask` of 64 `u8` counters: one vector compare.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F and AVX-512BW.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub unsafe fn at_least_u8(chunk: &[u8], at_least: u64) -> u64 {
+        let Ok(chunk) = <&[u8; 64]>::try_from(chunk) else {
+            return super::at_least_scalar(chunk, at_least);
+        };
+        let Ok(bound) = u8::try_from(at_least) else {
+            return 0;
+        };
+        // SAFETY: `chunk` holds exactly 64 bytes.
+        let v = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast::<__m512i>()) };
+        _mm512_cmpge_epu8_mask(v, _mm512_set1_epi8(bound as i8))
+    }
+
+    /// `Counter::at_least_mask` of 64 `u16` counters: two vector compares.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F and AVX-512BW.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub unsafe fn at_least_u16(chunk: &[u16], at_least: u64) -> u64 {
+        let Ok(chunk) = <&[u16; 64]>::try_from(chunk) else {
+            return super::at_least_scalar(chunk, at_least);
+        };
+        let Ok(bound) = u16::try_from(at_least) else {
+            return 0;
+        };
+        let bound = _mm512_set1_epi16(bound as i16);
+        let base = chunk.as_ptr().cast::<__m512i>();
+        // SAFETY: `chunk` holds exactly 128 bytes, two vectors.
+        let (lo, hi) = unsafe { (_mm512_loadu_si512(base), _mm512_loadu_si512(base.add(1))) };
+        let lo = _mm512_cmpge_epu16_mask(lo, bound);
+        let hi = _mm512_cmpge_epu16_mask(hi, bound);
+        u64::from(lo) | (u64::from(hi) << 32)
     }
 
     /// Adds the dense grams `locals` of tile `tile` to 512 `u16` counters: their bit planes
@@ -347,6 +423,8 @@ impl<T: Counter> RowCounts<T> {
                         taken += 1;
                     }
                     *rows = rows.get(taken..).unwrap_or_default();
+                    // The line after the one the rest starts in: a coming window needs it.
+                    prefetch(rows.as_ptr().wrapping_add(32));
                 }
             }
         }
@@ -382,21 +460,31 @@ impl<T: Counter> RowCounts<T> {
     }
 
     /// Calls `f` with each row, ascending, whose count is at least `need()` (re-read after every
-    /// call, as the caller's best rises); whole tiles below it are skipped.
-    fn scan(&self, mut need: impl FnMut() -> u64, mut f: impl FnMut(u32)) {
+    /// call, as the caller's best rises); whole tiles below it are skipped. A tile's rows are
+    /// gathered first and `ahead` called on each, so what `f` will read can be prefetched.
+    fn scan(&self, mut need: impl FnMut() -> u64, ahead: impl Fn(u32), mut f: impl FnMut(u32)) {
+        let mut rows = [0u32; TILE_ROWS];
         for (tile, block) in self.counts.chunks(TILE_ROWS).enumerate() {
             if self.tile_max.get(tile).copied().unwrap_or(0) < need() {
                 continue;
             }
+            let at_least = need();
+            let mut found = 0;
             for (lane, chunk) in block.chunks(64).enumerate() {
-                let at_least = need();
-                let mut mask = 0u64;
-                for (i, c) in chunk.iter().enumerate() {
-                    mask |= u64::from(c.get() >= at_least) << i;
-                }
+                let mut mask = T::at_least_mask(chunk, at_least);
                 while mask != 0 {
-                    f((tile * TILE_ROWS + lane * 64) as u32 + mask.trailing_zeros());
+                    let d = (tile * TILE_ROWS + lane * 64) as u32 + mask.trailing_zeros();
+                    if let Some(slot) = rows.get_mut(found) {
+                        *slot = d;
+                        found += 1;
+                    }
+                    ahead(d);
                     mask &= mask - 1;
+                }
+            }
+            for &d in rows.get(..found).unwrap_or(&[]) {
+                if self.count(d) >= need() {
+                    f(d);
                 }
             }
         }
@@ -408,6 +496,7 @@ impl<T: Counter> RowCounts<T> {
         let size = self.size;
         self.scan(
             || min_shared(&cell.get(), size),
+            |d| side.prefetch_len(d),
             |d| {
                 stats.candidates_verified += 1;
                 let mut b = cell.get();
@@ -520,6 +609,10 @@ pub fn best_pair<T: Counter>(
     source.scan(
         || min_shared(&cell.get(), source.size),
         |d| {
+            index.src.prefetch_len(d);
+            index.tgt.prefetch_len(d);
+        },
+        |d| {
             let b = cell.get();
             if !any_empty_ref && refs.iter().all(|r| r.count(d) < min_shared(&b, r.size)) {
                 return;
@@ -548,5 +641,47 @@ mod tests {
         assert_eq!(c[5], 2);
         assert_eq!(c[63], 1);
         assert_eq!(c.iter().map(|&x| u64::from(x)).sum::<u64>(), 4);
+    }
+
+    /// The mask each kernel gives, next to the one spelled out bit by bit.
+    fn masks<T: Counter>(chunk: &[T], at_least: u64) -> (u64, u64, u64) {
+        let expected = chunk
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.get() >= at_least)
+            .fold(0u64, |m, (i, _)| m | (1 << i));
+        let fast = T::at_least_mask(chunk, at_least);
+        let portable = with_portable_kernel(|| T::at_least_mask(chunk, at_least));
+        (expected, fast, portable)
+    }
+
+    #[test]
+    fn at_least_masks_agree_with_each_counter_for_every_kernel() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..200 {
+            let c8: Vec<u8> = (0..64).map(|_| (next() % 256) as u8).collect();
+            let c16: Vec<u16> = (0..64)
+                .map(|_| (next() % 70_000).min(65_535) as u16)
+                .collect();
+            let c32: Vec<u32> = (0..64).map(|_| (next() % 200_000) as u32).collect();
+            // Bounds inside each range, at its ends, and beyond it (no counter reaches those).
+            for at_least in [0, 1, round, 255, 256, 65_535, 65_536, next() % 300_000] {
+                let (e, f, p) = masks(&c8, at_least);
+                assert_eq!((f, p), (e, e), "u8 at least {at_least}");
+                let (e, f, p) = masks(&c16, at_least);
+                assert_eq!((f, p), (e, e), "u16 at least {at_least}");
+                let (e, f, p) = masks(&c32, at_least);
+                assert_eq!((f, p), (e, e), "u32 at least {at_least}");
+            }
+        }
+        let full = [u8::MAX; 64];
+        assert_eq!(u8::at_least_mask(&full, 255), u64::MAX);
+        assert_eq!(u8::at_least_mask(&full, 256), 0);
     }
 }

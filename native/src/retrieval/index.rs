@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 
 use super::buf::Buf;
+use super::cache::prefetch;
 use super::dense::DenseGrams;
 use super::error::{internal, invalid, Result};
 use super::grams::{for_each_gram, Orders};
@@ -64,6 +65,9 @@ pub struct SideIndex {
     orders: Orders,
     /// Number of distinct grams of each row (sparse and dense).
     doc_lens: Buf<u32>,
+    /// `doc_lens` capped at 65,535: the read-off looks a row's length up in half the bytes
+    /// (u32 only for the rare rows at the cap).
+    len_floors: Vec<u16>,
     /// Document frequency of each gram.
     dfs: Buf<u32>,
     blocks: Vec<PostingsBlock>,
@@ -71,6 +75,14 @@ pub struct SideIndex {
     vocab: Vocab,
     texts: TextStore,
     empty_rows: Buf<u32>,
+}
+
+/// Each row's gram count capped at `u16::MAX` (a lower bound of it).
+fn len_floors(doc_lens: &[u32]) -> Vec<u16> {
+    doc_lens
+        .iter()
+        .map(|&n| u16::try_from(n).unwrap_or(u16::MAX))
+        .collect()
 }
 
 /// One block of rows after the first pass: postings by first-appearance id, dense grams
@@ -299,6 +311,7 @@ impl SideIndex {
             .collect();
         Ok(Self {
             orders: orders.clone(),
+            len_floors: len_floors(&doc_lens),
             doc_lens: doc_lens.into(),
             dfs: dfs.into(),
             blocks,
@@ -317,7 +330,18 @@ impl SideIndex {
     /// Number of distinct grams of row `d`.
     #[inline]
     pub fn doc_len(&self, d: u32) -> u64 {
-        self.doc_lens.get(d as usize).map_or(0, |&n| u64::from(n))
+        match self.len_floors.get(d as usize) {
+            Some(&n) if n < u16::MAX => u64::from(n),
+            _ => self.doc_lens.get(d as usize).map_or(0, |&n| u64::from(n)),
+        }
+    }
+
+    /// Asks for the cache line holding row `d`'s gram count (see `doc_len`).
+    #[inline]
+    pub fn prefetch_len(&self, d: u32) {
+        if let Some(n) = self.len_floors.get(d as usize) {
+            prefetch(n);
+        }
     }
 
     /// The postings blocks (block `b` holds rows `b·BLOCK_ROWS..`).
@@ -385,6 +409,7 @@ impl SideIndex {
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
         self.doc_lens.heap_bytes()
+            + self.len_floors.capacity() * 2
             + self.dfs.heap_bytes()
             + self.empty_rows.heap_bytes()
             + self
@@ -427,9 +452,11 @@ impl SideIndex {
                 })
             })
             .collect::<std::result::Result<Vec<_>, Problem>>()?;
+        let doc_lens: Buf<u32> = sections.take(&format!("{p}.doc_lens"))?;
         let side = Self {
             orders: orders.clone(),
-            doc_lens: sections.take(&format!("{p}.doc_lens"))?,
+            len_floors: len_floors(&doc_lens),
+            doc_lens,
             dfs: sections.take(&format!("{p}.dfs"))?,
             empty_rows: sections.take(&format!("{p}.empty_rows"))?,
             blocks,

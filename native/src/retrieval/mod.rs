@@ -5,6 +5,7 @@
 
 mod audit;
 mod buf;
+mod cache;
 mod counting;
 mod dense;
 mod error;

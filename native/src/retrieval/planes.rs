@@ -6,6 +6,7 @@
 //! inputs, each two three-input logic operations); what carries out of the fourth plane ripples
 //! into the higher planes.
 
+use super::cache::prefetch;
 use super::dense::{DenseGrams, Lanes, TILE_WORDS, ZERO};
 
 /// Bit planes kept: counts up to 2^16 − 1 (the caller adds fewer bitmaps than that).
@@ -26,20 +27,6 @@ impl Default for Planes {
             used: 0,
         }
     }
-}
-
-/// Asks for the cache line of `line` ahead of its use (bitmap lines of one tile are scattered
-/// over the tile's block, and a query's dense grams are read once per tile).
-#[inline(always)]
-fn prefetch(line: &Lanes) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: SSE is part of every x86_64 CPU, and a prefetch never faults.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast::<i8>()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = line;
 }
 
 /// Sum and carry of three bit vectors.

@@ -35,18 +35,22 @@ impl<'t> Query<'t> {
     ) -> Result<Self> {
         // Known grams are deduplicated by id (cheap integer sort, first occurrence kept);
         // only the unknown ones, usually few, are deduplicated by their text.
-        let vocab = side.vocab();
-        let mut known: Vec<(u32, (u32, u32))> = Vec::new();
+        let mut grams: Vec<&'t str> = Vec::new();
+        let mut spans: Vec<(u32, u32)> = Vec::new();
+        for_each_gram_at(text, orders, &mut scratch.bounds, |g, start, end| {
+            grams.push(g);
+            spans.push((start as u32, end as u32));
+        });
+        let mut ids = Vec::with_capacity(grams.len());
+        side.vocab().get_each(&grams, &mut ids);
+        let mut known: Vec<(u32, (u32, u32))> = Vec::with_capacity(grams.len());
         let mut unknown: Vec<&'t str> = Vec::new();
-        for_each_gram_at(
-            text,
-            orders,
-            &mut scratch.bounds,
-            |g, start, end| match vocab.get(g) {
-                Some(id) => known.push((id, (start as u32, end as u32))),
+        for ((g, id), span) in grams.into_iter().zip(ids).zip(spans) {
+            match id {
+                Some(id) => known.push((id, span)),
                 None => unknown.push(g),
-            },
-        );
+            }
+        }
         known.sort_unstable();
         known.dedup_by_key(|k| k.0);
         unknown.sort_unstable();

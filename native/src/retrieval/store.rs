@@ -5,6 +5,7 @@
 //! tables are flat, so a stored index maps them as they are (see `persist.rs`).
 
 use super::buf::{Buf, Plain};
+use super::cache::prefetch;
 use super::grams::{hash_bytes, hash_pair};
 use super::persist::{bad, Problem, SectionsIn, SectionsOut};
 
@@ -267,15 +268,9 @@ impl VocabBuilder {
     /// Prefetches the table slot of a short gram's `key` (0: nothing to do).
     #[inline(always)]
     pub fn prefetch(&self, key: u64) {
-        #[cfg(target_arch = "x86_64")]
         if key != 0 {
             if let Some(s) = self.short.get(home(key, self.short.len())) {
-                // SAFETY: a prefetch is only a hint; the address is that of a live slot.
-                unsafe {
-                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                        (s as *const Slot).cast::<i8>(),
-                    );
-                }
+                prefetch(s);
             }
         }
     }
@@ -389,6 +384,28 @@ impl Vocab {
             .long_table
             .find(hash_bytes(bytes), |k| self.long.get(k) == bytes)?;
         self.long_ids.get(k as usize).copied()
+    }
+
+    /// The id of each of `grams` (None when absent) into `ids`, the table slots asked for a few
+    /// grams ahead of their lookup (a query's lookups are scattered over a large table).
+    pub fn get_each(&self, grams: &[&str], ids: &mut Vec<Option<u32>>) {
+        const AHEAD: usize = 16;
+        let homes: Vec<Option<usize>> = grams
+            .iter()
+            .map(|g| short_key(g.as_bytes()).map(|key| home(key, self.short.len())))
+            .collect();
+        ids.clear();
+        for (i, &gram) in grams.iter().enumerate() {
+            if let Some(s) = homes
+                .get(i + AHEAD)
+                .copied()
+                .flatten()
+                .and_then(|h| self.short.get(h))
+            {
+                prefetch(s);
+            }
+            ids.push(self.get(gram));
+        }
     }
 
     /// Number of grams.
@@ -602,6 +619,16 @@ mod tests {
         assert_eq!(v.get("another long one"), None);
         assert_eq!(short_key(b""), None);
         assert_ne!(short_key(b"a"), short_key(b"a\0"));
+        // Looked up together (past the prefetch distance), each gram gets its own id.
+        let mut batch: Vec<String> = (0..5000u32).rev().map(|i| format!("{i:06}")).collect();
+        batch.extend(["abc", "ab", "a longer gram", "another long one", "x"].map(String::from));
+        let batch: Vec<&str> = batch.iter().map(String::as_str).collect();
+        let mut ids = vec![Some(7)];
+        v.get_each(&batch, &mut ids);
+        let one_by_one: Vec<Option<u32>> = batch.iter().map(|g| v.get(g)).collect();
+        assert_eq!(ids, one_by_one);
+        assert_eq!(ids.first(), Some(&Some(5003)));
+        assert_eq!(ids.get(5000..), Some(&[Some(0), None, Some(2), None, Some(3)][..]));
     }
 
     #[test]
