@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import duckdb
 from click.testing import CliRunner
@@ -17,6 +20,20 @@ def test_version_flag():
     result = CliRunner().invoke(main, ["--version"])
     assert result.exit_code == 0
     assert result.output.strip() == f"tame-wh, version {__version__}"
+
+
+def test_the_command_line_keeps_blas_to_one_thread_unless_told_otherwise():
+    def blas_threads(environment: dict[str, str]) -> str:
+        code = "import cli, os, numpy; print(os.environ['OPENBLAS_NUM_THREADS'])"
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=environment, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    assert blas_threads(environment) == "1"
+    assert blas_threads({**environment, "OPENBLAS_NUM_THREADS": "3"}) == "3"
 
 
 def test_init_creates_then_reports_up_to_date(run_cli, db_path):

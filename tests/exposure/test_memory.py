@@ -20,6 +20,7 @@ from warehouse.exposure.memory import (
     current_rss,
     index_budget,
     parse_size,
+    release_cached_blocks,
     shard_size,
 )
 from warehouse.exposure.shards import ShardedIndex
@@ -147,3 +148,22 @@ def test_without_storing_the_shards_live_in_a_temporary_directory(con, monkeypat
     assert not scratch.exists()
     rows, _, _ = _audit(con, store_index=False, memory_limit=2**30)
     assert rows == reference and stored.list_stored_indexes(con) == []
+
+
+def test_cached_table_blocks_are_released_and_the_limit_restored(tmp_path):
+    con = open_warehouse(tmp_path / "wh.duckdb")
+    con.execute("CREATE TABLE texts AS SELECT repeat(i::VARCHAR, 50) AS t FROM range(200000) r(i)")
+    con.execute("CHECKPOINT")
+    con.execute("SET memory_limit = '3GiB'")
+    con.execute("SELECT t FROM texts").to_arrow_table()
+
+    def cached() -> int:
+        rows = con.execute(
+            "SELECT memory_usage_bytes FROM duckdb_memory() WHERE tag = 'BASE_TABLE'"
+        ).fetchall()
+        return int(rows[0][0])
+
+    assert cached() > 8 * 2**20
+    release_cached_blocks(con)
+    assert cached() <= 2**20  # down to the moment's limit
+    assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == "3.0 GiB"

@@ -122,6 +122,13 @@ def shard_size(budget: int, rows: int, text_bytes: int) -> ShardSize:
     return ShardSize(fit, int(fit * per_row_build), int(fit * per_row_index))
 
 
+def release_cached_blocks(con: duckdb.DuckDBPyConnection) -> None:
+    """Return the table blocks DuckDB keeps cached after a scan (the training texts, read once
+    for an index build) to the system: its memory limit is lowered to 1 MiB for a moment."""
+    with contextlib.suppress(duckdb.Error), duckdb_memory(con, 2**20):
+        pass
+
+
 @contextlib.contextmanager
 def duckdb_memory(con: duckdb.DuckDBPyConnection, limit: int) -> Iterator[None]:
     """Run the block with DuckDB's memory limit set to `limit` bytes (restored afterwards)."""

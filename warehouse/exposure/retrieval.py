@@ -170,16 +170,35 @@ def build_index(
         raise ValueError(
             f"sources and targets must have the same length, got {len(sources)} and {len(targets)}"
         )
-    # The texts travel as two UTF-8 strings (a Python string of text with characters beyond
-    # Latin-1 takes 2 or 4 bytes per character, and one more copy once handed over as UTF-8);
-    # the native side splits rows and collapses whitespace.
-    return native.RetrievalIndex.from_joined(
-        normalize_joined(sources, config).encode(),
-        normalize_joined(targets, config).encode(),
+    return index_of_normalized(
+        normalized_utf8(sources, config),
+        normalized_utf8(targets, config),
         len(sources),
-        list(orders),
+        orders,
         threads=threads,
         dense_min_df=dense_min_df,
+    )
+
+
+def normalized_utf8(texts: Texts, config: NormalizationConfig = DEFAULT_CONFIG) -> bytes:
+    """The texts normalised and joined by newlines (`normalize_joined`), as UTF-8."""
+    # The texts travel as one UTF-8 string per side (a Python string of text with characters
+    # beyond Latin-1 takes 2 or 4 bytes per character, and one more copy once handed over);
+    # the native side splits rows and collapses whitespace.
+    return normalize_joined(texts, config).encode()
+
+
+def index_of_normalized(
+    sources: bytes,
+    targets: bytes,
+    rows: int,
+    orders: Sequence[int] = DEFAULT_ORDERS,
+    threads: int | None = None,
+    dense_min_df: int | None = None,
+) -> RetrievalIndex:
+    """A `RetrievalIndex` over `rows` aligned training texts given as `normalized_utf8`."""
+    return native.RetrievalIndex.from_joined(
+        sources, targets, rows, list(orders), threads=threads, dense_min_df=dense_min_df
     )
 
 

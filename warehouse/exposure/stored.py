@@ -30,8 +30,13 @@ import duckdb
 from warehouse import __version__
 from warehouse.errors import UsageError
 from warehouse.exposure.config import AuditConfig
-from warehouse.exposure.memory import index_budget, shard_size, size_text
-from warehouse.exposure.retrieval import RetrievalIndex, SearchIndex, build_index
+from warehouse.exposure.memory import index_budget, release_cached_blocks, shard_size, size_text
+from warehouse.exposure.retrieval import (
+    RetrievalIndex,
+    SearchIndex,
+    index_of_normalized,
+    normalized_utf8,
+)
 from warehouse.exposure.shards import ShardedIndex, ShardPart
 from warehouse.native import native
 from warehouse.store.corpora import (
@@ -183,7 +188,14 @@ def build_shard(
     """Build the in-memory index of one shard's rows (the whole corpus for an unsharded plan)."""
     rows = None if shard.number is None else (shard.start, shard.stop)
     sources, targets = training_columns(con, train.corpus_id, rows)
-    return build_index(sources, targets, config.orders, config.normalization, threads)
+    release_cached_blocks(con)
+    # Each side's column is dropped once normalised, so neither is held while the index builds.
+    count = len(sources)
+    source_text = normalized_utf8(sources, config.normalization)
+    del sources
+    target_text = normalized_utf8(targets, config.normalization)
+    del targets
+    return index_of_normalized(source_text, target_text, count, config.orders, threads)
 
 
 def save_shard(
