@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import unicodedata
 from typing import Any
 
 import pytest
@@ -129,6 +130,25 @@ def test_exact_audit_equals_brute_force(data, orders, config, dense_min_df):
 @given(st.lists(st.one_of(texts, st.text(max_size=6)), max_size=8), configs)
 def test_normalize_many_equals_normalizing_each_text(batch, config):
     assert normalize_many(batch, config) == [normalize(t, config) for t in batch]
+
+
+# Lines of mostly NFKC-stable text with characters NFKC rewrites (ellipsis, fractions,
+# no-break space, a ligature, full-width letters) and sequences that compose (e + combining
+# acute, Hangul jamo), so a batch runs past one normalisation run and some lines need rewriting.
+LINE_PIECES = ["a", "b", " ", "é", "e\u0301", "\u0301", "\u1100\u1161", "\u11a8", "\u2026"]
+line_text = st.lists(
+    st.sampled_from([*LINE_PIECES, "\u00bd", "\u00a0", "\ufb01", "\uff21"]),
+    min_size=20,
+    max_size=80,
+).map("".join)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(line_text, min_size=60, max_size=200))
+def test_normalizing_a_long_batch_equals_nfkc_of_each_text(batch):
+    # The oracle is the standard library's NFKC applied text by text.
+    want = [" ".join(unicodedata.normalize("NFKC", t).split()) for t in batch]
+    assert normalize_many(batch) == want
 
 
 def test_normalize_many_keeps_texts_with_newlines_apart():
