@@ -44,55 +44,42 @@ pub trait Counter:
     fn at_least_mask(chunk: &[Self], at_least: u64) -> u64 {
         at_least_scalar(chunk, at_least)
     }
+
     /// Adds each dense gram's bitmap of tile `tile` to the tile's 512 counters.
     fn add_dense(block: &mut [Self], dense: &DenseGrams, tile: usize, locals: &[usize]) {
         add_dense_portable(block, dense, tile, locals);
     }
 }
 
-impl Counter for u8 {
-    #[inline(always)]
-    fn at_least_mask(chunk: &[Self], at_least: u64) -> u64 {
-        #[cfg(target_arch = "x86_64")]
-        if simd::available() {
-            // SAFETY: the CPU supports AVX-512F and AVX-512BW (checked just above).
-            return unsafe { simd::at_least_u8(chunk, at_least) };
-        }
-        at_least_scalar(chunk, at_least)
-    }
+/// `Counter` for a width with AVX-512 kernels (`at_least`, `add_dense`), portable otherwise.
+macro_rules! simd_counter {
+    ($t:ty, $at_least:ident, $add_dense:ident) => {
+        impl Counter for $t {
+            #[inline(always)]
+            fn at_least_mask(chunk: &[Self], at_least: u64) -> u64 {
+                #[cfg(target_arch = "x86_64")]
+                if simd::available() {
+                    // SAFETY: the CPU supports AVX-512F and AVX-512BW (checked just above).
+                    return unsafe { simd::$at_least(chunk, at_least) };
+                }
+                at_least_scalar(chunk, at_least)
+            }
 
-    fn add_dense(block: &mut [Self], dense: &DenseGrams, tile: usize, locals: &[usize]) {
-        #[cfg(target_arch = "x86_64")]
-        if simd::available() {
-            // SAFETY: the CPU supports AVX-512F and AVX-512BW (checked just above).
-            unsafe { simd::add_dense_u8(block, dense, tile, locals) };
-            return;
+            fn add_dense(block: &mut [Self], dense: &DenseGrams, tile: usize, locals: &[usize]) {
+                #[cfg(target_arch = "x86_64")]
+                if simd::available() {
+                    // SAFETY: the CPU supports AVX-512F and AVX-512BW (checked just above).
+                    unsafe { simd::$add_dense(block, dense, tile, locals) };
+                    return;
+                }
+                add_dense_by_planes(block, dense, tile, locals);
+            }
         }
-        add_dense_by_planes(block, dense, tile, locals);
-    }
+    };
 }
 
-impl Counter for u16 {
-    #[inline(always)]
-    fn at_least_mask(chunk: &[Self], at_least: u64) -> u64 {
-        #[cfg(target_arch = "x86_64")]
-        if simd::available() {
-            // SAFETY: the CPU supports AVX-512F and AVX-512BW (checked just above).
-            return unsafe { simd::at_least_u16(chunk, at_least) };
-        }
-        at_least_scalar(chunk, at_least)
-    }
-
-    fn add_dense(block: &mut [Self], dense: &DenseGrams, tile: usize, locals: &[usize]) {
-        #[cfg(target_arch = "x86_64")]
-        if simd::available() {
-            // SAFETY: the CPU supports AVX-512F and AVX-512BW (checked just above).
-            unsafe { simd::add_dense_u16(block, dense, tile, locals) };
-            return;
-        }
-        add_dense_by_planes(block, dense, tile, locals);
-    }
-}
+simd_counter!(u8, at_least_u8, add_dense_u8);
+simd_counter!(u16, at_least_u16, add_dense_u16);
 
 /// Counts of over 65,535 grams do not fit the planes: one bitmap at a time.
 impl Counter for u32 {}

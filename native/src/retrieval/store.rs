@@ -628,7 +628,10 @@ mod tests {
         let one_by_one: Vec<Option<u32>> = batch.iter().map(|g| v.get(g)).collect();
         assert_eq!(ids, one_by_one);
         assert_eq!(ids.first(), Some(&Some(5003)));
-        assert_eq!(ids.get(5000..), Some(&[Some(0), None, Some(2), None, Some(3)][..]));
+        assert_eq!(
+            ids.get(5000..),
+            Some(&[Some(0), None, Some(2), None, Some(3)][..])
+        );
     }
 
     #[test]
