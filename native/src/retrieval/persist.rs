@@ -48,7 +48,7 @@ use super::grams::{hash_bytes, hash_pair};
 use super::index::TrainingIndex;
 
 /// Version of the file layout; part of every stored index's key.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 const MAGIC: [u8; 8] = *b"TAMEWHIX";
 const BYTE_ORDER: u32 = 0x0102_0304;
@@ -811,7 +811,8 @@ mod tests {
                 "dense.cols:64",
                 "dense.df:4",
                 "vocab.len:8",
-                "vocab.short:16",
+                "vocab.slots:4",
+                "vocab.keys:8",
                 "vocab.long.bytes:1",
                 "vocab.long.ends:8",
                 "vocab.long_ids:4",
@@ -827,6 +828,6 @@ mod tests {
         want.extend(side("tgt"));
         want.push("pairs.first:8".to_owned());
         assert_eq!(got, want, "the stored layout changed: bump FORMAT_VERSION");
-        assert_eq!(FORMAT_VERSION, 2);
+        assert_eq!(FORMAT_VERSION, 3);
     }
 }

@@ -4,7 +4,7 @@
 //! row order and maps each distinct text to the lowest row holding it. Their arrays and hash
 //! tables are flat, so a stored index maps them as they are (see `persist.rs`).
 
-use super::buf::{Buf, Plain};
+use super::buf::Buf;
 use super::cache::prefetch;
 use super::grams::{hash_bytes, hash_pair};
 use super::persist::{bad, Problem, SectionsIn, SectionsOut};
@@ -178,19 +178,14 @@ pub fn short_key(gram: &[u8]) -> Option<u64> {
     Some(u64::from_le_bytes(word) | ((len as u64) << 56))
 }
 
-/// One slot of the short-gram table: key (0 = empty), id, and (while building) the last row
-/// that met the gram.
+/// One slot of the short-gram table while building: key (0 = empty), id, and the last row that
+/// met the gram.
 #[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct Slot {
+struct Slot {
     key: u64,
     id: u32,
     tag: u32,
 }
-
-// SAFETY: `Slot` is `repr(C)` with fields of 8, 4 and 4 bytes: 16 bytes, no padding, and any
-// bit pattern is a valid value.
-unsafe impl Plain for Slot {}
 
 /// The home slot of `key` in a table of `slots` slots (a power of two).
 #[inline(always)]
@@ -233,13 +228,17 @@ fn rehash(slots: &[Slot], len: usize, num: usize, den: usize) -> Vec<Slot> {
     out
 }
 
-/// The gram vocabulary: distinct grams with dense ids. Grams of up to 7 bytes live in an
-/// open-addressing table keyed by their bytes (a lookup reads one cache line); longer ones (rare:
-/// five code points of which several take two bytes or more) in a byte arena with a hash table.
-/// Every array is flat, so a stored index maps them as they are.
+/// The gram vocabulary: distinct grams with dense ids. Grams of up to 7 bytes are found through
+/// an open-addressing table of ids (4 bytes a slot, at most half full) keyed by their bytes, each
+/// id's key kept once beside it; longer ones (rare: five code points of which several take two
+/// bytes or more) in a byte arena with a hash table. Every array is flat, so a stored index maps
+/// them as they are.
 #[derive(Debug, Default)]
 pub struct Vocab {
-    short: Buf<Slot>,
+    /// Id + 1 of the short gram whose probe passes here (0: empty).
+    slots: Buf<u32>,
+    /// Each id's short key (0 for a long gram).
+    keys: Buf<u64>,
     long: Arena,
     long_ids: Buf<u32>,
     long_table: IdTable,
@@ -333,10 +332,27 @@ impl VocabBuilder {
     }
 
     /// The finished vocabulary: the short table at most half full (a query gram missing from
-    /// the training side then ends its probe within a few slots), without row tags.
+    /// the training side then ends its probe within a few slots), holding ids only.
     pub fn finish(self) -> Vocab {
-        let mut short = rehash(&self.short, self.short_len, 1, 2);
-        short.iter_mut().for_each(|s| s.tag = 0);
+        let mut size = 16usize;
+        while size < 2 * self.short_len {
+            size *= 2;
+        }
+        let mask = size - 1;
+        let mut slots = vec![0u32; size];
+        let mut keys = vec![0u64; self.len as usize];
+        for s in self.short.iter().filter(|s| s.key != 0) {
+            // Keys are distinct: a gram goes to the first empty slot of its probe.
+            let mut i = home(s.key, size);
+            while slots.get(i).is_some_and(|&v| v != 0) {
+                i = (i + 1) & mask;
+            }
+            if let (Some(slot), Some(key)) = (slots.get_mut(i), keys.get_mut(s.id as usize)) {
+                *slot = s.id.wrapping_add(1);
+                *key = s.key;
+            }
+        }
+        drop(self.short);
         let mut table = IdTableBuilder::with_capacity(self.long_ids.len());
         for k in 0..self.long_ids.len() as u32 {
             table.insert_unique(
@@ -345,7 +361,8 @@ impl VocabBuilder {
             );
         }
         Vocab {
-            short: short.into(),
+            slots: slots.into(),
+            keys: keys.into(),
             long: Arena::new(self.long_bytes, self.long_ends),
             long_ids: self.long_ids.into(),
             long_table: table.finish(),
@@ -374,11 +391,7 @@ impl Vocab {
     pub fn get(&self, gram: &str) -> Option<u32> {
         let bytes = gram.as_bytes();
         if let Some(key) = short_key(bytes) {
-            return self
-                .short
-                .get(find_slot(&self.short, key))
-                .filter(|s| s.key == key)
-                .map(|s| s.id);
+            return self.find_short(key);
         }
         let k = self
             .long_table
@@ -386,25 +399,53 @@ impl Vocab {
         self.long_ids.get(k as usize).copied()
     }
 
-    /// The id of each of `grams` (None when absent) into `ids`, the table slots asked for a few
-    /// grams ahead of their lookup (a query's lookups are scattered over a large table).
+    /// The id of the short gram with key `key` (linear probing; the table always has an empty
+    /// slot, so a probe ends).
+    #[inline(always)]
+    fn find_short(&self, key: u64) -> Option<u32> {
+        let mask = self.slots.len().checked_sub(1)?;
+        let mut i = home(key, self.slots.len());
+        for _ in 0..self.slots.len() {
+            let id = self.slots.get(i)?.checked_sub(1)?;
+            if self.keys.get(id as usize) == Some(&key) {
+                return Some(id);
+            }
+            i = (i + 1) & mask;
+        }
+        None
+    }
+
+    /// The id of each of `grams` (None when absent) into `ids`. A query's lookups are scattered
+    /// over large tables, so each is asked for ahead: the slot 16 grams ahead, the key of the id
+    /// found there 8 grams ahead.
     pub fn get_each(&self, grams: &[&str], ids: &mut Vec<Option<u32>>) {
         const AHEAD: usize = 16;
-        let homes: Vec<Option<usize>> = grams
+        let keyed: Vec<Option<(u64, usize)>> = grams
             .iter()
-            .map(|g| short_key(g.as_bytes()).map(|key| home(key, self.short.len())))
+            .map(|g| short_key(g.as_bytes()).map(|key| (key, home(key, self.slots.len()))))
             .collect();
-        ids.clear();
-        for (i, &gram) in grams.iter().enumerate() {
-            if let Some(s) = homes
-                .get(i + AHEAD)
+        let slot_at = |i: usize| {
+            keyed
+                .get(i)
                 .copied()
                 .flatten()
-                .and_then(|h| self.short.get(h))
-            {
-                prefetch(s);
+                .and_then(|(_, h)| self.slots.get(h))
+        };
+        ids.clear();
+        for (i, &gram) in grams.iter().enumerate() {
+            if let Some(slot) = slot_at(i + AHEAD) {
+                prefetch(slot);
             }
-            ids.push(self.get(gram));
+            if let Some(key) = slot_at(i + AHEAD / 2)
+                .and_then(|&s| s.checked_sub(1))
+                .and_then(|id| self.keys.get(id as usize))
+            {
+                prefetch(key);
+            }
+            ids.push(match keyed.get(i).copied().flatten() {
+                Some((key, _)) => self.find_short(key),
+                None => self.get(gram),
+            });
         }
     }
 
@@ -415,7 +456,8 @@ impl Vocab {
 
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.short.heap_bytes()
+        self.slots.heap_bytes()
+            + self.keys.heap_bytes()
             + self.long.heap_bytes()
             + self.long_ids.heap_bytes()
             + self.long_table.heap_bytes()
@@ -424,7 +466,8 @@ impl Vocab {
     /// The arrays to store (see `persist.rs`).
     pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>, prefix: &str) {
         out.put_u64s(format!("{prefix}.len"), &[self.len as u64]);
-        out.put(format!("{prefix}.short"), &self.short);
+        out.put(format!("{prefix}.slots"), &self.slots);
+        out.put(format!("{prefix}.keys"), &self.keys);
         self.long.to_sections(out, &format!("{prefix}.long"));
         out.put(format!("{prefix}.long_ids"), &self.long_ids);
         out.put(format!("{prefix}.long_table"), &self.long_table.slots);
@@ -433,24 +476,27 @@ impl Vocab {
     /// The vocabulary from stored arrays, with the checks that keep every lookup in range.
     pub fn from_sections(sections: &SectionsIn, prefix: &str) -> Result<Self, Problem> {
         let [len] = sections.u64s(&format!("{prefix}.len"))?;
-        let short: Buf<Slot> = sections.take(&format!("{prefix}.short"))?;
+        let slots: Buf<u32> = sections.take(&format!("{prefix}.slots"))?;
+        let keys: Buf<u64> = sections.take(&format!("{prefix}.keys"))?;
         let long = Arena::from_sections(sections, &format!("{prefix}.long"))?;
         let long_ids: Buf<u32> = sections.take(&format!("{prefix}.long_ids"))?;
         let long_table =
             IdTable::from_sections(sections, &format!("{prefix}.long_table"), long.len())?;
         let len = usize::try_from(len).map_err(|_| bad(format!("{prefix}: gram count")))?;
-        let used = short.iter().filter(|s| s.key != 0).count();
-        let shaped = short.len().is_power_of_two()
-            && used * 2 <= short.len()
+        let used = slots.iter().filter(|&&s| s != 0).count();
+        let shaped = slots.len().is_power_of_two()
+            && used * 2 <= slots.len()
+            && keys.len() == len
             && long_ids.len() == long.len()
             && used + long.len() == len
-            && short.iter().all(|s| s.key == 0 || (s.id as usize) < len)
+            && slots.iter().all(|&s| (s as usize) <= len)
             && long_ids.iter().all(|&id| (id as usize) < len);
         if !shaped {
             return Err(bad(format!("{prefix}: arrays of inconsistent lengths")));
         }
         Ok(Self {
-            short,
+            slots,
+            keys,
             long,
             long_ids,
             long_table,
@@ -632,6 +678,9 @@ mod tests {
             ids.get(5000..),
             Some(&[Some(0), None, Some(2), None, Some(3)][..])
         );
+        // The finished short table holds ids only (4 bytes a slot, at most half full), each
+        // key kept once: well under 24 bytes a gram (16-byte slots would take over 50).
+        assert!(v.heap_bytes() < 5004 * 24, "{} bytes", v.heap_bytes());
     }
 
     #[test]
