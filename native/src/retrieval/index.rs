@@ -514,6 +514,7 @@ impl TrainingIndex {
         let min_df = dense_threshold(sources.len(), dense_min_df);
         // What the caller freed before (e.g. normalising the texts) goes back to the system
         // first, so the build's peak does not stack on it.
+        hand_back_large_buffers();
         release_free_memory();
         // Both sides at once (interning a side is sequential); what the builds free goes back
         // to the system afterwards.
@@ -577,28 +578,36 @@ impl TrainingIndex {
 }
 
 /// Returns the allocator's freed memory to the system (glibc keeps it otherwise, and a build
-/// frees a lot of short-lived buffers), and from then on hands large buffers back as soon as they
-/// are freed (glibc otherwise raises that size, up to 32 MiB, each time one is freed, and keeps
-/// what is freed below it).
+/// frees a lot of short-lived buffers).
 fn release_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         extern "C" {
             fn malloc_trim(pad: usize) -> i32;
+        }
+        // SAFETY: glibc's malloc_trim only releases free heap pages; it has no preconditions.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
+}
+
+/// From the first build on, large buffers go back to the system as soon as they are freed:
+/// glibc's threshold for them stays at its initial 128 KiB (glibc otherwise raises it, up to
+/// 32 MiB, each time one is freed, and keeps what is freed below it).
+fn hand_back_large_buffers() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
             fn mallopt(param: i32, value: i32) -> i32;
         }
         /// glibc's `M_MMAP_THRESHOLD`, and its initial value.
         const M_MMAP_THRESHOLD: i32 = -3;
         const LARGE: i32 = 128 * 1024;
         static FIXED: std::sync::Once = std::sync::Once::new();
-        // SAFETY: mallopt only changes a glibc allocator setting and malloc_trim only releases
-        // free heap pages; neither has preconditions.
+        // SAFETY: mallopt only changes a glibc allocator setting; it has no preconditions.
         FIXED.call_once(|| unsafe {
             mallopt(M_MMAP_THRESHOLD, LARGE);
         });
-        // SAFETY: as above.
-        unsafe {
-            malloc_trim(0);
-        }
     }
 }
