@@ -13,7 +13,7 @@ import duckdb
 
 from warehouse import __version__
 from warehouse.errors import SchemaError
-from warehouse.stats.resample import MAX_RESAMPLES
+from warehouse.stats.limits import MAX_RESAMPLES
 from warehouse.store.address import Address, is_lake
 from warehouse.store.connection import (
     DEFAULT_LOCK_TIMEOUT,

@@ -26,7 +26,7 @@ def _profile(texts: Sequence[str]) -> Counter[str]:
     grams: Counter[str] = Counter()
     for text in sample:
         padded = f" {text.lower()} "
-        grams.update(padded[i : i + 3] for i in range(len(padded) - 2))
+        grams.update(map("".join, zip(padded, padded[1:], padded[2:], strict=False)))
     return grams
 
 

@@ -30,14 +30,12 @@ from warehouse.metrics.scores import (
 )
 from warehouse.native import native
 from warehouse.stats.arrays import RunArrays
+from warehouse.stats.limits import MAX_RESAMPLES
 from warehouse.store.settings import read_settings
 
 DEFAULT_N_BOOTSTRAP = 1000
 DEFAULT_ALPHA = 0.05
 DEFAULT_SEED = 12345
-# The most bootstrap resamples / randomisation trials accepted, from an option or a settings row
-# (100 times the default; more would run for hours without changing any reported digit).
-MAX_RESAMPLES = 100_000
 
 _BLOCK_INDICES = 1 << 22  # resample indices held at once (32 MiB)
 

@@ -142,13 +142,15 @@ fn add_dense_by_planes<T: Counter>(
 #[cfg(target_arch = "x86_64")]
 mod simd {
     use std::arch::x86_64::{
-        __m512i, _mm512_cmpge_epu16_mask, _mm512_cmpge_epu8_mask, _mm512_loadu_si512,
-        _mm512_mask_add_epi16, _mm512_mask_add_epi8, _mm512_set1_epi16, _mm512_set1_epi8,
-        _mm512_setzero_si512, _mm512_storeu_si512,
+        __m512i, _mm512_and_si512, _mm512_cmpge_epu16_mask, _mm512_cmpge_epu8_mask,
+        _mm512_load_si512, _mm512_loadu_si512, _mm512_mask_add_epi16, _mm512_mask_add_epi8,
+        _mm512_set1_epi16, _mm512_set1_epi8, _mm512_setzero_si512, _mm512_storeu_si512,
+        _mm512_ternarylogic_epi64, _mm512_test_epi64_mask, _mm512_xor_si512,
     };
 
-    use super::super::dense::{DenseGrams, TILE_ROWS};
-    use super::super::planes::Planes;
+    use super::super::cache::prefetch;
+    use super::super::dense::{DenseGrams, Line, TILE_ROWS};
+    use super::super::planes::PLANES;
 
     /// Whether the AVX-512 kernel can run here (and is not switched off for tests).
     pub fn available() -> bool {
@@ -227,6 +229,99 @@ mod simd {
         u64::from(lo) | (u64::from(hi) << 32)
     }
 
+    /// Sum and carry of three bit vectors (one full adder per bit).
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn csa(a: __m512i, b: __m512i, c: __m512i) -> (__m512i, __m512i) {
+        (
+            _mm512_ternarylogic_epi64::<0x96>(a, b, c),
+            _mm512_ternarylogic_epi64::<0xE8>(a, b, c),
+        )
+    }
+
+    /// One line as a vector (lines are 64-byte aligned).
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn line(lines: &[Line], k: usize) -> __m512i {
+        match lines.get(k) {
+            // SAFETY: a `Line` is 64 bytes, aligned to 64.
+            Some(l) => unsafe { _mm512_load_si512(l.0.as_ptr().cast::<__m512i>()) },
+            None => _mm512_setzero_si512(),
+        }
+    }
+
+    /// Bit planes of tile `tile`'s counts over the dense grams `locals` (plane `j` weighs
+    /// `2^j`), and how many planes may be non-zero. Sixteen lines at a time go through a
+    /// Harley–Seal tree of full adders; the next tile's lines are fetched meanwhile.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn planes(dense: &DenseGrams, tile: usize, locals: &[usize]) -> ([__m512i; PLANES], usize) {
+        let lines = dense.tile_lines(tile);
+        let next = dense.tile_lines(tile + 1);
+        let zero = _mm512_setzero_si512();
+        let mut p = [zero; PLANES];
+        let mut used = 0;
+        // Adds `carry` at plane `from`, rippling upwards.
+        let ripple = |p: &mut [__m512i; PLANES], used: &mut usize, from: usize, mut carry| {
+            for (j, plane) in p.iter_mut().enumerate().skip(from) {
+                if _mm512_test_epi64_mask(carry, carry) == 0 {
+                    return;
+                }
+                let sum = _mm512_xor_si512(*plane, carry);
+                carry = _mm512_and_si512(*plane, carry);
+                *plane = sum;
+                *used = (*used).max(j + 1);
+            }
+        };
+        let (mut ones, mut twos, mut fours, mut eights) = (zero, zero, zero, zero);
+        let mut chunks = locals.chunks_exact(16);
+        for c in &mut chunks {
+            for &k in c {
+                if let Some(l) = next.get(k) {
+                    prefetch(l);
+                }
+            }
+            let l = |i: usize| line(lines, c.get(i).copied().unwrap_or(usize::MAX));
+            let (o, t_a) = csa(ones, l(0), l(1));
+            let (o, t_b) = csa(o, l(2), l(3));
+            let (t, f_a) = csa(twos, t_a, t_b);
+            let (o, t_a) = csa(o, l(4), l(5));
+            let (o, t_b) = csa(o, l(6), l(7));
+            let (t, f_b) = csa(t, t_a, t_b);
+            let (f, e_a) = csa(fours, f_a, f_b);
+            let (o, t_a) = csa(o, l(8), l(9));
+            let (o, t_b) = csa(o, l(10), l(11));
+            let (t, f_a) = csa(t, t_a, t_b);
+            let (o, t_a) = csa(o, l(12), l(13));
+            let (o, t_b) = csa(o, l(14), l(15));
+            let (t, f_b) = csa(t, t_a, t_b);
+            let (f, e_b) = csa(f, f_a, f_b);
+            let (e, sixteens) = csa(eights, e_a, e_b);
+            (ones, twos, fours, eights) = (o, t, f, e);
+            ripple(&mut p, &mut used, 4, sixteens);
+        }
+        let (p0, p1, p2, p3) = (ones, twos, fours, eights);
+        [p[0], p[1], p[2], p[3]] = [p0, p1, p2, p3];
+        used = used.max(4);
+        for &k in chunks.remainder() {
+            if let Some(l) = next.get(k) {
+                prefetch(l);
+            }
+            ripple(&mut p, &mut used, 0, line(lines, k));
+        }
+        (p, used)
+    }
+
+    /// A vector's eight 64-bit words.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn words(v: __m512i) -> [u64; 8] {
+        let mut out = [0u64; 8];
+        // SAFETY: `out` is 64 bytes.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast::<__m512i>(), v) };
+        out
+    }
+
     /// Adds the dense grams `locals` of tile `tile` to 512 `u16` counters: their bit planes
     /// (`planes.rs`, vectorised here), then one masked add per plane and 32 rows.
     ///
@@ -243,14 +338,14 @@ mod simd {
             super::add_dense_by_planes(block, dense, tile, locals);
             return;
         }
-        let mut planes = Planes::default();
-        planes.fill(dense, tile, locals);
+        let (planes, used) = planes(dense, tile, locals);
         // SAFETY: `block` holds at least 512 u16 = 16 vectors of 32 lanes.
         let mut acc: [__m512i; 16] = unsafe { load(block) };
-        for (j, plane) in planes.lanes().iter().enumerate().take(16) {
+        for (j, plane) in planes.iter().enumerate().take(used.min(16)) {
             let weight = _mm512_set1_epi16((1u16 << j) as i16);
+            let words = words(*plane);
             for (g, a) in acc.iter_mut().enumerate() {
-                let word = plane[g / 2];
+                let word = words[g / 2];
                 let mask = (word >> (32 * (g % 2))) as u32;
                 *a = _mm512_mask_add_epi16(*a, mask, *a, weight);
             }
@@ -275,13 +370,12 @@ mod simd {
             super::add_dense_by_planes(block, dense, tile, locals);
             return;
         }
-        let mut planes = Planes::default();
-        planes.fill(dense, tile, locals);
+        let (planes, used) = planes(dense, tile, locals);
         // SAFETY: `block` holds at least 512 u8 = 8 vectors of 64 lanes.
         let mut acc: [__m512i; 8] = unsafe { load(block) };
-        for (j, plane) in planes.lanes().iter().enumerate().take(8) {
+        for (j, plane) in planes.iter().enumerate().take(used.min(8)) {
             let weight = _mm512_set1_epi8((1u8 << j) as i8);
-            for (a, &word) in acc.iter_mut().zip(plane.iter()) {
+            for (a, &word) in acc.iter_mut().zip(words(*plane).iter()) {
                 *a = _mm512_mask_add_epi8(*a, word, *a, weight);
             }
         }
@@ -640,6 +734,55 @@ mod tests {
         let fast = T::at_least_mask(chunk, at_least);
         let portable = with_portable_kernel(|| T::at_least_mask(chunk, at_least));
         (expected, fast, portable)
+    }
+
+    /// Adds `locals` of every tile with the current kernel, from counters starting at `start`.
+    fn dense_counts<T: Counter>(dense: &DenseGrams, locals: &[usize], start: T) -> Vec<T> {
+        let mut counts = vec![start; dense.tiles() * TILE_ROWS];
+        for (tile, block) in counts.chunks_mut(TILE_ROWS).enumerate() {
+            T::add_dense(block, dense, tile, locals);
+        }
+        counts
+    }
+
+    #[test]
+    fn dense_kernels_add_each_bitmap_to_its_rows_counters() {
+        // 600 grams over three tiles; gram k covers the rows r with (7r + k) % (k % 3 + 1) == 0,
+        // so counts differ by row and reach every plane the widths hold (up to ~370).
+        let (rows, grams) = (3 * TILE_ROWS, 600usize);
+        let has = |r: usize, k: usize| (r * 7 + k).is_multiple_of(k % 3 + 1);
+        let lists: Vec<Vec<u16>> = (0..grams)
+            .map(|k| (0..rows).filter(|&r| has(r, k)).map(|r| r as u16).collect())
+            .collect();
+        let refs: Vec<&[u16]> = lists.iter().map(Vec::as_slice).collect();
+        let df = lists.iter().map(|l| l.len() as u32).collect();
+        let dense = DenseGrams::from_blocks(rows, 0, df, &[refs]).unwrap();
+        for take in [0usize, 1, 15, 16, 17, 31, 33, 200, 250, 600] {
+            let locals: Vec<usize> = (0..take).map(|k| (k * 37) % grams).collect();
+            let want = |r: usize| locals.iter().filter(|&&k| has(r, k)).count() as u64;
+            let u16s = dense_counts(&dense, &locals, 3u16);
+            let portable = with_portable_kernel(|| dense_counts(&dense, &locals, 3u16));
+            for r in 0..rows {
+                assert_eq!(u16s[r].get(), 3 + want(r), "u16, {take} grams, row {r}");
+                assert_eq!(
+                    portable[r].get(),
+                    3 + want(r),
+                    "portable u16, {take} grams, row {r}"
+                );
+            }
+            if take <= 250 {
+                let u8s = dense_counts(&dense, &locals, 5u8);
+                let portable = with_portable_kernel(|| dense_counts(&dense, &locals, 5u8));
+                for r in 0..rows {
+                    assert_eq!(u8s[r].get(), 5 + want(r), "u8, {take} grams, row {r}");
+                    assert_eq!(
+                        portable[r].get(),
+                        5 + want(r),
+                        "portable u8, {take} grams, row {r}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -176,6 +176,15 @@ impl DenseGrams {
         self.cols.get(tile * self.count + k).map_or(&ZERO, |l| &l.0)
     }
 
+    /// Tile `tile`'s line of every dense gram (`count()` lines; empty out of range).
+    #[inline]
+    pub fn tile_lines(&self, tile: usize) -> &[Line] {
+        let start = tile.saturating_mul(self.count);
+        self.cols
+            .get(start..start.saturating_add(self.count))
+            .unwrap_or(&[])
+    }
+
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
         self.cols.heap_bytes() + self.df.heap_bytes()
