@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -10,7 +11,13 @@ from hypothesis import strategies as st
 from sacrebleu.metrics import BLEU, CHRF, TER
 
 from warehouse.metrics.scores import corpus_scores
-from warehouse.metrics.surface import compute_segment_stats, signatures
+from warehouse.metrics.surface import (
+    MetricOptions,
+    compute_segment_stats,
+    metric_settings,
+    sacrebleu_signatures,
+    signatures,
+)
 
 _WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", ".", ",", "Über", "naïve", "café"]
 
@@ -140,6 +147,20 @@ def test_exact_match_strips_and_skips_errored_entries():
     )
     assert stats.exact_match == [True, True, False, None]
     assert stats.length_ratio == [5 / 3, 1.0, 0.0, None]
+
+
+@pytest.mark.parametrize("tokenize", ["13a", "intl", "char", "none", "zh"])
+def test_spelled_out_signatures_equal_sacrebleus_for_every_built_in_option(tokenize):
+    import sacrebleu
+
+    for lowercase, word_order, ter, n_refs in itertools.product(
+        (False, True), (0, 2), (False, True), (1, 3)
+    ):
+        options = MetricOptions(
+            tokenize=tokenize, lowercase=lowercase, chrf_word_order=word_order, ter=ter
+        )
+        assert signatures(n_refs, options) == sacrebleu_signatures(n_refs, options), options
+        assert metric_settings(n_refs, options)["sacrebleu"] == sacrebleu.__version__
 
 
 def test_signatures_name_reference_count_and_settings():

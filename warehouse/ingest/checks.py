@@ -32,14 +32,13 @@ def untranslated(
     hyps: Sequence[str], sources: Sequence[str], errors: Sequence[str | None]
 ) -> list[str]:
     """Many hypotheses are their source unchanged (the system copied instead of translating)."""
-    pairs = [
-        (h.strip(), s.strip())
-        for h, s, e in zip(hyps, sources, errors, strict=True)
-        if e is None and h.strip()
-    ]
-    same = sum(1 for h, s in pairs if h == s)
-    if pairs and same >= UNTRANSLATED_SHARE * len(pairs):
-        return [f"{same} of {len(pairs)} hypotheses equal their source text: untranslated output?"]
+    evaluated = same = 0
+    for hyp, source, error in zip(hyps, sources, errors, strict=True):
+        if error is None and (text := hyp.strip()):
+            evaluated += 1
+            same += text == source.strip()
+    if evaluated and same >= UNTRANSLATED_SHARE * evaluated:
+        return [f"{same} of {evaluated} hypotheses equal their source text: untranslated output?"]
     return []
 
 

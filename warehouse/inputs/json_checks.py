@@ -259,6 +259,8 @@ def field_count(obj: dict[str, Any], key: str, where: JsonPath) -> int | None:
     value = obj.get(key)
     if type(value) is int and 0 <= value <= INT64_MAX:
         return value
+    if value is None:
+        return None
     return optional_count(value, where / key)
 
 

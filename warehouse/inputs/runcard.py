@@ -150,14 +150,17 @@ def _timestamp(value: Any, where: JsonPath) -> datetime | None:
     return parsed
 
 
+# OpenAI-style nested counts: field -> (block, key within the block).
+_TOKEN_DETAILS = {
+    "reasoning_tokens": ("completion_tokens_details", "reasoning_tokens"),
+    "cached_tokens": ("prompt_tokens_details", "cached_tokens"),
+}
+
+
 def _tokens(usage: dict[str, Any], where: JsonPath) -> dict[str, int | None]:
     """Token counts of a usage or totals block (OpenAI-style `*_details` accepted)."""
     counts = {name: field_count(usage, name, where) for name in TOKEN_FIELDS}
-    details = {
-        "reasoning_tokens": ("completion_tokens_details", "reasoning_tokens"),
-        "cached_tokens": ("prompt_tokens_details", "cached_tokens"),
-    }
-    for name, (block, key) in details.items():
+    for name, (block, key) in _TOKEN_DETAILS.items():
         if counts[name] is None and isinstance(usage.get(block), dict):
             counts[name] = optional_count(usage[block].get(key), where / block / key)
     return counts

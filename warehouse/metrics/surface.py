@@ -92,8 +92,43 @@ class MetricOptions:
 DEFAULT_OPTIONS = MetricOptions()
 
 
+# Tokenizers built into sacrebleu: their signatures are spelled out here (the same text as
+# sacrebleu's `get_signature().format()`, pinned by a test for every option), so recording them
+# does not import sacrebleu; the MeCab ones name their package's version and ask sacrebleu.
+_BUILT_IN_TOKENIZERS = ("13a", "intl", "char", "none", "zh")
+
+
+def sacrebleu_version() -> str:
+    """The installed sacrebleu's version (read from its package metadata, without importing it)."""
+    from importlib.metadata import version
+
+    return version("sacrebleu")
+
+
+def _spelled_signatures(n_refs: int, options: MetricOptions) -> dict[str, str]:
+    """`signatures` for a built-in tokenizer, without sacrebleu's metric objects."""
+    tail = f"version:{sacrebleu_version()}"
+    case = "lc" if options.lowercase else "mixed"
+    out = {
+        "bleu": f"nrefs:{n_refs}|case:{case}|eff:no|tok:{options.tokenize}|smooth:exp|{tail}",
+        "chrf": (
+            f"nrefs:{n_refs}|case:{case}|eff:yes|nc:6|nw:{options.chrf_word_order}|space:no|{tail}"
+        ),
+    }
+    if options.ter:
+        out["ter"] = f"nrefs:{n_refs}|case:lc|tok:tercom|norm:no|punct:yes|asian:no|{tail}"
+    return out
+
+
 def signatures(n_refs: int, options: MetricOptions = DEFAULT_OPTIONS) -> dict[str, str]:
     """sacrebleu signatures of the stored statistics for a test set with `n_refs` references."""
+    if options.tokenize in _BUILT_IN_TOKENIZERS:
+        return _spelled_signatures(n_refs, options)
+    return sacrebleu_signatures(n_refs, options)
+
+
+def sacrebleu_signatures(n_refs: int, options: MetricOptions = DEFAULT_OPTIONS) -> dict[str, str]:
+    """`signatures` as sacrebleu's own metric objects format them."""
     out: dict[str, str] = {}
     for name, metric in options.sacrebleu_metrics().items():
         metric.num_refs = n_refs  # what sacrebleu records once it has seen the references
@@ -104,10 +139,8 @@ def signatures(n_refs: int, options: MetricOptions = DEFAULT_OPTIONS) -> dict[st
 def metric_settings(n_refs: int, options: MetricOptions = DEFAULT_OPTIONS) -> dict[str, Any]:
     """The settings that define the stored statistics (part of a run's fingerprint); the
     default options give the same document as before options existed."""
-    import sacrebleu
-
     out: dict[str, Any] = {
-        "sacrebleu": sacrebleu.__version__,
+        "sacrebleu": sacrebleu_version(),
         "signatures": signatures(n_refs, options),
     }
     if options != DEFAULT_OPTIONS:
