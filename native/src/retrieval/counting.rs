@@ -239,6 +239,26 @@ mod simd {
         )
     }
 
+    /// Adds eight lines to the planes of weight 1, 2 and 4 (seven full adders); returns those
+    /// planes and the carry of weight 8.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn add_eight(
+        ones: __m512i,
+        twos: __m512i,
+        fours: __m512i,
+        l: [__m512i; 8],
+    ) -> (__m512i, __m512i, __m512i, __m512i) {
+        let (o, t_a) = csa(ones, l[0], l[1]);
+        let (o, t_b) = csa(o, l[2], l[3]);
+        let (t, f_a) = csa(twos, t_a, t_b);
+        let (o, t_a) = csa(o, l[4], l[5]);
+        let (o, t_b) = csa(o, l[6], l[7]);
+        let (t, f_b) = csa(t, t_a, t_b);
+        let (f, eights) = csa(fours, f_a, f_b);
+        (o, t, f, eights)
+    }
+
     /// One line as a vector (lines are 64-byte aligned).
     #[inline]
     #[target_feature(enable = "avx512f")]
@@ -282,20 +302,8 @@ mod simd {
                 }
             }
             let l = |i: usize| line(lines, c.get(i).copied().unwrap_or(usize::MAX));
-            let (o, t_a) = csa(ones, l(0), l(1));
-            let (o, t_b) = csa(o, l(2), l(3));
-            let (t, f_a) = csa(twos, t_a, t_b);
-            let (o, t_a) = csa(o, l(4), l(5));
-            let (o, t_b) = csa(o, l(6), l(7));
-            let (t, f_b) = csa(t, t_a, t_b);
-            let (f, e_a) = csa(fours, f_a, f_b);
-            let (o, t_a) = csa(o, l(8), l(9));
-            let (o, t_b) = csa(o, l(10), l(11));
-            let (t, f_a) = csa(t, t_a, t_b);
-            let (o, t_a) = csa(o, l(12), l(13));
-            let (o, t_b) = csa(o, l(14), l(15));
-            let (t, f_b) = csa(t, t_a, t_b);
-            let (f, e_b) = csa(f, f_a, f_b);
+            let (o, t, f, e_a) = add_eight(ones, twos, fours, std::array::from_fn(&l));
+            let (o, t, f, e_b) = add_eight(o, t, f, std::array::from_fn(|i| l(8 + i)));
             let (e, sixteens) = csa(eights, e_a, e_b);
             (ones, twos, fours, eights) = (o, t, f, e);
             ripple(&mut p, &mut used, 4, sixteens);
@@ -784,28 +792,32 @@ mod tests {
         for take in [0usize, 1, 15, 16, 17, 31, 33, 200, 250, 600] {
             let locals: Vec<usize> = (0..take).map(|k| (k * 37) % grams).collect();
             let want = |r: usize| locals.iter().filter(|&&k| has(r, k)).count() as u64;
-            let u16s = dense_counts(&dense, &locals, 3u16);
-            let portable = with_portable_kernel(|| dense_counts(&dense, &locals, 3u16));
-            for r in 0..rows {
-                assert_eq!(u16s[r].get(), 3 + want(r), "u16, {take} grams, row {r}");
-                assert_eq!(
-                    portable[r].get(),
-                    3 + want(r),
-                    "portable u16, {take} grams, row {r}"
-                );
-            }
+            check_dense_width(&dense, &locals, 3u16, want);
             if take <= 250 {
-                let u8s = dense_counts(&dense, &locals, 5u8);
-                let portable = with_portable_kernel(|| dense_counts(&dense, &locals, 5u8));
-                for r in 0..rows {
-                    assert_eq!(u8s[r].get(), 5 + want(r), "u8, {take} grams, row {r}");
-                    assert_eq!(
-                        portable[r].get(),
-                        5 + want(r),
-                        "portable u8, {take} grams, row {r}"
-                    );
-                }
+                check_dense_width(&dense, &locals, 5u8, want);
             }
+        }
+    }
+
+    /// Both kernels' counts of `locals` from counters starting at `start` are `start + want(r)`.
+    fn check_dense_width<T: Counter + std::fmt::Debug>(
+        dense: &DenseGrams,
+        locals: &[usize],
+        start: T,
+        want: impl Fn(usize) -> u64,
+    ) {
+        let fast = dense_counts(dense, locals, start);
+        let portable = with_portable_kernel(|| dense_counts(dense, locals, start));
+        let width = std::mem::size_of::<T>() * 8;
+        for (r, (f, p)) in fast.iter().zip(&portable).enumerate() {
+            let expected = start.get() + want(r);
+            let grams = locals.len();
+            assert_eq!(f.get(), expected, "u{width}, {grams} grams, row {r}");
+            assert_eq!(
+                p.get(),
+                expected,
+                "portable u{width}, {grams} grams, row {r}"
+            );
         }
     }
 
