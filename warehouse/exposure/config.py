@@ -113,8 +113,8 @@ class AuditConfig:
         mode = self.mode
         if mode == "fast":
             mode += f"(rare:{self.rare_grams},short:{self.shortlist})"
-        settings = metric_settings(1)["signatures"]
-        bleu_tok = settings["bleu"].split("|")[3]
+        settings = metric_settings(1)
+        bleu_tok = settings["signatures"]["bleu"].split("|")[3]
         parts = [
             f"tame-wh:{__version__}",
             f"norm:{self.normalization.signature_part()}",
@@ -124,7 +124,7 @@ class AuditConfig:
             f"bins:far{self.far:g},near{self.near:g}",
             f"leak:{','.join(f'{t:g}' for t in self.leak)}",
             f"tm0:{self.tm_zero_policy}",
-            f"sacrebleu:{metric_settings(1)['sacrebleu']}({bleu_tok},chrf:nc6nw2,ter:default)",
+            f"sacrebleu:{settings['sacrebleu']}({bleu_tok},chrf:nc6nw2,ter:default)",
         ]
         return "|".join(parts)
 

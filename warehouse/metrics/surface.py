@@ -14,6 +14,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -98,6 +99,7 @@ DEFAULT_OPTIONS = MetricOptions()
 _BUILT_IN_TOKENIZERS = ("13a", "intl", "char", "none", "zh")
 
 
+@cache
 def sacrebleu_version() -> str:
     """The installed sacrebleu's version (read from its package metadata, without importing it)."""
     from importlib.metadata import version

@@ -173,7 +173,7 @@ impl DenseGrams {
     /// (all zero out of range).
     #[inline]
     pub fn tile_line(&self, tile: usize, k: usize) -> &Lanes {
-        self.cols.get(tile * self.count + k).map_or(&ZERO, |l| &l.0)
+        self.tile_lines(tile).get(k).map_or(&ZERO, |l| &l.0)
     }
 
     /// Tile `tile`'s line of every dense gram (`count()` lines; empty out of range).
