@@ -10,7 +10,12 @@ import click
 
 from cli.context import AppContext, bootstrap_options, json_option, pass_app
 from cli.output import emit_json, say, status
-from warehouse.ingest.prepare import load_test_set, prepare_from_document, prepare_from_files
+from warehouse.ingest.prepare import (
+    Warehouse,
+    load_test_set,
+    prepare_from_document,
+    prepare_from_files,
+)
 from warehouse.ingest.runs import IngestResult, PreparedRun
 from warehouse.ingest.write import stored_run_ids, write_runs
 from warehouse.metrics.surface import TOKENIZERS, MetricOptions
@@ -133,10 +138,11 @@ def ingest(
     if not reports and not (testset and hyp):
         raise click.UsageError("give JSON reports, or both --testset and --hyp")
     options = MetricOptions(tokenize, lowercase, int(chrf_word_order), not no_ter)
-    prepared = _prepare(app, reports, testset, hyp, model_slug, condition, run_card, options)
     # One read-only look at the warehouse, when it exists (released again before scoring): the
-    # bootstrap defaults from its settings, and which runs it already holds.
+    # registered test set, the bootstrap defaults from its settings, and which runs it holds.
     with app.existing_warehouse() as con:
+        source = con if con is not None else app.db
+        prepared = _prepare(source, reports, testset, hyp, model_slug, condition, run_card, options)
         ci = None if no_ci else bootstrap_settings(con, n_bootstrap_ci, ci_alpha, seed)
         stored = stored_run_ids(con, [p.run_id for p in prepared]) if con is not None else set()
     for run in prepared:
@@ -157,7 +163,7 @@ def ingest(
 
 
 def _prepare(
-    app: AppContext,
+    db: Warehouse,
     reports: tuple[Path, ...],
     testset: str | None,
     hyp: Path | None,
@@ -171,17 +177,16 @@ def _prepare(
         assert testset is not None and hyp is not None
         return [
             prepare_from_files(
-                app.db,
+                db,
                 testset=testset,
                 hyp_path=hyp,
                 model_slug=model_slug,
                 condition=condition,
                 run_card_path=run_card,
-                lock_timeout=app.lock_timeout,
                 options=options,
             )
         ]
-    registered = load_test_set(app.db, testset, app.lock_timeout) if testset else None
+    registered = load_test_set(db, testset) if testset else None
     return [
         prepare_from_document(
             path,

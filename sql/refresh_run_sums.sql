@@ -2,7 +2,7 @@
 -- run_sums and their rows in run_bin_sums for every audit of their test sets. Run after the
 -- runs' rows are written.
 
-DELETE FROM run_sums WHERE list_contains($run_ids, run_id);
+DELETE FROM run_sums WHERE run_id IN (SELECT unnest($run_ids));
 
 INSERT INTO run_sums
 WITH stats AS (
@@ -16,7 +16,7 @@ WITH stats AS (
         count(*) FILTER (WHERE exact_match) AS n_exact,
         avg(length_ratio) AS length_ratio
     FROM segment_stats
-    WHERE list_contains($run_ids, run_id)
+    WHERE run_id IN (SELECT unnest($run_ids))
     GROUP BY run_id
 ),
 entries AS (
@@ -28,7 +28,7 @@ entries AS (
         quantile_cont(latency_s, 0.5) AS median_latency,
         quantile_cont(latency_s, 0.95) AS p95_latency
     FROM hypotheses
-    WHERE list_contains($run_ids, run_id)
+    WHERE run_id IN (SELECT unnest($run_ids))
     GROUP BY run_id
 )
 SELECT s.run_id, s.n_segments, coalesce(e.n_errors, 0), s.bleu_stats, s.chrf_stats, s.ter_stats,
@@ -37,7 +37,7 @@ SELECT s.run_id, s.n_segments, coalesce(e.n_errors, 0), s.bleu_stats, s.chrf_sta
 FROM stats s
 LEFT JOIN entries e USING (run_id);
 
-DELETE FROM run_bin_sums WHERE list_contains($run_ids, run_id);
+DELETE FROM run_bin_sums WHERE run_id IN (SELECT unnest($run_ids));
 
 INSERT INTO run_bin_sums
 SELECT
@@ -55,5 +55,5 @@ JOIN runs r ON r.run_id = st.run_id
 JOIN audits a ON a.test_corpus_id = r.test_corpus_id
 JOIN exposures e ON e.audit_id = a.audit_id AND e.seg_idx = st.seg_idx
 JOIN tm_segment_stats tm ON tm.audit_id = e.audit_id AND tm.seg_idx = e.seg_idx
-WHERE list_contains($run_ids, st.run_id)
+WHERE st.run_id IN (SELECT unnest($run_ids))
 GROUP BY GROUPING SETS ((st.run_id, e.audit_id, e.bin), (st.run_id, e.audit_id));

@@ -51,8 +51,13 @@ def audit(out: Path, train: str, testset: str, stop: Path) -> None:
             log.flush()
 
 
+# Readers poll like a dashboard: at full speed two of them would take most of the machine's two
+# cores from the writers whose lock-holding turns they watch, and the run would mostly measure that.
+POLL_SECONDS = 2.0
+
+
 def read(out: Path, stop: Path) -> None:
-    """Loop over the leaderboard and a query until `stop` exists; log every partial run seen."""
+    """Poll the leaderboard and a query until `stop` exists; log every partial run seen."""
     with out.open("w", encoding="utf-8") as log:
         while not stop.exists():
             code, text = _invoke("leaderboard", "--json")
@@ -62,7 +67,7 @@ def read(out: Path, stop: Path) -> None:
             partial = json.loads(text) if code == 0 else None
             log.write(json.dumps({"what": "query", "code": code, "partial": partial}) + "\n")
             log.flush()
-            time.sleep(0.05)
+            time.sleep(POLL_SECONDS)
 
 
 if __name__ == "__main__":

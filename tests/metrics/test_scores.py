@@ -3,6 +3,8 @@ and to the SQL macros the views use."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import duckdb
 import numpy as np
 import pytest
@@ -73,12 +75,19 @@ def test_ter_equals_sacrebleu_exactly(rows):
     assert ter_scores(floats).tolist() == [_TER._compute_score_from_stats(r).score for r in floats]
 
 
-@settings(max_examples=100, deadline=None)
-@given(bleu_rows(), chrf_rows(), st.tuples(st.integers(0, 500), st.integers(0, 500)))
-def test_sql_macros_agree_with_the_python_implementation(bleu, chrf, ter):
+@pytest.fixture(scope="module")
+def macros() -> Iterator[duckdb.DuckDBPyConnection]:
+    """An in-memory warehouse schema (its scoring macros), made once for the examples below."""
     con = duckdb.connect(":memory:")
     ensure_schema(con)
-    sql = con.execute(
+    yield con
+    con.close()
+
+
+@settings(max_examples=100, deadline=None)
+@given(bleu_rows(), chrf_rows(), st.tuples(st.integers(0, 500), st.integers(0, 500)))
+def test_sql_macros_agree_with_the_python_implementation(macros, bleu, chrf, ter):
+    sql = macros.execute(
         "SELECT bleu_score(?), chrf_score(?), ter_score(?)", [bleu, chrf, [float(x) for x in ter]]
     ).fetchone()
     assert sql is not None

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from cli.main import main
 from tests.backends import (
     PG_DSN_ENV,
+    Warehouse,
     drop_catalog_database,
     make_warehouse,
     new_catalog_database,
@@ -153,6 +154,24 @@ def test_start_up_on_an_up_to_date_lake_runs_no_ddl(lake):
         assert lake.run(*command).exit_code == 0
     after = lake.sql("SELECT max(snapshot_id), max(schema_version) FROM ducklake_snapshots('tame')")
     assert after == before
+
+
+def test_a_new_lake_gives_every_table_statistics_and_keeps_no_placeholder_row(lake, tmp_path):
+    # Without a statistics row DuckLake asks its catalog again for every column of the table
+    # each query names (docs/lake.md); the placeholder row that makes one is deleted again.
+    assert lake.run("init").exit_code == 0
+    without_stats = lake.sql(
+        "SELECT t.table_name FROM __ducklake_metadata_tame.ducklake_table t "
+        "WHERE t.end_snapshot IS NULL AND t.table_id NOT IN "
+        "(SELECT table_id FROM __ducklake_metadata_tame.ducklake_table_stats)"
+    )
+    assert without_stats == []
+    local = Warehouse("local", str(tmp_path / "local.duckdb"))
+    assert local.run("init").exit_code == 0
+    lake_rows, local_rows = lake.tables(), local.tables()
+    for rows in (lake_rows, local_rows):  # applied when each was made
+        rows["schema_version"] = [(v, tame_wh) for v, _applied, tame_wh in rows["schema_version"]]
+    assert lake_rows == local_rows
 
 
 def test_an_existing_lake_needs_no_data_path_and_a_wrong_one_writes_nothing(lake, tmp_path):

@@ -9,6 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TypeAlias
+
+import duckdb
 
 from warehouse.errors import InputError, UsageError
 from warehouse.ingest import checks
@@ -22,13 +25,22 @@ from warehouse.inputs.textio import read_lines
 from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions, metric_settings
 from warehouse.stats.resample import BootstrapSettings
 from warehouse.store.address import LakeAddress
-from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, connect, warehouse_exists
+from warehouse.store.connection import (
+    DEFAULT_LOCK_TIMEOUT,
+    close_connection,
+    connect,
+    warehouse_exists,
+)
 from warehouse.store.corpora import corpus_texts, get_corpus
 
 _LANG_PAIR = re.compile(
     r"^([A-Za-z]{2,3}(?:[_-][A-Za-z0-9]{2,8})*)[→>]([A-Za-z]{2,3}(?:[_-][A-Za-z0-9]{2,8})*)$"
     r"|^([A-Za-z]{2,3}(?:_[A-Za-z]{4})?)-([A-Za-z]{2,3}(?:_[A-Za-z]{4})?)$"
 )
+
+
+# Where a test set is read from: the warehouse's address, or an open connection to it.
+Warehouse: TypeAlias = str | Path | LakeAddress | duckdb.DuckDBPyConnection
 
 
 @dataclass(frozen=True)
@@ -43,25 +55,33 @@ class RegisteredTestSet:
     difficulty: list[int | None]
 
 
+def read_test_set(con: duckdb.DuckDBPyConnection, name: str) -> RegisteredTestSet:
+    """A registered test set, read through an open connection to the warehouse."""
+    info = get_corpus(con, name, "test")
+    rows = con.execute(
+        "SELECT seg_key, difficulty FROM segments WHERE corpus_id = ? ORDER BY seg_idx",
+        [info.corpus_id],
+    ).fetchall()
+    sources, refs = corpus_texts(con, info.corpus_id)
+    return RegisteredTestSet(
+        info.corpus_id, info.name, [r[0] for r in rows], sources, refs, [r[1] for r in rows]
+    )
+
+
 def load_test_set(
-    db: str | Path | LakeAddress, name: str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    db: Warehouse, name: str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 ) -> RegisteredTestSet:
-    """Read a registered test set (the warehouse opened read-only, and closed again)."""
+    """A registered test set: through `db` when it is an open connection, else from the
+    warehouse at that address (opened read-only, and closed again)."""
+    if isinstance(db, duckdb.DuckDBPyConnection):
+        return read_test_set(db, name)
     if not warehouse_exists(db):
         raise UsageError(f"unknown test set {name!r}; the warehouse {db} does not exist yet")
     con = connect(db, read_only=True, lock_timeout=lock_timeout)
     try:
-        info = get_corpus(con, name, "test")
-        rows = con.execute(
-            "SELECT seg_key, difficulty FROM segments WHERE corpus_id = ? ORDER BY seg_idx",
-            [info.corpus_id],
-        ).fetchall()
-        sources, refs = corpus_texts(con, info.corpus_id)
+        return read_test_set(con, name)
     finally:
-        con.close()
-    return RegisteredTestSet(
-        info.corpus_id, info.name, [r[0] for r in rows], sources, refs, [r[1] for r in rows]
-    )
+        close_connection(con)
 
 
 def _now() -> datetime:
@@ -117,7 +137,7 @@ def _text_warnings(
 
 
 def prepare_from_files(
-    db: str | Path | LakeAddress,
+    db: Warehouse,
     *,
     testset: str,
     hyp_path: str | Path,

@@ -172,6 +172,8 @@ def _insert_run(con: duckdb.DuckDBPyConnection, run: PreparedRun) -> None:
         ("_tame_stats", stats, "INSERT INTO segment_stats BY NAME SELECT * FROM _tame_stats"),
         ("_tame_metrics", metrics, "INSERT INTO metric_values BY NAME SELECT * FROM _tame_metrics"),
     ):
+        if table.num_rows == 0:
+            continue  # most runs have no metric values: no statement for them
         con.register(view, table)
         try:
             con.execute(statement)
@@ -192,8 +194,8 @@ def _store_intervals(
 
 
 def _record_warnings(con: duckdb.DuckDBPyConnection, run_id: str, warnings: Sequence[str]) -> None:
-    """Store the warnings found while ingesting a run (shown by `report` and `runs show`)."""
-    con.execute("DELETE FROM run_warnings WHERE run_id = ?", [run_id])
+    """Store the warnings found while ingesting a run just inserted (shown by `report` and `runs
+    show`; a replaced run's old ones went with it)."""
     if warnings:
         con.executemany(
             "INSERT INTO run_warnings VALUES (?, ?, ?)",

@@ -48,22 +48,21 @@ class SchemaStatus:
 
 def stored_schema_version(con: duckdb.DuckDBPyConnection) -> int:
     """Schema version recorded in the warehouse; 0 for an empty database file."""
-    has_table = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'schema_version' "
-        "AND schema_name = 'main' AND database_name = current_database()"
+    try:
+        # The table read directly first: listing the tables loads a lake's whole catalog.
+        row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+        return int(row[0]) if row else 0
+    except duckdb.CatalogException:
+        pass  # no schema_version table: empty, or not a warehouse
+    others = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()"
     ).fetchone()
-    if has_table is None or has_table[0] == 0:
-        others = con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()"
-        ).fetchone()
-        if others is not None and others[0] > 0:
-            raise SchemaError(
-                "this DuckDB file holds tables but is not a tame-wh warehouse "
-                "(no schema_version table); use another --db path"
-            )
-        return 0
-    row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
-    return int(row[0]) if row else 0
+    if others is not None and others[0] > 0:
+        raise SchemaError(
+            "this DuckDB file holds tables but is not a tame-wh warehouse "
+            "(no schema_version table); use another --db path"
+        )
+    return 0
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection, path: str = "") -> SchemaStatus:
@@ -82,6 +81,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, path: str = "") -> SchemaStatu
             # The dialect translation (sqlglot) is imported only for lakes: it costs every
             # other command a fifth of its start-up.
             from warehouse.store.lake_dialect import lake_schema_files
+            from warehouse.store.lake_stats import prime_table_statistics
 
             lake = dict(lake_schema_files())
         with transaction(con):
@@ -95,6 +95,8 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, path: str = "") -> SchemaStatu
                     "INSERT INTO schema_version (version, tame_wh_version) VALUES (?, ?)",
                     [sql_file.number, __version__],
                 )
+            if lake is not None:
+                prime_table_statistics(con)
     return SchemaStatus(path=path, before=before, after=target)
 
 
