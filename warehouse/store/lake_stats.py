@@ -29,17 +29,16 @@ PLACEHOLDERS: dict[str, str] = {
 }
 
 
-def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str, bool]]:
-    """(name, type, nullable) of each column of a table of the default catalog, in order."""
-    return [
-        (str(name), str(data_type), bool(nullable))
-        for name, data_type, nullable in con.execute(
-            "SELECT column_name, data_type, is_nullable FROM duckdb_columns() "
-            "WHERE database_name = current_database() AND schema_name = 'main' "
-            "AND table_name = ? ORDER BY column_index",
-            [table],
-        ).fetchall()
-    ]
+def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str, bool]]]:
+    """(name, type, nullable) of each column, in order, of each table of the default catalog."""
+    columns: dict[str, list[tuple[str, str, bool]]] = {}
+    for table, name, data_type, nullable in con.execute(
+        "SELECT table_name, column_name, data_type, is_nullable FROM duckdb_columns() "
+        "WHERE database_name = current_database() AND schema_name = 'main' "
+        "ORDER BY table_name, column_index"
+    ).fetchall():
+        columns.setdefault(str(table), []).append((str(name), str(data_type), bool(nullable)))
+    return columns
 
 
 def empty_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -63,8 +62,9 @@ def prime_table_statistics(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Give every empty lake table statistics (a placeholder row written and deleted in the
     caller's transaction); returns the tables primed."""
     primed = []
+    columns_of = _columns(con)
     for table in empty_tables(con):
-        columns = _columns(con, table)
+        columns = columns_of.get(table, [])
         values: list[str | None] = []
         casts = []
         for name, data_type, nullable in columns:
