@@ -30,6 +30,11 @@ def _invoke(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+# Readers poll like a dashboard, and the auditor pauses as long between audits: at full speed
+# they would take most of the machine's two cores (and, the auditor, the lock) from the writers.
+POLL_SECONDS = 2.0
+
+
 def ingest(out: Path, testset: str, hyps: list[str]) -> None:
     """Ingest each hypothesis file as its own run; one JSON line per command."""
     with out.open("w", encoding="utf-8") as log:
@@ -43,17 +48,13 @@ def ingest(out: Path, testset: str, hyps: list[str]) -> None:
 
 
 def audit(out: Path, train: str, testset: str, stop: Path) -> None:
-    """Recompute the audit until `stop` exists."""
+    """Recompute the audit until `stop` exists, pausing between audits as readers poll."""
     with out.open("w", encoding="utf-8") as log:
         while not stop.exists():
             code, text = _invoke("audit", "--train", train, "--testset", testset, "--force")
             log.write(json.dumps({"code": code, "output": text[-400:]}) + "\n")
             log.flush()
-
-
-# Readers poll like a dashboard: at full speed two of them would take most of the machine's two
-# cores from the writers whose lock-holding turns they watch, and the run would mostly measure that.
-POLL_SECONDS = 2.0
+            time.sleep(POLL_SECONDS)
 
 
 def read(out: Path, stop: Path) -> None:
