@@ -24,7 +24,7 @@ from warehouse.inputs.segment_meta import SegmentMeta, check_unique_keys
 from warehouse.inputs.textio import read_lines
 from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions, metric_settings
 from warehouse.stats.resample import BootstrapSettings
-from warehouse.store.address import LakeAddress
+from warehouse.store.address import Address
 from warehouse.store.connection import (
     DEFAULT_LOCK_TIMEOUT,
     close_connection,
@@ -40,7 +40,7 @@ _LANG_PAIR = re.compile(
 
 
 # Where a test set is read from: the warehouse's address, or an open connection to it.
-Warehouse: TypeAlias = str | Path | LakeAddress | duckdb.DuckDBPyConnection
+Warehouse: TypeAlias = str | Address | duckdb.DuckDBPyConnection
 
 
 @dataclass(frozen=True)

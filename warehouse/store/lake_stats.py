@@ -31,41 +31,32 @@ PLACEHOLDERS: dict[str, str] = {
 
 
 def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str, bool]]]:
-    """(name, type, nullable) of each column, in order, of each table of the default catalog."""
+    """(name, type, nullable) of each column, in order, of each table (views left out) of the
+    default catalog."""
     columns: dict[str, list[tuple[str, str, bool]]] = {}
     for table, name, data_type, nullable in con.execute(
-        "SELECT table_name, column_name, data_type, is_nullable FROM duckdb_columns() "
-        "WHERE database_name = current_database() AND schema_name = 'main' "
-        "ORDER BY table_name, column_index"
+        "SELECT c.table_name, c.column_name, c.data_type, c.is_nullable FROM duckdb_columns() c "
+        "JOIN duckdb_tables() t USING (database_name, schema_name, table_name) "
+        "WHERE c.database_name = current_database() AND c.schema_name = 'main' "
+        "ORDER BY c.table_name, c.column_index"
     ).fetchall():
         columns.setdefault(str(table), []).append((str(name), str(data_type), bool(nullable)))
     return columns
 
 
-def empty_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The tables of the default catalog that hold no row, by name."""
-    names = [
-        str(r[0])
-        for r in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
-            "AND schema_name = 'main' ORDER BY table_name"
-        ).fetchall()
-    ]
-    empty = []
-    for name in names:
-        row = con.execute(f'SELECT NOT EXISTS (SELECT 1 FROM "{name}")').fetchone()
-        if row is not None and row[0]:
-            empty.append(name)
-    return empty
+def _is_empty(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    """Whether a table of the default catalog holds no row."""
+    row = con.execute(f'SELECT NOT EXISTS (SELECT 1 FROM "{table}")').fetchone()
+    return bool(row and row[0])
 
 
 def prime_table_statistics(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Give every empty lake table statistics (a placeholder row written and deleted in the
     caller's transaction); returns the tables primed."""
     primed = []
-    columns_of = _columns(con)
-    for table in empty_tables(con):
-        columns = columns_of.get(table, [])
+    for table, columns in _columns(con).items():
+        if not _is_empty(con, table):
+            continue
         values: list[str | None] = []
         casts = []
         for name, data_type, nullable in columns:
