@@ -148,8 +148,7 @@ mod simd {
         _mm512_ternarylogic_epi64, _mm512_test_epi64_mask, _mm512_xor_si512,
     };
 
-    use super::super::cache::prefetch;
-    use super::super::dense::{DenseGrams, Line, TILE_ROWS};
+    use super::super::dense::{DenseGrams, TILE_ROWS};
     use super::super::planes::PLANES;
 
     /// Whether the AVX-512 kernel can run here (and is not switched off for tests).
@@ -259,11 +258,11 @@ mod simd {
         (o, t, f, eights)
     }
 
-    /// One line as a vector (lines are 64-byte aligned).
+    /// The line of dense gram `k` for tile `tile` as a vector (zero out of range).
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn line(lines: &[Line], k: usize) -> __m512i {
-        match lines.get(k) {
+    fn line(dense: &DenseGrams, tile: usize, k: usize) -> __m512i {
+        match dense.line(tile, k) {
             // SAFETY: a `Line` is 64 bytes, aligned to 64.
             Some(l) => unsafe { _mm512_load_si512(l.0.as_ptr().cast::<__m512i>()) },
             None => _mm512_setzero_si512(),
@@ -272,12 +271,10 @@ mod simd {
 
     /// Bit planes of tile `tile`'s counts over the dense grams `locals` (plane `j` weighs
     /// `2^j`), and how many planes may be non-zero. Sixteen lines at a time go through a
-    /// Harley–Seal tree of full adders; the next tile's lines are fetched meanwhile.
+    /// Harley–Seal tree of full adders.
     #[inline]
     #[target_feature(enable = "avx512f")]
     fn planes(dense: &DenseGrams, tile: usize, locals: &[usize]) -> ([__m512i; PLANES], usize) {
-        let lines = dense.tile_lines(tile);
-        let next = dense.tile_lines(tile + 1);
         let zero = _mm512_setzero_si512();
         let mut p = [zero; PLANES];
         let mut used = 0;
@@ -296,12 +293,7 @@ mod simd {
         let (mut ones, mut twos, mut fours, mut eights) = (zero, zero, zero, zero);
         let mut chunks = locals.chunks_exact(16);
         for c in &mut chunks {
-            for &k in c {
-                if let Some(l) = next.get(k) {
-                    prefetch(l);
-                }
-            }
-            let l = |i: usize| line(lines, c.get(i).copied().unwrap_or(usize::MAX));
+            let l = |i: usize| line(dense, tile, c.get(i).copied().unwrap_or(usize::MAX));
             let (o, t, f, e_a) = add_eight(ones, twos, fours, std::array::from_fn(&l));
             let (o, t, f, e_b) = add_eight(o, t, f, std::array::from_fn(|i| l(8 + i)));
             let (e, sixteens) = csa(eights, e_a, e_b);
@@ -312,10 +304,7 @@ mod simd {
         [p[0], p[1], p[2], p[3]] = [p0, p1, p2, p3];
         used = used.max(4);
         for &k in chunks.remainder() {
-            if let Some(l) = next.get(k) {
-                prefetch(l);
-            }
-            ripple(&mut p, &mut used, 0, line(lines, k));
+            ripple(&mut p, &mut used, 0, line(dense, tile, k));
         }
         (p, used)
     }
@@ -460,6 +449,36 @@ pub fn with_counters_for<T>(grams: usize, f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// Adds the rows of each list below `end` to their counters and advances the lists past them.
+fn add_postings<C: Counter>(counts: &mut [C; BLOCK_ROWS], lists: &mut [&[u16]], end: usize) {
+    for rows in lists.iter_mut() {
+        // Sixteen rows at a time while the sixteenth is below `end` (rows ascend), with the
+        // list read two lines ahead; then one at a time.
+        let mut rest: &[u16] = rows;
+        while let Some((many, tail)) = rest.split_first_chunk::<16>() {
+            if usize::from(many[15]) >= end {
+                break;
+            }
+            prefetch(tail.as_ptr().wrapping_add(64));
+            for &low in many {
+                counts[usize::from(low)].inc();
+            }
+            rest = tail;
+        }
+        let mut taken = 0;
+        for &low in rest.iter() {
+            if usize::from(low) >= end {
+                break;
+            }
+            counts[usize::from(low)].inc();
+            taken += 1;
+        }
+        *rows = rest.get(taken..).unwrap_or_default();
+        // The line after the one the rest starts in: a coming window needs it.
+        prefetch(rows.as_ptr().wrapping_add(32));
+    }
+}
+
 /// Every row's count of one query's grams on one side, with each tile's highest count.
 #[derive(Debug, Default)]
 pub struct RowCounts<T> {
@@ -482,65 +501,68 @@ impl<T: Counter> RowCounts<T> {
     ) {
         let dense = side.dense();
         let tiles = side.rows().div_ceil(TILE_ROWS);
-        self.counts.clear();
-        // Whole blocks, so a 16-bit row within a block always indexes its counters.
+        // Whole blocks, so a 16-bit row within a block always indexes its counters. Each
+        // window's counters are zeroed just before it is counted.
         let blocks = side
             .blocks()
             .len()
             .max(tiles.div_ceil(BLOCK_ROWS / TILE_ROWS));
-        self.counts.resize(blocks * BLOCK_ROWS, T::default());
+        if self.counts.len() != blocks * BLOCK_ROWS {
+            self.counts.clear();
+            self.counts.resize(blocks * BLOCK_ROWS, T::default());
+        }
         self.size = query.size;
         self.empty = query.text.is_empty();
-        let mut visited = 0u64;
-        // Block by block, and within a block window by window (each gram's rows ascend), so
-        // the counters being added to stay in the first-level cache.
-        let mut lists: Vec<&[u16]> = Vec::with_capacity(query.sparse_grams().len());
-        for (block, counts) in side
-            .blocks()
-            .iter()
-            .zip(self.counts.chunks_exact_mut(BLOCK_ROWS))
-        {
-            let Ok(counts) = <&mut [T; BLOCK_ROWS]>::try_from(counts) else {
-                continue;
-            };
-            lists.clear();
-            for &g in query.sparse_grams() {
-                let rows = block.rows(g);
-                visited += rows.len() as u64;
-                if !rows.is_empty() {
-                    lists.push(rows);
-                }
-            }
-            let window = window_rows::<T>();
-            for end in (window..=BLOCK_ROWS).step_by(window) {
-                for rows in lists.iter_mut() {
-                    let mut taken = 0;
-                    for &low in rows.iter() {
-                        if usize::from(low) >= end {
-                            break;
-                        }
-                        counts[usize::from(low)].inc();
-                        taken += 1;
-                    }
-                    *rows = rows.get(taken..).unwrap_or_default();
-                    // The line after the one the rest starts in: a coming window needs it.
-                    prefetch(rows.as_ptr().wrapping_add(32));
-                }
-            }
-        }
-        self.counts.truncate(tiles * TILE_ROWS);
         locals.clear();
+        let mut visited = 0u64;
         for &g in query.dense_grams() {
             locals.push(g.wrapping_sub(dense.first()) as usize);
             visited += dense.df(g);
         }
         self.tile_max.clear();
-        for (tile, block) in self.counts.chunks_mut(TILE_ROWS).enumerate() {
-            if !locals.is_empty() {
-                T::add_dense(block, dense, tile, locals);
+        // Block by block, and within a block window by window (each gram's rows ascend): a
+        // window's counters take the sparse grams' postings and then the dense grams' bitmaps
+        // while they are in the first-level cache.
+        let window = window_rows::<T>();
+        let mut lists: Vec<&[u16]> = Vec::with_capacity(query.sparse_grams().len());
+        for (b, counts) in self.counts.chunks_exact_mut(BLOCK_ROWS).enumerate() {
+            let Ok(counts) = <&mut [T; BLOCK_ROWS]>::try_from(counts) else {
+                continue;
+            };
+            lists.clear();
+            if let Some(block) = side.blocks().get(b) {
+                for &g in query.sparse_grams() {
+                    let rows = block.rows(g);
+                    visited += rows.len() as u64;
+                    if !rows.is_empty() {
+                        lists.push(rows);
+                    }
+                }
             }
-            self.tile_max
-                .push(block.iter().copied().max().map_or(0, Counter::get));
+            for start in (0..BLOCK_ROWS).step_by(window) {
+                let first_tile = (b * BLOCK_ROWS + start) / TILE_ROWS;
+                if first_tile >= tiles {
+                    break;
+                }
+                let end = start + window;
+                let Some(part) = counts.get_mut(start..end) else {
+                    continue;
+                };
+                part.fill(T::default());
+                add_postings(counts, &mut lists, end);
+                let part = counts.get_mut(start..end).unwrap_or_default();
+                for (i, tile_counts) in part.chunks_mut(TILE_ROWS).enumerate() {
+                    let tile = first_tile + i;
+                    if tile >= tiles {
+                        break;
+                    }
+                    if !locals.is_empty() {
+                        T::add_dense(tile_counts, dense, tile, locals);
+                    }
+                    self.tile_max
+                        .push(tile_counts.iter().copied().max().map_or(0, Counter::get));
+                }
+            }
         }
         stats.postings_visited += visited;
         stats.postings_total += visited;
@@ -564,8 +586,10 @@ impl<T: Counter> RowCounts<T> {
     /// gathered first and `ahead` called on each, so what `f` will read can be prefetched.
     fn scan(&self, mut need: impl FnMut() -> u64, ahead: impl Fn(u32), mut f: impl FnMut(u32)) {
         let mut rows = [0u32; TILE_ROWS];
-        for (tile, block) in self.counts.chunks(TILE_ROWS).enumerate() {
-            if self.tile_max.get(tile).copied().unwrap_or(0) < need() {
+        // Tiles past the side's last row have no maximum (their counters are stale).
+        let tiles = self.counts.chunks(TILE_ROWS).zip(&self.tile_max);
+        for (tile, (block, &max)) in tiles.enumerate() {
+            if max < need() {
                 continue;
             }
             let at_least = need();

@@ -1,10 +1,12 @@
 //! Dense grams: a gram present in many rows is stored as a bitmap over the rows (one bit per
 //! row) instead of a postings list.
 //!
-//! The bitmaps are tile-major: for each tile of 512 rows, the tile's bits of every dense gram,
-//! one cache line per gram. Counting a query's dense grams for every row (`counting.rs`) sums
-//! one line per gram and tile into bit planes (`planes.rs`) and adds the planes to the tile's
-//! 512 counters. With the threshold at 1/64 of the rows a bitmap costs at most four times the
+//! The bitmaps are gram-major: each dense gram's bitmap is one run of cache lines, one line per
+//! tile of 512 rows. Counting a query's dense grams for every row (`counting.rs`) sums one line
+//! per gram and tile into bit planes (`planes.rs`) and adds the planes to the tile's 512
+//! counters; tile after tile, each gram's lines are read in order, which the processor's
+//! prefetchers follow (tile-major lines, a tile's lines side by side, were 7–9% slower on the
+//! real corpus). With the threshold at 1/64 of the rows a bitmap costs at most four times the
 //! list it replaces, and summing it costs far less than adding that list one row at a time.
 
 use rayon::prelude::*;
@@ -39,8 +41,8 @@ pub struct DenseGrams {
     first: u32,
     count: usize,
     rows: usize,
-    /// Tile-major bitmaps: tile `t`, dense gram `k`: `cols[t·count + k]` (one cache line).
-    cols: Buf<Line>,
+    /// Dense gram `k`, tile `t`: `bitmaps[k·tiles + t]` (one cache line).
+    bitmaps: Buf<Line>,
     df: Buf<u32>,
 }
 
@@ -55,24 +57,19 @@ impl DenseGrams {
     ) -> Result<Self> {
         let count = df.len();
         let tiles = rows.div_ceil(TILE_ROWS);
-        let mut cols = vec![Line::default(); tiles * count];
+        let mut bitmaps = vec![Line::default(); tiles * count];
         if count > 0 {
-            // Each block's tiles are its own slice of `cols`.
-            let per_block = BLOCK_ROWS / TILE_ROWS * count;
-            let parts: Vec<(&mut [Line], &Vec<&[u16]>)> =
-                cols.chunks_mut(per_block).zip(blocks).collect();
-            if parts.len() != tiles.div_ceil(BLOCK_ROWS / TILE_ROWS) {
+            if blocks.len() != tiles.div_ceil(BLOCK_ROWS / TILE_ROWS) {
                 return Err(internal("dense bitmaps and postings blocks disagree"));
             }
-            parts.into_par_iter().for_each(|(part, grams)| {
-                for (k, rows) in grams.iter().enumerate() {
-                    for &low in rows.iter() {
-                        let row = usize::from(low);
+            // Each gram's bitmap is its own slice of `bitmaps`.
+            let each = bitmaps.par_chunks_mut(tiles).enumerate();
+            each.for_each(|(k, bitmap)| {
+                for (b, grams) in blocks.iter().enumerate() {
+                    for &low in grams.get(k).copied().unwrap_or_default() {
+                        let row = b * BLOCK_ROWS + usize::from(low);
                         let (tile, lane) = (row / TILE_ROWS, (row % TILE_ROWS) / 64);
-                        if let Some(word) = part
-                            .get_mut(tile * count + k)
-                            .and_then(|l| l.0.get_mut(lane))
-                        {
+                        if let Some(word) = bitmap.get_mut(tile).and_then(|l| l.0.get_mut(lane)) {
                             *word |= 1 << (row % 64);
                         }
                     }
@@ -83,7 +80,7 @@ impl DenseGrams {
             first,
             count,
             rows,
-            cols: cols.into(),
+            bitmaps: bitmaps.into(),
             df: df.into(),
         })
     }
@@ -92,7 +89,7 @@ impl DenseGrams {
     pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>, p: &str) {
         let shape = [u64::from(self.first), self.count as u64, self.rows as u64];
         out.put_u64s(format!("{p}.shape"), &shape);
-        out.put(format!("{p}.cols"), &self.cols);
+        out.put(format!("{p}.bitmaps"), &self.bitmaps);
         out.put(format!("{p}.df"), &self.df);
     }
 
@@ -103,11 +100,11 @@ impl DenseGrams {
             first: u32::try_from(first).map_err(|_| bad(format!("{p}: first dense id")))?,
             count: usize::try_from(count).map_err(|_| bad(format!("{p}: dense grams")))?,
             rows: usize::try_from(rows).map_err(|_| bad(format!("{p}: rows")))?,
-            cols: sections.take(&format!("{p}.cols"))?,
+            bitmaps: sections.take(&format!("{p}.bitmaps"))?,
             df: sections.take(&format!("{p}.df"))?,
         };
         let shaped = dense.df.len() == dense.count
-            && Some(dense.cols.len()) == dense.tiles().checked_mul(dense.count);
+            && Some(dense.bitmaps.len()) == dense.tiles().checked_mul(dense.count);
         if !shaped {
             return Err(bad(format!("{p}: arrays of inconsistent lengths")));
         }
@@ -173,21 +170,22 @@ impl DenseGrams {
     /// (all zero out of range).
     #[inline]
     pub fn tile_line(&self, tile: usize, k: usize) -> &Lanes {
-        self.tile_lines(tile).get(k).map_or(&ZERO, |l| &l.0)
+        self.line(tile, k).map_or(&ZERO, |l| &l.0)
     }
 
-    /// Tile `tile`'s line of every dense gram (`count()` lines; empty out of range).
+    /// The line of dense gram number `k` for tile `tile` (`None` out of range).
     #[inline]
-    pub fn tile_lines(&self, tile: usize) -> &[Line] {
-        let start = tile.saturating_mul(self.count);
-        self.cols
-            .get(start..start.saturating_add(self.count))
-            .unwrap_or(&[])
+    pub fn line(&self, tile: usize, k: usize) -> Option<&Line> {
+        let tiles = self.tiles();
+        if k >= self.count || tile >= tiles {
+            return None;
+        }
+        self.bitmaps.get(k * tiles + tile)
     }
 
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.cols.heap_bytes() + self.df.heap_bytes()
+        self.bitmaps.heap_bytes() + self.df.heap_bytes()
     }
 }
 

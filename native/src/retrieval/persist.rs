@@ -48,7 +48,7 @@ use super::grams::{hash_bytes, hash_pair};
 use super::index::TrainingIndex;
 
 /// Version of the file layout; part of every stored index's key.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 const MAGIC: [u8; 8] = *b"TAMEWHIX";
 const BYTE_ORDER: u32 = 0x0102_0304;
@@ -808,7 +808,7 @@ mod tests {
                 "block0.offsets:4",
                 "block0.lows:2",
                 "dense.shape:8",
-                "dense.cols:64",
+                "dense.bitmaps:64",
                 "dense.df:4",
                 "vocab.len:8",
                 "vocab.slots:4",
@@ -828,6 +828,6 @@ mod tests {
         want.extend(side("tgt"));
         want.push("pairs.first:8".to_owned());
         assert_eq!(got, want, "the stored layout changed: bump FORMAT_VERSION");
-        assert_eq!(FORMAT_VERSION, 3);
+        assert_eq!(FORMAT_VERSION, 4);
     }
 }

@@ -599,7 +599,9 @@ fn a_tiny_dense_threshold_is_floored_so_the_index_stays_small() {
 #[test]
 fn exact_mode_equals_brute_force_across_postings_blocks() {
     // 70,000 rows: two postings blocks of 65,536 rows (the second partial); near copies of rows
-    // on both sides of the boundary, so winners and ties sit in either block.
+    // on both sides of the boundary, so winners and ties sit in either block, and of rows just
+    // past the boundaries of the counting windows (32,768 rows for u8 counters, 16,384 for
+    // u16), whose counts come from postings read across a window's end.
     let mut rng = Rng(0xB10C_B10C_0000_0001);
     let rows: Vec<(String, String)> = (0..70_000).map(|_| sentence(&mut rng)).collect();
     let (src, tgt): (Vec<String>, Vec<String>) = rows.into_iter().unzip();
@@ -607,7 +609,9 @@ fn exact_mode_equals_brute_force_across_postings_blocks() {
     let index = RetrievalIndex::build(&src, &tgt, &[3, 4, 5], None).unwrap();
     let mut queries = Vec::new();
     let mut refs = Vec::new();
-    for j in [0usize, 65_535, 65_536, 69_999, 12_345, 66_000] {
+    for j in [
+        0usize, 65_535, 65_536, 69_999, 12_345, 66_000, 16_384, 32_768, 49_152,
+    ] {
         queries.push(src[j].replacen('e', "o", 1));
         refs.push(vec![tgt[j].replacen('a', "u", 1)]);
     }
@@ -615,4 +619,8 @@ fn exact_mode_equals_brute_force_across_postings_blocks() {
     refs.push(vec![sentence(&mut rng).1]);
     let (rows, _) = index.audit(&queries, &refs, Mode::Exact, None).unwrap();
     brute.check_audit("two blocks", &queries, &refs, &rows);
+    let (wide, _) = super::counting::with_counters_for(256, || {
+        index.audit(&queries, &refs, Mode::Exact, None).unwrap()
+    });
+    assert_eq!(wide, rows, "u16 counters");
 }
