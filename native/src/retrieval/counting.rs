@@ -271,7 +271,7 @@ mod simd {
 
     /// Bit planes of tile `tile`'s counts over the dense grams `locals` (plane `j` weighs
     /// `2^j`), and how many planes may be non-zero. Sixteen lines at a time go through a
-    /// Harley–Seal tree of full adders.
+    /// Harley–Seal tree of full adders (a carry into the planes above ripples up).
     #[inline]
     #[target_feature(enable = "avx512f")]
     fn planes(dense: &DenseGrams, tile: usize, locals: &[usize]) -> ([__m512i; PLANES], usize) {
@@ -291,8 +291,8 @@ mod simd {
             }
         };
         let (mut ones, mut twos, mut fours, mut eights) = (zero, zero, zero, zero);
-        let mut chunks = locals.chunks_exact(16);
-        for c in &mut chunks {
+        // A last, partial chunk is padded with zero lines.
+        for c in locals.chunks(16) {
             let l = |i: usize| line(dense, tile, c.get(i).copied().unwrap_or(usize::MAX));
             let (o, t, f, e_a) = add_eight(ones, twos, fours, std::array::from_fn(&l));
             let (o, t, f, e_b) = add_eight(o, t, f, std::array::from_fn(|i| l(8 + i)));
@@ -303,9 +303,6 @@ mod simd {
         let (p0, p1, p2, p3) = (ones, twos, fours, eights);
         [p[0], p[1], p[2], p[3]] = [p0, p1, p2, p3];
         used = used.max(4);
-        for &k in chunks.remainder() {
-            ripple(&mut p, &mut used, 0, line(dense, tile, k));
-        }
         (p, used)
     }
 
