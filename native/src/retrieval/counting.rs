@@ -613,19 +613,19 @@ impl<T: Counter> RowCounts<T> {
 
     /// Offers every row that can beat `best` (higher similarity, or equal at a lower row).
     pub fn best_into(&self, side: &SideIndex, best: &mut Best, stats: &mut Stats) {
-        let cell = std::cell::Cell::new(*best);
         let size = self.size;
+        // The count a row needs, worked out again only when the best rises.
+        let need = std::cell::Cell::new(min_shared(best, size));
         self.scan(
-            || min_shared(&cell.get(), size),
+            || need.get(),
             |d| side.prefetch_len(d),
             |d| {
                 stats.candidates_verified += 1;
-                let mut b = cell.get();
-                b.offer(self.similarity(side, d), d);
-                cell.set(b);
+                if best.offer(self.similarity(side, d), d) {
+                    need.set(min_shared(best, size));
+                }
             },
         );
-        *best = cell.get();
     }
 
     /// A row with the highest count (the first such), as a starting point for `best_into`.
@@ -725,26 +725,30 @@ pub fn best_pair<T: Counter>(
     // A row beats the best only if its source count reaches the best's share of the query,
     // and so does its count for some reference (an empty reference is similar to empty rows
     // with a zero count, so it disables that filter).
+    // The counts a row needs, worked out again only when the best rises.
     let any_empty_ref = refs.iter().any(|r| r.empty);
-    let cell = std::cell::Cell::new(best);
+    let need = std::cell::Cell::new(min_shared(&best, source.size));
+    let mut ref_needs: Vec<u64> = refs.iter().map(|r| min_shared(&best, r.size)).collect();
     source.scan(
-        || min_shared(&cell.get(), source.size),
+        || need.get(),
         |d| {
             index.src.prefetch_len(d);
             index.tgt.prefetch_len(d);
         },
         |d| {
-            let b = cell.get();
-            if !any_empty_ref && refs.iter().all(|r| r.count(d) < min_shared(&b, r.size)) {
+            let counts = refs.iter().zip(&ref_needs);
+            if !any_empty_ref && counts.into_iter().all(|(r, &n)| r.count(d) < n) {
                 return;
             }
             stats.candidates_verified += 1;
-            let mut b = b;
-            b.offer(pair_value(index, source, refs, d), d);
-            cell.set(b);
+            if best.offer(pair_value(index, source, refs, d), d) {
+                need.set(min_shared(&best, source.size));
+                for (n, r) in ref_needs.iter_mut().zip(refs) {
+                    *n = min_shared(&best, r.size);
+                }
+            }
         },
     );
-    best = cell.get();
     stats.pairs_counted += 1;
     best
 }

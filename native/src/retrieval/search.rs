@@ -153,11 +153,19 @@ impl Stats {
 /// Fewest shared grams with which any row could still win: a row sharing `i` grams scores at most
 /// i / |Q| (when it has no other grams), so i >= best · |Q| (rounded up; equality may tie).
 pub(crate) fn min_shared(best: &Best, q: u64) -> u64 {
-    if best.score.num == 0 {
+    let Ratio { num, den } = best.score;
+    if num == 0 {
         return 1;
     }
-    let need = (u128::from(best.score.num) * u128::from(q)).div_ceil(u128::from(best.score.den));
-    u64::try_from(need).unwrap_or(u64::MAX).max(1)
+    // In 64 bits whenever the product fits (always, for real texts), else in 128.
+    let need = match num.checked_mul(q) {
+        Some(product) => product.div_ceil(den),
+        None => {
+            let wide = (u128::from(num) * u128::from(q)).div_ceil(u128::from(den));
+            u64::try_from(wide).unwrap_or(u64::MAX)
+        }
+    };
+    need.max(1)
 }
 
 /// Per-row state of the fast search's shortlist pass: `epoch << 16 | count`.
@@ -317,6 +325,9 @@ mod tests {
         assert_eq!(min_shared(&best(1, 2), 10), 5);
         assert_eq!(min_shared(&best(1, 3), 10), 4);
         assert_eq!(min_shared(&best(7, 9), 9), 7);
+        // A product past 64 bits is worked out in 128.
+        assert_eq!(min_shared(&best(1 << 40, (1 << 41) + 1), 3), 2);
+        assert_eq!(min_shared(&best(1 << 40, (1 << 41) + 1), 1 << 30), 1 << 29);
     }
 
     #[test]
