@@ -278,9 +278,9 @@ mod simd {
         let zero = _mm512_setzero_si512();
         let mut p = [zero; PLANES];
         let mut used = 0;
-        // Adds `carry` at plane `from`, rippling upwards.
-        let ripple = |p: &mut [__m512i; PLANES], used: &mut usize, from: usize, mut carry| {
-            for (j, plane) in p.iter_mut().enumerate().skip(from) {
+        // Adds a carry of weight 16 at plane 4, rippling upwards.
+        let ripple = |p: &mut [__m512i; PLANES], used: &mut usize, mut carry| {
+            for (j, plane) in p.iter_mut().enumerate().skip(4) {
                 if _mm512_test_epi64_mask(carry, carry) == 0 {
                     return;
                 }
@@ -298,7 +298,7 @@ mod simd {
             let (o, t, f, e_b) = add_eight(o, t, f, std::array::from_fn(|i| l(8 + i)));
             let (e, sixteens) = csa(eights, e_a, e_b);
             (ones, twos, fours, eights) = (o, t, f, e);
-            ripple(&mut p, &mut used, 4, sixteens);
+            ripple(&mut p, &mut used, sixteens);
         }
         let (p0, p1, p2, p3) = (ones, twos, fours, eights);
         [p[0], p[1], p[2], p[3]] = [p0, p1, p2, p3];

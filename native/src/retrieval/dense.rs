@@ -152,11 +152,8 @@ impl DenseGrams {
     /// Calls `f` with each row containing dense gram `g`, ascending.
     pub fn for_each_row(&self, g: u32, mut f: impl FnMut(u32)) {
         let k = g.wrapping_sub(self.first) as usize;
-        if k >= self.count {
-            return;
-        }
-        for tile in 0..self.tiles() {
-            for (lane, &word) in self.tile_line(tile, k).iter().enumerate() {
+        for (tile, line) in self.bitmap(k).iter().enumerate() {
+            for (lane, &word) in line.0.iter().enumerate() {
                 let mut w = word;
                 while w != 0 {
                     f((tile * TILE_ROWS + lane * 64) as u32 + w.trailing_zeros());
@@ -166,8 +163,18 @@ impl DenseGrams {
         }
     }
 
-    /// The bitmap of dense gram number `k` (among the dense grams) over tile `tile`'s rows
-    /// (all zero out of range).
+    /// The bitmap of dense gram number `k` (among the dense grams), one line per tile (empty
+    /// out of range).
+    #[inline]
+    pub fn bitmap(&self, k: usize) -> &[Line] {
+        let tiles = self.tiles();
+        if k >= self.count {
+            return &[];
+        }
+        self.bitmaps.get(k * tiles..(k + 1) * tiles).unwrap_or(&[])
+    }
+
+    /// The bitmap of dense gram number `k` over tile `tile`'s rows (all zero out of range).
     #[inline]
     pub fn tile_line(&self, tile: usize, k: usize) -> &Lanes {
         self.line(tile, k).map_or(&ZERO, |l| &l.0)
@@ -176,11 +183,7 @@ impl DenseGrams {
     /// The line of dense gram number `k` for tile `tile` (`None` out of range).
     #[inline]
     pub fn line(&self, tile: usize, k: usize) -> Option<&Line> {
-        let tiles = self.tiles();
-        if k >= self.count || tile >= tiles {
-            return None;
-        }
-        self.bitmaps.get(k * tiles + tile)
+        self.bitmap(k).get(tile)
     }
 
     /// Approximate heap size in bytes.
