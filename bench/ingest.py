@@ -54,7 +54,14 @@ from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from measure import Measurement, load_average, median_each, print_ratio_table, run_child
+from measure import (
+    Measurement,
+    compile_package_sources,
+    load_average,
+    median_each,
+    print_ratio_table,
+    run_child,
+)
 from realdata import DESCRIPTIONS, SYSTEMS, TEST_SETS, RealData, real_data
 from synthetic import write_parallel
 
@@ -605,6 +612,7 @@ def main() -> None:
     )
     parser.add_argument("--ter-shuffled", type=int, default=60)
     args = parser.parse_args()
+    compile_package_sources()
     if args.quick:
         args.repeat, args.reference_repeat = 1, 1
     sets, parts, synthetic = _selection(args.only, args.quick, args.real is not None)

@@ -46,7 +46,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from measure import Measurement, load_average, median_each, median_run, run_child
+from measure import (
+    Measurement,
+    compile_package_sources,
+    load_average,
+    median_each,
+    median_run,
+    run_child,
+)
 from realdata import DESCRIPTIONS, TEST_SETS, RealData, real_data
 from synthetic import write_exposure_corpus
 
@@ -651,6 +658,7 @@ def main() -> None:
         help="test sentences that are not copies: another template, or new training-template ones",
     )
     args = parser.parse_args()
+    compile_package_sources()
     if args.quick:
         args.repeat, args.reference_repeat = 1, 1
     sets, parts, synthetic = _selection(args.only, args.quick, args.real is not None)

@@ -1,5 +1,5 @@
 """`python -m cli` runs the tame-wh command."""
 
-from cli.main import main
+from cli.entry import run
 
-main(prog_name="tame-wh")
+run()

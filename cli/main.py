@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -49,6 +50,27 @@ COMMANDS: dict[str, str] = {
 }
 
 
+# Whether the executable paused the garbage collector at start-up (cli.entry): it resumes once
+# the command's modules are loaded.
+_gc_paused = False
+
+
+def resume_gc_after_load() -> None:
+    """Resume the paused garbage collector once the command's modules are loaded."""
+    global _gc_paused
+    _gc_paused = True
+
+
+def _loaded() -> None:
+    """The command's modules are loaded: freeze what they created out of later collections
+    and resume the collector, if start-up paused it."""
+    global _gc_paused
+    if _gc_paused:
+        _gc_paused = False
+        gc.freeze()
+        gc.enable()
+
+
 class _Group(click.Group):
     """Lazy command group that turns warehouse errors into one-line messages with exit codes."""
 
@@ -62,6 +84,7 @@ class _Group(click.Group):
         module_name, attribute = target.split(":")
         command = getattr(importlib.import_module(module_name), attribute)
         assert isinstance(command, click.Command)
+        _loaded()
         return command
 
     def invoke(self, ctx: click.Context) -> Any:

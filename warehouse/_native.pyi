@@ -62,6 +62,12 @@ def ter_stats(hyps: Sequence[str], refs: Sequence[Sequence[str | None]]) -> list
     `TER()._extract_corpus_statistics` (default settings: lowercased by Python's `str.lower`).
     None references are skipped; a segment without any other is a ValueError."""
 
+def side_similarities(
+    test: Sequence[str], sources: Sequence[str], targets: Sequence[str]
+) -> tuple[float, float]:
+    """Cosine similarity of the test texts' character-trigram count profile (each text padded
+    with a space on each side; texts lowercased by the caller) to the sources' and the targets'."""
+
 # Bootstrap resampling. The arrays are exact numpy.ndarrays, two-dimensional and C-contiguous,
 # read and written in place: `out` (shape (n_resamples, n_cols), writable, sharing no memory with
 # the inputs) receives `stats[indices[r]].sum(axis=0)` for each resample r.

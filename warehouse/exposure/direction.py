@@ -4,9 +4,9 @@ training targets (docs/exposure.md)."""
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from collections.abc import Sequence
+
+from warehouse.native import native
 
 SAMPLE = 2000  # lines sampled from each side
 MARGIN = 0.05  # cosine similarity by which the target side must win to be reported
@@ -18,23 +18,22 @@ def sample_lines(n: int) -> range | None:
     return None if n <= SAMPLE else range(0, n, n // SAMPLE)[:SAMPLE]
 
 
-def _profile(texts: Sequence[str]) -> Counter[str]:
-    """Character trigram counts of a sample of the texts (lowercased); the sample's lines are
-    `sample_lines(len(texts))`, so a side read at those lines gives the same counts."""
+def _sample(texts: Sequence[str]) -> list[str]:
+    """The lowercased texts at `sample_lines(len(texts))`, so a side read at those lines gives
+    the same sample."""
     lines = sample_lines(len(texts))
-    sample = texts if lines is None else [texts[i] for i in lines]
-    grams: Counter[str] = Counter()
-    for text in sample:
-        padded = f" {text.lower()} "
-        grams.update(map("".join, zip(padded, padded[1:], padded[2:], strict=False)))
-    return grams
+    return [t.lower() for t in texts] if lines is None else [texts[i].lower() for i in lines]
 
 
-def _cosine(a: Counter[str], b: Counter[str]) -> float:
-    """Cosine similarity of two count vectors."""
-    dot = sum(count * b[gram] for gram, count in a.items() if gram in b)
-    norm = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
-    return dot / norm if norm else 0.0
+def side_similarities(
+    test_sources: Sequence[str], train_sources: Sequence[str], train_targets: Sequence[str]
+) -> tuple[float, float]:
+    """Cosine similarity of the test sources' character-trigram profile (counts of the trigrams
+    of each lowercased text padded with a space on each side) to the training sources' and to
+    the training targets'."""
+    return native.side_similarities(
+        _sample(test_sources), _sample(train_sources), _sample(train_targets)
+    )
 
 
 def reversed_direction(
@@ -42,11 +41,7 @@ def reversed_direction(
 ) -> str | None:
     """A warning when the test sources look like the training targets rather than the
     training sources, else None."""
-    test = _profile(test_sources)
-    if not test:
-        return None
-    like_source = _cosine(test, _profile(train_sources))
-    like_target = _cosine(test, _profile(train_targets))
+    like_source, like_target = side_similarities(test_sources, train_sources, train_targets)
     if like_target > like_source + MARGIN:
         return (
             "the test set's sources look like the training corpus' target side (character "

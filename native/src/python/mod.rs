@@ -2,6 +2,7 @@
 //!
 //! * `metrics`: cyzil BLEU and edit distance, sacrebleu-identical surface statistics;
 //! * `ter`: sacrebleu-identical TER statistics;
+//! * `profile`: the audit direction check's character-trigram similarities;
 //! * `bootstrap`: resample sums over numpy arrays (buffers in, a caller-allocated buffer out);
 //! * `retrieval`: the `RetrievalIndex` class, whose searches return Arrow-layout buffers
 //!   (`columns`);
@@ -14,6 +15,7 @@ mod bootstrap;
 mod columns;
 mod error;
 mod metrics;
+mod profile;
 mod retrieval;
 mod ter;
 
@@ -27,5 +29,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bootstrap::register(m)?;
     retrieval::register(m)?;
     ter::register(m)?;
+    profile::register(m)?;
     Ok(())
 }
