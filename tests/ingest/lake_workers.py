@@ -30,9 +30,11 @@ def _invoke(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-# Readers poll like a dashboard, and the auditor pauses as long between audits: at full speed
-# they would take most of the machine's two cores (and, the auditor, the lock) from the writers.
-POLL_SECONDS = 2.0
+# Readers poll like a dashboard, and the auditor pauses as long between audits: a leaderboard on
+# a lake costs about a second of CPU (most of it planning the view), so polling every 2 s the two
+# readers and the auditor took over half of a two-core machine from the writers; every 5 s they
+# still see the lake dozens of times while the 400 runs arrive.
+POLL_SECONDS = 5.0
 
 
 def ingest(out: Path, testset: str, hyps: list[str]) -> None:
