@@ -4,9 +4,9 @@
 //! The bitmaps are gram-major: each dense gram's bitmap is one run of cache lines, one line per
 //! tile of 512 rows. Counting a query's dense grams for every row (`counting.rs`) sums one line
 //! per gram and tile into bit planes (`planes.rs`) and adds the planes to the tile's 512
-//! counters; tile after tile, each gram's lines are read in order, which the processor's
-//! prefetchers follow (tile-major lines, a tile's lines side by side, were 7–9% slower on the
-//! real corpus). With the threshold at 1/64 of the rows a bitmap costs at most four times the
+//! counters; tile after tile, each gram's lines are read in order, so the line a gram needs next
+//! is the one after the line it reads now, and is fetched then (tile-major lines, a tile's lines
+//! side by side, were 7–9% slower on the real corpus). With the threshold at 1/64 of the rows a bitmap costs at most four times the
 //! list it replaces, and summing it costs far less than adding that list one row at a time.
 
 use rayon::prelude::*;
