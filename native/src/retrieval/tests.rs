@@ -600,8 +600,8 @@ fn a_tiny_dense_threshold_is_floored_so_the_index_stays_small() {
 fn exact_mode_equals_brute_force_across_postings_blocks() {
     // 70,000 rows: two postings blocks of 65,536 rows (the second partial); near copies of rows
     // on both sides of the boundary, so winners and ties sit in either block, and of rows just
-    // past the boundaries of the counting windows (32,768 rows for u8 counters, 16,384 for
-    // u16), whose counts come from postings read across a window's end.
+    // past the boundaries of the counting windows (a whole block for u8 and u16 counters,
+    // 32,768 rows for u32), whose counts come from postings read across a window's end.
     let mut rng = Rng(0xB10C_B10C_0000_0001);
     let rows: Vec<(String, String)> = (0..70_000).map(|_| sentence(&mut rng)).collect();
     let (src, tgt): (Vec<String>, Vec<String>) = rows.into_iter().unzip();
@@ -623,4 +623,8 @@ fn exact_mode_equals_brute_force_across_postings_blocks() {
         index.audit(&queries, &refs, Mode::Exact, None).unwrap()
     });
     assert_eq!(wide, rows, "u16 counters");
+    let (widest, _) = super::counting::with_counters_for(65_536, || {
+        index.audit(&queries, &refs, Mode::Exact, None).unwrap()
+    });
+    assert_eq!(widest, rows, "u32 counters");
 }
