@@ -6,8 +6,9 @@
 //! per gram and tile into bit planes (`planes.rs`) and adds the planes to the tile's 512
 //! counters; tile after tile, each gram's lines are read in order, so the line a gram needs next
 //! is the one after the line it reads now, and is fetched then (tile-major lines, a tile's lines
-//! side by side, were 7–9% slower on the real corpus). With the threshold at 1/64 of the rows a bitmap costs at most four times the
-//! list it replaces, and summing it costs far less than adding that list one row at a time.
+//! side by side, were 7–9% slower on the real corpus). With the threshold at 1/64 of the rows a
+//! bitmap costs at most four times the list it replaces, and summing it costs far less than
+//! adding that list one row at a time.
 
 use rayon::prelude::*;
 
