@@ -22,7 +22,8 @@ def _sample(texts: Sequence[str]) -> list[str]:
     """The lowercased texts at `sample_lines(len(texts))`, so a side read at those lines gives
     the same sample."""
     lines = sample_lines(len(texts))
-    return [t.lower() for t in texts] if lines is None else [texts[i].lower() for i in lines]
+    sample = texts if lines is None else [texts[i] for i in lines]
+    return [text.lower() for text in sample]
 
 
 def side_similarities(
