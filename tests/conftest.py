@@ -15,6 +15,12 @@ from cli.main import main
 from tests.backends import lake, warehouse  # noqa: F401 (fixtures: every backend, lakes only)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Queue the `slow` tests first (the order is the same in every worker): a test of minutes
+    started last would keep one worker busy long after the others ran out of tests."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     """Path of a warehouse file that does not exist yet."""

@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.backends import Warehouse
 from tests.conftest import VOCABULARY
 from tests.ingest.lake_workers import PARTIAL_RUNS
@@ -22,6 +24,8 @@ WRITERS, SEGMENTS = 8, 12
 # Runs per writer: the full 8 x 50 on a directory data path; on the loopback S3 server (slower
 # per request, same locking) 8 x 8.
 RUNS_EACH = {"lake-dir": 50, "lake-s3": 8}
+
+pytestmark = pytest.mark.slow
 
 
 def _lines(path: Path, lines: list[str]) -> Path:
