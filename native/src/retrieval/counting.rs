@@ -498,6 +498,35 @@ fn add_postings<C: Counter>(counts: &mut [C; BLOCK_ROWS], lists: &mut [&[u16]], 
     }
 }
 
+/// Adds every row of each list to its counters (a window reaching the end of the block: each
+/// row is below it, so nothing is compared) and empties the lists.
+fn add_whole_lists<C: Counter>(counts: &mut [C; BLOCK_ROWS], lists: &mut [&[u16]]) {
+    for rows in lists.iter().take(LISTS_AHEAD) {
+        prefetch(rows.as_ptr());
+    }
+    for i in 0..lists.len() {
+        if let Some(ahead) = lists.get(i + LISTS_AHEAD) {
+            prefetch(ahead.as_ptr());
+        }
+        let Some(rows) = lists.get_mut(i) else {
+            continue;
+        };
+        // A line (32 rows) at a time, the list read two lines ahead.
+        let mut rest: &[u16] = rows;
+        while let Some((line, tail)) = rest.split_first_chunk::<32>() {
+            prefetch(tail.as_ptr().wrapping_add(64));
+            for &low in line {
+                counts[usize::from(low)].inc();
+            }
+            rest = tail;
+        }
+        for &low in rest {
+            counts[usize::from(low)].inc();
+        }
+        *rows = &[];
+    }
+}
+
 /// Every row's count of one query's grams on one side, with each tile's highest count.
 #[derive(Debug, Default)]
 pub struct RowCounts<T> {
@@ -568,7 +597,11 @@ impl<T: Counter> RowCounts<T> {
                     continue;
                 };
                 part.fill(T::default());
-                add_postings(counts, &mut lists, end);
+                if end >= BLOCK_ROWS {
+                    add_whole_lists(counts, &mut lists);
+                } else {
+                    add_postings(counts, &mut lists, end);
+                }
                 let part = counts.get_mut(start..end).unwrap_or_default();
                 for (i, tile_counts) in part.chunks_mut(TILE_ROWS).enumerate() {
                     let tile = first_tile + i;
