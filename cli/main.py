@@ -49,6 +49,38 @@ COMMANDS: dict[str, str] = {
     "dashboard": "cli.dashboard:dashboard",
 }
 
+# What `tame-wh --help` says of each command: its help's first sentence, kept here so that the
+# listing imports no command (tests/cli/test_main.py holds them to the commands' own help).
+SUMMARIES: dict[str, str] = {
+    "audit": "Measure how close each test segment is to the training corpus (docs/exposure.md).",
+    "compare": "Compare runs side by side (run ids, unique prefixes, model slugs or test-report "
+    "files).",
+    "copy": "Copy every table (and the schema version) between a local file and a lake, either "
+    "way; then compare each table's rows and content hash on both sides.",
+    "corpus": "Training corpora (parallel text the systems were trained on).",
+    "dashboard": "Build a static dashboard: leaderboards, a page per run and test set, "
+    "comparisons.",
+    "demo": "Create (or reuse) a warehouse and load the bundled English-Spanish example and runs.",
+    "doctor": "Check the installation and the warehouse; exits 3 when something is broken.",
+    "index": "Stored training indexes, loaded by audits instead of rebuilt: build, list, drop.",
+    "ingest": "Ingest runs: plain files (--testset --hyp) or test-report / run-card JSON files.",
+    "init": "Create the warehouse, or upgrade it to this version's schema (a no-op when current).",
+    "lake": "A lake's maintenance and history (--db ducklake:postgres:…).",
+    "leaderboard": "Rank runs; runs whose available composite metrics differ from the rest are "
+    "marked.",
+    "migrate": "Apply pending numbered migrations to the Supabase/Postgres database, in order.",
+    "query": "Run one read-only SELECT over the warehouse (tables, views and macros).",
+    "regressions": "List significant drops of each run against the previous run of the same model.",
+    "report": "Report one run (id or unique prefix): quality, exposure, bins, composite, cost, "
+    "speed.",
+    "runs": "Evaluated runs: list, show, tag, delete.",
+    "significance": "Paired significance tests between runs: `compare --significance`.",
+    "sync": "Upsert the leaderboard's denormalised columns and bin scores to Supabase/Postgres.",
+    "testset": "Test sets (sources with one or more references).",
+    "tm-baseline": "Write the translation-memory hypotheses (target of each source's nearest "
+    "neighbour).",
+}
+
 
 # Whether the executable paused the garbage collector at start-up (cli.entry): it resumes once
 # the command's modules are loaded.
@@ -86,6 +118,17 @@ class _Group(click.Group):
         assert isinstance(command, click.Command)
         _loaded()
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands and their summaries, as click lists them, without importing any."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [
+            (name, click.Command(name, help=SUMMARIES[name]).get_short_help_str(limit))
+            for name in names
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
