@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -14,11 +15,11 @@ from cli.main import COMMANDS, SUMMARIES, main
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _listing(width: int, write: object) -> str:
+def _listing(width: int, write: Callable[[click.Context, click.HelpFormatter], None]) -> str:
     """The "Commands" section as `write(ctx, formatter)` formats it at `width` columns."""
     ctx = click.Context(main, info_name="tame-wh", terminal_width=width, max_content_width=width)
     formatter = ctx.make_formatter()
-    write(ctx, formatter)  # type: ignore[operator]
+    write(ctx, formatter)
     return formatter.getvalue()
 
 
