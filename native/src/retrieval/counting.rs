@@ -454,13 +454,14 @@ pub fn with_counters_for<T>(grams: usize, f: impl FnOnce() -> T) -> T {
     out
 }
 
-/// Lists ahead of the one being added whose next rows are fetched (see `add_postings`).
+/// Lists ahead of the one being added whose next rows are fetched (see `each_list`).
 const LISTS_AHEAD: usize = 8;
 
-/// Adds the rows of each list below `end` to their counters and advances the lists past them.
-fn add_postings<C: Counter>(counts: &mut [C; BLOCK_ROWS], lists: &mut [&[u16]], end: usize) {
-    // Where each list resumes was last read a window ago and has mostly left the cache since:
-    // the lists `LISTS_AHEAD` places on are fetched while this one is added.
+/// Calls `add` with each list in turn. Where each list resumes was last read a window ago and
+/// has mostly left the cache since: the list `LISTS_AHEAD` places on is fetched while one is
+/// added.
+#[inline(always)]
+fn each_list(lists: &mut [&[u16]], mut add: impl FnMut(&mut &[u16])) {
     for rows in lists.iter().take(LISTS_AHEAD) {
         prefetch(rows.as_ptr());
     }
@@ -468,9 +469,15 @@ fn add_postings<C: Counter>(counts: &mut [C; BLOCK_ROWS], lists: &mut [&[u16]], 
         if let Some(ahead) = lists.get(i + LISTS_AHEAD) {
             prefetch(ahead.as_ptr());
         }
-        let Some(rows) = lists.get_mut(i) else {
-            continue;
-        };
+        if let Some(rows) = lists.get_mut(i) {
+            add(rows);
+        }
+    }
+}
+
+/// Adds the rows of each list below `end` to their counters and advances the lists past them.
+fn add_postings<C: Counter>(counts: &mut [C; BLOCK_ROWS], lists: &mut [&[u16]], end: usize) {
+    each_list(lists, |rows| {
         // Sixteen rows at a time while the sixteenth is below `end` (rows ascend), with the
         // list read two lines ahead; then one at a time.
         let mut rest: &[u16] = rows;
@@ -495,22 +502,13 @@ fn add_postings<C: Counter>(counts: &mut [C; BLOCK_ROWS], lists: &mut [&[u16]], 
         *rows = rest.get(taken..).unwrap_or_default();
         // The line after the one the rest starts in: a coming window needs it.
         prefetch(rows.as_ptr().wrapping_add(32));
-    }
+    });
 }
 
 /// Adds every row of each list to its counters (a window reaching the end of the block: each
 /// row is below it, so nothing is compared) and empties the lists.
 fn add_whole_lists<C: Counter>(counts: &mut [C; BLOCK_ROWS], lists: &mut [&[u16]]) {
-    for rows in lists.iter().take(LISTS_AHEAD) {
-        prefetch(rows.as_ptr());
-    }
-    for i in 0..lists.len() {
-        if let Some(ahead) = lists.get(i + LISTS_AHEAD) {
-            prefetch(ahead.as_ptr());
-        }
-        let Some(rows) = lists.get_mut(i) else {
-            continue;
-        };
+    each_list(lists, |rows| {
         // A line (32 rows) at a time, the list read two lines ahead.
         let mut rest: &[u16] = rows;
         while let Some((line, tail)) = rest.split_first_chunk::<32>() {
@@ -524,7 +522,7 @@ fn add_whole_lists<C: Counter>(counts: &mut [C; BLOCK_ROWS], lists: &mut [&[u16]
             counts[usize::from(low)].inc();
         }
         *rows = &[];
-    }
+    });
 }
 
 /// Every row's count of one query's grams on one side, with each tile's highest count.
