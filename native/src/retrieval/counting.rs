@@ -454,14 +454,13 @@ pub fn with_counters_for<T>(grams: usize, f: impl FnOnce() -> T) -> T {
     out
 }
 
-/// Lists ahead of the one being added whose next rows are fetched (see `each_list`).
+/// Lists ahead of the one being added whose next rows are fetched (see `add_postings`).
 const LISTS_AHEAD: usize = 8;
 
-/// Calls `add` with each list in turn. Where each list resumes was last read a window ago and
-/// has mostly left the cache since: the list `LISTS_AHEAD` places on is fetched while one is
-/// added.
-#[inline(always)]
-fn each_list(lists: &mut [&[u16]], mut add: impl FnMut(&mut &[u16])) {
+/// Adds the rows of each list below `end` to their counters and advances the lists past them.
+fn add_postings<C: Counter>(counts: &mut [C; BLOCK_ROWS], lists: &mut [&[u16]], end: usize) {
+    // Where each list resumes was last read a window ago and has mostly left the cache since:
+    // the lists `LISTS_AHEAD` places on are fetched while this one is added.
     for rows in lists.iter().take(LISTS_AHEAD) {
         prefetch(rows.as_ptr());
     }
@@ -469,15 +468,9 @@ fn each_list(lists: &mut [&[u16]], mut add: impl FnMut(&mut &[u16])) {
         if let Some(ahead) = lists.get(i + LISTS_AHEAD) {
             prefetch(ahead.as_ptr());
         }
-        if let Some(rows) = lists.get_mut(i) {
-            add(rows);
-        }
-    }
-}
-
-/// Adds the rows of each list below `end` to their counters and advances the lists past them.
-fn add_postings<C: Counter>(counts: &mut [C; BLOCK_ROWS], lists: &mut [&[u16]], end: usize) {
-    each_list(lists, |rows| {
+        let Some(rows) = lists.get_mut(i) else {
+            continue;
+        };
         // Sixteen rows at a time while the sixteenth is below `end` (rows ascend), with the
         // list read two lines ahead; then one at a time.
         let mut rest: &[u16] = rows;
@@ -502,27 +495,7 @@ fn add_postings<C: Counter>(counts: &mut [C; BLOCK_ROWS], lists: &mut [&[u16]], 
         *rows = rest.get(taken..).unwrap_or_default();
         // The line after the one the rest starts in: a coming window needs it.
         prefetch(rows.as_ptr().wrapping_add(32));
-    });
-}
-
-/// Adds every row of each list to its counters (a window reaching the end of the block: each
-/// row is below it, so nothing is compared) and empties the lists.
-fn add_whole_lists<C: Counter>(counts: &mut [C; BLOCK_ROWS], lists: &mut [&[u16]]) {
-    each_list(lists, |rows| {
-        // A line (32 rows) at a time, the list read two lines ahead.
-        let mut rest: &[u16] = rows;
-        while let Some((line, tail)) = rest.split_first_chunk::<32>() {
-            prefetch(tail.as_ptr().wrapping_add(64));
-            for &low in line {
-                counts[usize::from(low)].inc();
-            }
-            rest = tail;
-        }
-        for &low in rest {
-            counts[usize::from(low)].inc();
-        }
-        *rows = &[];
-    });
+    }
 }
 
 /// Every row's count of one query's grams on one side, with each tile's highest count.
@@ -595,11 +568,7 @@ impl<T: Counter> RowCounts<T> {
                     continue;
                 };
                 part.fill(T::default());
-                if end >= BLOCK_ROWS {
-                    add_whole_lists(counts, &mut lists);
-                } else {
-                    add_postings(counts, &mut lists, end);
-                }
+                add_postings(counts, &mut lists, end);
                 let part = counts.get_mut(start..end).unwrap_or_default();
                 for (i, tile_counts) in part.chunks_mut(TILE_ROWS).enumerate() {
                     let tile = first_tile + i;
