@@ -18,6 +18,7 @@ mod score;
 mod search;
 mod store;
 mod text;
+mod uncached;
 
 #[cfg(test)]
 mod tests;

@@ -23,7 +23,8 @@
 //! | header length − 8 | 8 | xxh3-64 checksum of every header byte before it |
 //!
 //! Bytes between sections are zero (checked), so every byte of the file is covered. Writes go to
-//! a temporary file in the same directory, are flushed to disk, then renamed over the target.
+//! a temporary file in the same directory, past the page cache where the file system allows it
+//! (`uncached.rs`), are flushed to disk, then renamed over the target.
 //!
 //! Each index struct has `to_sections` / `from_sections` next to its definition: they list its
 //! arrays by name. A change of any stored array's meaning or of the hash function must bump
@@ -33,7 +34,6 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::fs::{self, File};
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -46,6 +46,7 @@ use super::audit::RetrievalIndex;
 use super::buf::{as_bytes, Buf, Plain};
 use super::grams::{hash_bytes, hash_pair};
 use super::index::TrainingIndex;
+use super::uncached::UncachedFile;
 
 /// Version of the file layout; part of every stored index's key.
 pub const FORMAT_VERSION: u32 = 4;
@@ -318,21 +319,16 @@ fn write_atomically<'a>(
         .map_or(0, |d| d.subsec_nanos());
     let tmp = dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
     let written = (|| -> Result<(), Problem> {
-        let file = File::create(&tmp).map_err(|e| io("create a temporary file", &e))?;
-        let mut out = BufWriter::with_capacity(1 << 20, file);
+        let mut out =
+            UncachedFile::create(&tmp).map_err(|e| io("create a temporary file", &e))?;
         let mut at = 0usize;
-        let zeros = [0u8; ALIGN];
         for (offset, bytes) in parts {
-            while at < offset {
-                let n = (offset - at).min(ALIGN);
-                out.write_all(zeros.get(..n).unwrap_or(&[]))
-                    .map_err(|e| io("write", &e))?;
-                at += n;
-            }
+            out.write_zeros(offset.saturating_sub(at))
+                .map_err(|e| io("write", &e))?;
             out.write_all(bytes).map_err(|e| io("write", &e))?;
-            at += bytes.len();
+            at = offset.max(at) + bytes.len();
         }
-        let file = out.into_inner().map_err(|e| io("write", e.error()))?;
+        let file = out.finish().map_err(|e| io("write", &e))?;
         file.sync_all().map_err(|e| io("flush to disk", &e))?;
         Ok(())
     })();
