@@ -66,6 +66,16 @@ def _nfkc_lines(text: str) -> str:
     return "\n".join(lines)
 
 
+def _nfkc_run(run: str) -> str:
+    """NFKC of a run of lines known to need it: in one call when its first line needs it too
+    (text where most lines change, such as a symbol on every line), else line by line."""
+    newline = run.find("\n")
+    first = run if newline < 0 else run[:newline]
+    if first.isascii() or unicodedata.is_normalized("NFKC", first):
+        return _nfkc_lines(run)
+    return unicodedata.normalize("NFKC", run)
+
+
 def _nfkc(text: str) -> str:
     """NFKC of `text`, run by run of whole lines (a newline never composes with a neighbour,
     so each run normalises on its own); runs already in NFKC are kept as they are, and in the
@@ -80,7 +90,7 @@ def _nfkc(text: str) -> str:
         end = len(text) if end < 0 else end + 1
         run = text[start:end]
         if not run.isascii() and not unicodedata.is_normalized("NFKC", run):
-            run = _nfkc_lines(run)
+            run = _nfkc_run(run)
         runs.append(run)
         start = end
     return "".join(runs)
