@@ -36,6 +36,20 @@ def test_the_command_line_keeps_blas_to_one_thread_unless_told_otherwise():
     assert blas_threads({**environment, "OPENBLAS_NUM_THREADS": "3"}) == "3"
 
 
+def test_the_command_line_gives_arrow_the_system_allocator_unless_told_otherwise():
+    def arrow_pool(environment: dict[str, str]) -> str:
+        code = "import cli, pyarrow; print(pyarrow.default_memory_pool().backend_name)"
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=environment, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    environment = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    assert arrow_pool(environment) == "system"
+    assert arrow_pool({**environment, "ARROW_DEFAULT_MEMORY_POOL": "mimalloc"}) == "mimalloc"
+
+
 def test_init_creates_then_reports_up_to_date(run_cli, db_path):
     first = run_cli("init")
     assert first.exit_code == 0 and "created warehouse" in first.output
