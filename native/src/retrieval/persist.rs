@@ -319,8 +319,7 @@ fn write_atomically<'a>(
         .map_or(0, |d| d.subsec_nanos());
     let tmp = dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
     let written = (|| -> Result<(), Problem> {
-        let mut out =
-            UncachedFile::create(&tmp).map_err(|e| io("create a temporary file", &e))?;
+        let mut out = UncachedFile::create(&tmp).map_err(|e| io("create a temporary file", &e))?;
         let mut at = 0usize;
         for (offset, bytes) in parts {
             out.write_zeros(offset.saturating_sub(at))
