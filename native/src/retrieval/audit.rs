@@ -4,7 +4,9 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::counting::{best_pair, best_row, best_target, narrowest_counts, Buffers, Counter};
+use super::counting::{
+    best_pair, best_row, best_target, narrowest_counts, Buffers, Counter, ManyBuffers, RowCounts,
+};
 use super::error::{internal, invalid, Result};
 use super::grams::Orders;
 use super::index::{SideIndex, TrainingIndex};
@@ -14,6 +16,11 @@ use super::search::{search_fast, Query, Scratch, Stats};
 
 /// Queries handled together by one parallel task.
 const QUERY_CHUNK: usize = 8;
+
+/// Bytes of counters one worker fills at once for segments counted together: on the real
+/// corpus eight segments (two sides of 230,986 16-bit counters each), whose blocks of counters
+/// (8 x 128 KiB) stay in the second-level cache while a block's bitmap lines are shared.
+const MANY_BYTES: usize = 8 << 20;
 
 /// How to search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,7 +110,14 @@ pub struct RetrievalIndex {
 }
 
 /// One worker's reusable buffers.
-type Pooled = (Scratch, Buffers<u8>, Buffers<u16>, Buffers<u32>);
+type Pooled = (
+    Scratch,
+    Buffers<u8>,
+    Buffers<u16>,
+    Buffers<u32>,
+    ManyBuffers<u8>,
+    ManyBuffers<u16>,
+);
 
 /// Runs `f` on a local pool of `threads` threads, or on the global pool when `None`.
 pub fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> Result<T> {
@@ -130,6 +144,9 @@ struct Worker<'a> {
     tiny: Buffers<u8>,
     small: Buffers<u16>,
     large: Buffers<u32>,
+    /// The same for several segments counted together (`counted_many`).
+    tiny_many: ManyBuffers<u8>,
+    small_many: ManyBuffers<u16>,
 }
 
 impl<'a> Worker<'a> {
@@ -149,6 +166,42 @@ impl<'a> Worker<'a> {
         } else {
             counted_audit(self.index, &mut self.tiny, &mut self.stats, x, refs)
         }
+    }
+
+    /// `counted` for several test segments (each a source and its references), their counts
+    /// taken together (`RowCounts::fill_many`) as long as the counters stay within
+    /// `MANY_BYTES`; segments whose counts need 32-bit counters go one by one.
+    fn counted_many(&mut self, items: &[(Query<'_>, Vec<Query<'_>>)]) -> Vec<AuditRow> {
+        let queries = || {
+            items
+                .iter()
+                .flat_map(|(x, refs)| std::iter::once(x).chain(refs))
+        };
+        let most = queries().map(|q| q.seen.len()).max().unwrap_or(0);
+        let most = most.max(narrowest_counts());
+        let rows = self.index.rows().max(1);
+        let sides = |(_, refs): &(Query<'_>, Vec<Query<'_>>)| 1 + refs.len();
+        let per_item = rows * items.iter().map(sides).max().unwrap_or(1);
+        if most > usize::from(u16::MAX) {
+            return items
+                .iter()
+                .map(|(x, refs)| self.counted(Some(x), refs))
+                .collect();
+        }
+        let (index, stats) = (self.index, &mut self.stats);
+        let mut rows_out = Vec::with_capacity(items.len());
+        if most > usize::from(u8::MAX) {
+            let together = (MANY_BYTES / (2 * per_item)).clamp(1, items.len().max(1));
+            for part in items.chunks(together) {
+                rows_out.extend(counted_many(index, &mut self.small_many, stats, part));
+            }
+        } else {
+            let together = (MANY_BYTES / per_item).clamp(1, items.len().max(1));
+            for part in items.chunks(together) {
+                rows_out.extend(counted_many(index, &mut self.tiny_many, stats, part));
+            }
+        }
+        rows_out
     }
 
     /// Fast source exposure; the shortlist is collected (the pair needs it).
@@ -245,6 +298,57 @@ impl<'a> Worker<'a> {
     }
 }
 
+/// What string equality decides for one test segment before any counting.
+struct Exacts {
+    source: Option<u32>,
+    target: Option<(u32, u32)>,
+    pair: Option<u32>,
+    /// Whether the pair exposure needs both sides' counts.
+    pair_wanted: bool,
+}
+
+impl Exacts {
+    fn of(index: &TrainingIndex, x: Option<&Query<'_>>, refs: &[Query<'_>]) -> Self {
+        let source = x.and_then(|x| index.src.texts().lowest_equal(x.text));
+        let mut target: Option<(u32, u32)> = None;
+        for (r, rq) in refs.iter().enumerate() {
+            if let Some(row) = index.tgt.texts().lowest_equal(rq.text) {
+                if target.is_none_or(|(best_row, _)| row < best_row) {
+                    target = Some((row, r as u32));
+                }
+            }
+        }
+        let pair = match x {
+            Some(x) if !refs.is_empty() => refs
+                .iter()
+                .filter_map(|r| {
+                    index
+                        .pairs
+                        .lowest_equal(index.src.texts(), index.tgt.texts(), x.text, r.text)
+                })
+                .min(),
+            _ => None,
+        };
+        let pair_wanted = x.is_some() && !refs.is_empty() && pair.is_none();
+        Self {
+            source,
+            target,
+            pair,
+            pair_wanted,
+        }
+    }
+
+    /// Whether the source needs counting.
+    fn count_source(&self) -> bool {
+        self.source.is_none() || self.pair_wanted
+    }
+
+    /// Whether the references need counting.
+    fn count_target(&self) -> bool {
+        self.target.is_none() || self.pair_wanted
+    }
+}
+
 /// `Worker::counted` with counters of type `T`.
 fn counted_audit<T: Counter>(
     index: &TrainingIndex,
@@ -253,80 +357,128 @@ fn counted_audit<T: Counter>(
     x: Option<&Query<'_>>,
     refs: &[Query<'_>],
 ) -> AuditRow {
-    let source_exact = x.and_then(|x| index.src.texts().lowest_equal(x.text));
-    let mut target_exact: Option<(u32, u32)> = None;
-    for (r, rq) in refs.iter().enumerate() {
-        if let Some(row) = index.tgt.texts().lowest_equal(rq.text) {
-            if target_exact.is_none_or(|(best_row, _)| row < best_row) {
-                target_exact = Some((row, r as u32));
-            }
-        }
-    }
-    let pair_exact = match x {
-        Some(x) if !refs.is_empty() => refs
-            .iter()
-            .filter_map(|r| {
-                index
-                    .pairs
-                    .lowest_equal(index.src.texts(), index.tgt.texts(), x.text, r.text)
-            })
-            .min(),
-        _ => None,
-    };
-    let pair_wanted = x.is_some() && !refs.is_empty() && pair_exact.is_none();
+    let exacts = Exacts::of(index, x, refs);
     let Buffers {
         source: source_counts,
         refs: ref_counts,
         locals,
     } = bufs;
-    let mut source = Hit::NONE;
-    if let Some(x) = x {
-        if source_exact.is_none() || pair_wanted {
-            source_counts.fill(&index.src, x, locals, stats);
-        }
-        source = match source_exact {
-            Some(row) => Hit::exact(row),
-            None => {
-                let mut best = Best::NONE;
-                best_row(&index.src, source_counts, &mut best, stats);
-                Hit::from_best(best)
-            }
-        };
+    if let Some(x) = x.filter(|_| exacts.count_source()) {
+        source_counts.fill(&index.src, x, locals, stats);
     }
-    let mut target = TargetHit {
-        hit: Hit::NONE,
-        ref_idx: None,
+    if ref_counts.len() < refs.len() {
+        ref_counts.resize_with(refs.len(), Default::default);
+    }
+    let ref_counts = ref_counts.get_mut(..refs.len()).unwrap_or_default();
+    if exacts.count_target() {
+        for (rq, counts) in refs.iter().zip(ref_counts.iter_mut()) {
+            counts.fill(&index.tgt, rq, locals, stats);
+        }
+    }
+    read_off(
+        index,
+        &exacts,
+        x.is_some(),
+        source_counts,
+        ref_counts,
+        stats,
+    )
+}
+
+/// `Worker::counted_many` with counters of type `T` (spanning whole blocks: `u8`, `u16`).
+fn counted_many<T: Counter>(
+    index: &TrainingIndex,
+    bufs: &mut ManyBuffers<T>,
+    stats: &mut Stats,
+    items: &[(Query<'_>, Vec<Query<'_>>)],
+) -> Vec<AuditRow> {
+    let exacts: Vec<Exacts> = items
+        .iter()
+        .map(|(x, refs)| Exacts::of(index, Some(x), refs))
+        .collect();
+    let ManyBuffers {
+        sources,
+        refs: ref_counts,
+        locals,
+    } = bufs;
+    if sources.len() < items.len() {
+        sources.resize_with(items.len(), Default::default);
+    }
+    let mut queries = Vec::with_capacity(items.len());
+    let mut counts = Vec::with_capacity(items.len());
+    for (((x, _), e), c) in items.iter().zip(&exacts).zip(sources.iter_mut()) {
+        if e.count_source() {
+            queries.push(x);
+            counts.push(c);
+        }
+    }
+    RowCounts::fill_many(&index.src, &queries, &mut counts, locals, stats);
+    if ref_counts.len() < items.len() {
+        ref_counts.resize_with(items.len(), Vec::new);
+    }
+    let mut queries = Vec::new();
+    let mut counts = Vec::new();
+    for (((_, refs), e), cs) in items.iter().zip(&exacts).zip(ref_counts.iter_mut()) {
+        if cs.len() < refs.len() {
+            cs.resize_with(refs.len(), Default::default);
+        }
+        if e.count_target() {
+            queries.extend(refs.iter());
+            counts.extend(cs.iter_mut().take(refs.len()));
+        }
+    }
+    RowCounts::fill_many(&index.tgt, &queries, &mut counts, locals, stats);
+    items
+        .iter()
+        .zip(&exacts)
+        .zip(sources.iter().zip(ref_counts.iter()))
+        .map(|(((_, refs), e), (source, rc))| {
+            let rc = rc.get(..refs.len()).unwrap_or_default();
+            read_off(index, e, true, source, rc, stats)
+        })
+        .collect()
+}
+
+/// One test segment's exposures from its exact matches and its counts.
+fn read_off<T: Counter>(
+    index: &TrainingIndex,
+    exacts: &Exacts,
+    has_source: bool,
+    source_counts: &RowCounts<T>,
+    ref_counts: &[RowCounts<T>],
+    stats: &mut Stats,
+) -> AuditRow {
+    let source = match (has_source, exacts.source) {
+        (false, _) => Hit::NONE,
+        (true, Some(row)) => Hit::exact(row),
+        (true, None) => {
+            let mut best = Best::NONE;
+            best_row(&index.src, source_counts, &mut best, stats);
+            Hit::from_best(best)
+        }
     };
-    if !refs.is_empty() {
-        if ref_counts.len() < refs.len() {
-            ref_counts.resize_with(refs.len(), Default::default);
-        }
-        let ref_counts = ref_counts.get_mut(..refs.len()).unwrap_or_default();
-        if target_exact.is_none() || pair_wanted {
-            for (rq, counts) in refs.iter().zip(ref_counts.iter_mut()) {
-                counts.fill(&index.tgt, rq, locals, stats);
+    let target = match (ref_counts.is_empty(), exacts.target) {
+        (true, _) => TargetHit {
+            hit: Hit::NONE,
+            ref_idx: None,
+        },
+        (false, Some((row, r))) => TargetHit {
+            hit: Hit::exact(row),
+            ref_idx: Some(r),
+        },
+        (false, None) => {
+            let (best, ref_idx) = best_target(&index.tgt, ref_counts, stats);
+            let hit = Hit::from_best(best);
+            TargetHit {
+                hit,
+                ref_idx: hit.row.and(ref_idx),
             }
         }
-        target = match target_exact {
-            Some((row, r)) => TargetHit {
-                hit: Hit::exact(row),
-                ref_idx: Some(r),
-            },
-            None => {
-                let (best, ref_idx) = best_target(&index.tgt, ref_counts, stats);
-                let hit = Hit::from_best(best);
-                TargetHit {
-                    hit,
-                    ref_idx: hit.row.and(ref_idx),
-                }
-            }
-        };
-    }
-    let pair = match (pair_exact, source.row, target.hit.row) {
+    };
+    let pair = match (exacts.pair, source.row, target.hit.row) {
         (Some(row), _, _) => Hit::exact(row),
-        (None, Some(s), Some(t)) if pair_wanted => {
-            let refs_counts = ref_counts.get(..refs.len()).unwrap_or_default();
-            Hit::from_best(best_pair(index, source_counts, refs_counts, &[s, t], stats))
+        (None, Some(s), Some(t)) if exacts.pair_wanted => {
+            Hit::from_best(best_pair(index, source_counts, ref_counts, &[s, t], stats))
         }
         _ => Hit::NONE,
     };
@@ -397,7 +549,7 @@ impl RetrievalIndex {
     }
 
     fn worker(&self, mode: Mode) -> Worker<'_> {
-        let (scratch, tiny, small, large) = self
+        let (scratch, tiny, small, large, tiny_many, small_many) = self
             .pool
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -408,6 +560,8 @@ impl RetrievalIndex {
                     Buffers::default(),
                     Buffers::default(),
                     Buffers::default(),
+                    ManyBuffers::default(),
+                    ManyBuffers::default(),
                 )
             });
         Worker {
@@ -418,6 +572,8 @@ impl RetrievalIndex {
             tiny,
             small,
             large,
+            tiny_many,
+            small_many,
         }
     }
 
@@ -427,6 +583,8 @@ impl RetrievalIndex {
             worker.tiny,
             worker.small,
             worker.large,
+            worker.tiny_many,
+            worker.small_many,
         ));
         worker.stats
     }
@@ -438,13 +596,25 @@ impl RetrievalIndex {
         threads: Option<usize>,
         each: impl Fn(&mut Worker<'_>, &I) -> Result<T> + Sync,
     ) -> Result<(Vec<T>, Stats)> {
+        self.run_chunks(items, mode, threads, |worker, chunk| {
+            chunk.iter().map(|item| each(worker, item)).collect()
+        })
+    }
+
+    /// `run` with `each` given a chunk of items at a time (its results in the same order).
+    fn run_chunks<T: Send, I: Sync>(
+        &self,
+        items: &[I],
+        mode: Mode,
+        threads: Option<usize>,
+        each: impl Fn(&mut Worker<'_>, &[I]) -> Result<Vec<T>> + Sync,
+    ) -> Result<(Vec<T>, Stats)> {
         let parts = with_threads(threads, || {
             items
                 .par_chunks(QUERY_CHUNK)
                 .map(|chunk| {
                     let mut worker = self.worker(mode);
-                    let out: Result<Vec<T>> =
-                        chunk.iter().map(|item| each(&mut worker, item)).collect();
+                    let out = each(&mut worker, chunk);
                     let stats = self.release(worker);
                     out.map(|rows| (rows, stats))
                 })
@@ -476,25 +646,36 @@ impl RetrievalIndex {
         }
         check_refs(refs)?;
         let items: Vec<(&S, &Vec<S>)> = sources.iter().zip(refs).collect();
-        self.run(&items, mode, threads, |w, (x, rs)| {
+        self.run_chunks(&items, mode, threads, |w, chunk| {
             let index = w.index;
-            let xq = w.prepare(x.as_ref(), &index.src)?;
-            let rqs = rs
+            let prepared = chunk
                 .iter()
-                .map(|r| w.prepare(r.as_ref(), &index.tgt))
+                .map(|(x, rs)| {
+                    let xq = w.prepare(x.as_ref(), &index.src)?;
+                    let rqs = rs
+                        .iter()
+                        .map(|r| w.prepare(r.as_ref(), &index.tgt))
+                        .collect::<Result<Vec<_>>>()?;
+                    Ok((xq, rqs))
+                })
                 .collect::<Result<Vec<_>>>()?;
             let Mode::Fast { rare, shortlist: k } = w.mode else {
-                return Ok(w.counted(Some(&xq), &rqs));
+                return Ok(w.counted_many(&prepared));
             };
-            let mut shortlist = Vec::new();
-            let source = w.fast_source(&xq, rare, k, &mut shortlist);
-            let target = w.fast_target(&rqs, rare, k, &mut shortlist);
-            let pair = w.fast_pair(&xq, &rqs, &source, &target, &mut shortlist);
-            Ok(AuditRow {
-                source,
-                target,
-                pair,
-            })
+            Ok(prepared
+                .iter()
+                .map(|(xq, rqs)| {
+                    let mut shortlist = Vec::new();
+                    let source = w.fast_source(xq, rare, k, &mut shortlist);
+                    let target = w.fast_target(rqs, rare, k, &mut shortlist);
+                    let pair = w.fast_pair(xq, rqs, &source, &target, &mut shortlist);
+                    AuditRow {
+                        source,
+                        target,
+                        pair,
+                    }
+                })
+                .collect())
         })
     }
 

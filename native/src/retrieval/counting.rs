@@ -520,26 +520,8 @@ impl<T: Counter> RowCounts<T> {
         stats: &mut Stats,
     ) {
         let dense = side.dense();
-        let tiles = side.rows().div_ceil(TILE_ROWS);
-        // Whole blocks, so a 16-bit row within a block always indexes its counters. Each
-        // window's counters are zeroed just before it is counted.
-        let blocks = side
-            .blocks()
-            .len()
-            .max(tiles.div_ceil(BLOCK_ROWS / TILE_ROWS));
-        if self.counts.len() != blocks * BLOCK_ROWS {
-            self.counts.clear();
-            self.counts.resize(blocks * BLOCK_ROWS, T::default());
-        }
-        self.size = query.size;
-        self.empty = query.text.is_empty();
-        locals.clear();
-        let mut visited = 0u64;
-        for &g in query.dense_grams() {
-            locals.push(g.wrapping_sub(dense.first()) as usize);
-            visited += dense.df(g);
-        }
-        self.tile_max.clear();
+        // Each window's counters are zeroed just before it is counted.
+        let (_, tiles, mut visited) = self.start(side, query, locals);
         // Block by block, and within a block window by window (each gram's rows ascend): a
         // window's counters take the sparse grams' postings and then the dense grams' bitmaps
         // while they are in cache.
@@ -587,6 +569,114 @@ impl<T: Counter> RowCounts<T> {
         stats.postings_visited += visited;
         stats.postings_total += visited;
         stats.searches_counted += 1;
+    }
+
+    /// Readies the counters for `query` on `side`: sized to whole blocks, with the query's size,
+    /// and its dense grams as bitmap numbers in `locals`; returns the blocks and tiles to count
+    /// and the postings the dense grams stand for.
+    fn start(
+        &mut self,
+        side: &SideIndex,
+        query: &Query<'_>,
+        locals: &mut Vec<usize>,
+    ) -> (usize, usize, u64) {
+        let dense = side.dense();
+        let tiles = side.rows().div_ceil(TILE_ROWS);
+        // Whole blocks, so a 16-bit row within a block always indexes its counters.
+        let blocks = side
+            .blocks()
+            .len()
+            .max(tiles.div_ceil(BLOCK_ROWS / TILE_ROWS));
+        if self.counts.len() != blocks * BLOCK_ROWS {
+            self.counts.clear();
+            self.counts.resize(blocks * BLOCK_ROWS, T::default());
+        }
+        self.size = query.size;
+        self.empty = query.text.is_empty();
+        self.tile_max.clear();
+        locals.clear();
+        let mut visited = 0u64;
+        for &g in query.dense_grams() {
+            locals.push(g.wrapping_sub(dense.first()) as usize);
+            visited += dense.df(g);
+        }
+        (blocks, tiles, visited)
+    }
+
+    /// Counts each of `queries` into its own `counts` in one pass over the side's blocks: in
+    /// each block, every query's dense grams are added tile by tile for all the queries at once
+    /// (a tile's bitmap lines, shared by most queries, are read from memory once), then each
+    /// query's postings. Counters must span whole blocks (`u8`, `u16`); the counts equal `fill`'s.
+    pub fn fill_many(
+        side: &SideIndex,
+        queries: &[&Query<'_>],
+        counts: &mut [&mut RowCounts<T>],
+        locals: &mut Vec<Vec<usize>>,
+        stats: &mut Stats,
+    ) {
+        debug_assert_eq!(window_rows::<T>(), BLOCK_ROWS);
+        let dense = side.dense();
+        if locals.len() < queries.len() {
+            locals.resize_with(queries.len(), Vec::new);
+        }
+        let mut blocks = 0;
+        let mut tiles = 0;
+        let mut visited = 0u64;
+        for ((query, c), l) in queries.iter().zip(counts.iter_mut()).zip(locals.iter_mut()) {
+            let (b, t, v) = c.start(side, query, l);
+            (blocks, tiles, visited) = (b, t, visited + v);
+        }
+        let n = queries.len().min(counts.len());
+        let mut lists: Vec<Vec<&[u16]>> = vec![Vec::new(); n];
+        let per_block = BLOCK_ROWS / TILE_ROWS;
+        for b in 0..blocks {
+            let first_tile = b * per_block;
+            if first_tile >= tiles {
+                break;
+            }
+            let last_tile = (first_tile + per_block).min(tiles);
+            let span = b * BLOCK_ROWS..(b + 1) * BLOCK_ROWS;
+            for ((query, c), rows) in queries.iter().zip(counts.iter_mut()).zip(&mut lists) {
+                rows.clear();
+                if let Some(block) = side.blocks().get(b) {
+                    for &g in query.sparse_grams() {
+                        let r = block.rows(g);
+                        visited += r.len() as u64;
+                        if !r.is_empty() {
+                            rows.push(r);
+                        }
+                    }
+                }
+                if let Some(part) = c.counts.get_mut(span.clone()) {
+                    part.fill(T::default());
+                }
+            }
+            for tile in first_tile..last_tile {
+                let at = tile * TILE_ROWS..(tile + 1) * TILE_ROWS;
+                for (c, l) in counts.iter_mut().zip(locals.iter()).take(n) {
+                    if let (false, Some(tile_counts)) = (l.is_empty(), c.counts.get_mut(at.clone()))
+                    {
+                        T::add_dense(tile_counts, dense, tile, l);
+                    }
+                }
+            }
+            for (c, rows) in counts.iter_mut().zip(&mut lists) {
+                let Some(block) = c.counts.get_mut(span.clone()) else {
+                    continue;
+                };
+                let Ok(block) = <&mut [T; BLOCK_ROWS]>::try_from(block) else {
+                    continue;
+                };
+                add_postings(block, rows, BLOCK_ROWS);
+                for tile_counts in block.chunks(TILE_ROWS).take(last_tile - first_tile) {
+                    c.tile_max
+                        .push(tile_counts.iter().copied().max().map_or(0, Counter::get));
+                }
+            }
+        }
+        stats.postings_visited += visited;
+        stats.postings_total += visited;
+        stats.searches_counted += n as u64;
     }
 
     /// The count of row `d`.
@@ -673,6 +763,15 @@ pub struct Buffers<T> {
     pub source: RowCounts<T>,
     pub refs: Vec<RowCounts<T>>,
     pub locals: Vec<usize>,
+}
+
+/// Count buffers of one worker for several test segments at once (`RowCounts::fill_many`).
+#[derive(Debug, Default)]
+pub struct ManyBuffers<T> {
+    pub sources: Vec<RowCounts<T>>,
+    /// Each segment's references' counts.
+    pub refs: Vec<Vec<RowCounts<T>>>,
+    pub locals: Vec<Vec<usize>>,
 }
 
 /// The best row of `side` for one query, from its counts (`best` may hold a starting point).

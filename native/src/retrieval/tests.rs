@@ -617,8 +617,26 @@ fn exact_mode_equals_brute_force_across_postings_blocks() {
     }
     queries.push(sentence(&mut rng).0);
     refs.push(vec![sentence(&mut rng).1]);
+    // Segments long enough for 16-bit counters, counted together with short ones (8-bit), and
+    // one whose source and reference are training texts (exact, not counted).
+    queries.insert(3, [1, 65_540, 7].map(|j| src[j].as_str()).join(" "));
+    refs.insert(
+        3,
+        vec![
+            [2, 65_541, 8].map(|j| tgt[j].as_str()).join(" "),
+            tgt[5].clone(),
+        ],
+    );
+    queries.insert(6, src[40].clone());
+    refs.insert(6, vec![tgt[40].clone()]);
     let (rows, _) = index.audit(&queries, &refs, Mode::Exact, None).unwrap();
     brute.check_audit("two blocks", &queries, &refs, &rows);
+    // Counted one segment at a time (`fill`), the same as counted together (`fill_many`).
+    let (sources, _) = index.search_source(&queries, Mode::Exact, None).unwrap();
+    let (targets, _) = index.search_target(&refs, Mode::Exact, None).unwrap();
+    for ((row, source), target) in rows.iter().zip(&sources).zip(&targets) {
+        assert_eq!((&row.source, &row.target), (source, target));
+    }
     let (wide, _) = super::counting::with_counters_for(256, || {
         index.audit(&queries, &refs, Mode::Exact, None).unwrap()
     });
