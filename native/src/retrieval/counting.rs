@@ -258,13 +258,13 @@ mod simd {
         (o, t, f, eights)
     }
 
-    /// The line of dense gram `k` for tile `tile` as a vector (zero out of range). The gram's
-    /// line for the next tile, which follows it in memory, is fetched for the next call: a
+    /// Line `at` of the bitmaps (`DenseGrams::line_at`) as a vector (zero out of range). The
+    /// gram's line for the next tile, which follows it in memory, is fetched for the next call: a
     /// query's grams are more streams than the processor's prefetchers follow.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn line(dense: &DenseGrams, tile: usize, k: usize) -> __m512i {
-        match dense.line(tile, k) {
+    fn line(dense: &DenseGrams, at: usize) -> __m512i {
+        match dense.line_at(at) {
             Some(l) => {
                 super::prefetch(std::ptr::from_ref(l).wrapping_add(1));
                 // SAFETY: a `Line` is 64 bytes, aligned to 64.
@@ -297,8 +297,12 @@ mod simd {
         };
         let (mut ones, mut twos, mut fours, mut eights) = (zero, zero, zero, zero);
         // A last, partial chunk is padded with zero lines.
+        let tiles = dense.tiles();
         for c in locals.chunks(16) {
-            let l = |i: usize| line(dense, tile, c.get(i).copied().unwrap_or(usize::MAX));
+            let l = |i: usize| match c.get(i) {
+                Some(&k) => line(dense, k.wrapping_mul(tiles).wrapping_add(tile)),
+                None => zero,
+            };
             let (o, t, f, e_a) = add_eight(ones, twos, fours, std::array::from_fn(&l));
             let (o, t, f, e_b) = add_eight(o, t, f, std::array::from_fn(|i| l(8 + i)));
             let (e, sixteens) = csa(eights, e_a, e_b);

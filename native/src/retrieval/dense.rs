@@ -187,6 +187,13 @@ impl DenseGrams {
         self.bitmap(k).get(tile)
     }
 
+    /// Line `at` of all bitmaps, gram after gram: gram `k`'s line for tile `t` is line
+    /// `k · tiles() + t` (`None` past the last gram). One bounds check, for the hot loop.
+    #[inline]
+    pub fn line_at(&self, at: usize) -> Option<&Line> {
+        self.bitmaps.get(at)
+    }
+
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
         self.bitmaps.heap_bytes() + self.df.heap_bytes()
