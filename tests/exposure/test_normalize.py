@@ -1,7 +1,9 @@
-"""NFKC of long batches, whichever way each run of lines is rewritten (whole, or line by line)."""
+"""NFKC of long batches, whichever way each run of lines is rewritten: by replacing the characters
+NFKC rewrites, in one call, or line by line."""
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from typing import Any
 
@@ -46,21 +48,62 @@ def test_long_batches_equal_nfkc_of_each_text(pattern):
     assert normalize_many(batch) == nfkc_each(batch)
 
 
-def test_a_run_is_rewritten_whole_when_its_first_line_changes(monkeypatch):
-    starts_changing = "\n".join(lines("cs", 100))
-    starts_stable = "\n".join(lines("sc", 100))
-    want = {t: unicodedata.normalize("NFKC", t) for t in (starts_changing, starts_stable)}
-    calls: list[str] = []
-    real = unicodedata.normalize
+# The standard library's NFKC, kept before any test replaces it with a counting one.
+NFKC = functools.partial(unicodedata.normalize, "NFKC")
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts `unicodedata.normalize` is called on, with the module's caches emptied."""
+    seen: list[str] = []
 
     def counting(form: Any, text: str) -> str:
-        calls.append(text)
-        return real(form, text)
+        seen.append(text)
+        return NFKC(text)
 
+    monkeypatch.setattr(module, "_IMAGES", {})
+    monkeypatch.setattr(module, "_REWRITTEN", {})
     monkeypatch.setattr(module.unicodedata, "normalize", counting)
-    assert module._nfkc_run(starts_changing) == want[starts_changing]
-    assert calls == [starts_changing]  # one call for the whole run
+    return seen
+
+
+def run_of(lines: list[str]) -> str:
+    return "\n".join(f"{i} {line}" for i, line in enumerate(lines))
+
+
+def test_symbols_rewritten_on_every_line_are_replaced_not_renormalised(calls):
+    # Each line has a character NFKC maps to other characters (an ordinal indicator, a
+    # ligature, an ellipsis), nothing that composes.
+    run = run_of(["n.\u00ba 7", "the \ufb01le", "wait\u2026", "caf\u00e9 n.\u00ba 2"] * 40)
+    want = NFKC(run)
+    assert module._nfkc_run(run) == want
+    # Only single characters were normalised (to learn their images), never the run.
+    assert calls and all(len(text) == 1 for text in calls)
+    assert module._REWRITTEN == {"\u00ba": "o", "\ufb01": "fi", "\u2026": "..."}
+    # Once learnt, a run costs no call at all.
     calls.clear()
-    assert module._nfkc_run(starts_stable) == want[starts_stable]
+    other = run_of(["the \ufb01le n.\u00ba 1", "x\u2026"] * 40)
+    assert module._nfkc_run(other) == NFKC(other)
+    assert calls == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "n.\u00ba\u0301 9",  # o + combining acute compose once the ordinal becomes an o
+        "cafe\u0301 n.\u00ba 3",  # e + combining acute compose
+        "\u1100\u1161 n.\u00ba 4",  # Hangul jamo compose
+    ],
+)
+def test_replacing_falls_back_to_full_nfkc_where_characters_compose(calls, line):
+    run = run_of([line, "n.\u00ba 5 plain"] * 40)
+    assert module._nfkc_run(run) == NFKC(run)
+    assert run in calls  # the run itself was normalised
+
+
+def test_a_run_starting_with_a_stable_line_is_rewritten_line_by_line(calls):
+    lines = [STABLE if i % 2 == 0 else CHANGING[i % 3] for i in range(100)]
+    run = run_of(lines)
+    assert module._nfkc_run(run) == NFKC(run)
     # Only the changing lines, one by one.
-    assert calls == [line for i, line in enumerate(starts_stable.split("\n")) if i % 2]
+    assert calls == [line for i, line in enumerate(run.split("\n")) if i % 2]

@@ -66,14 +66,46 @@ def _nfkc_lines(text: str) -> str:
     return "\n".join(lines)
 
 
+# NFKC of each non-ASCII character met in a run that needed NFKC, and the characters among them
+# that NFKC rewrites (with their images).
+_IMAGES: dict[str, str] = {}
+_REWRITTEN: dict[str, str] = {}
+
+
+def _learn_rewritten(text: str) -> None:
+    """Record which non-ASCII characters of `text` NFKC rewrites, and into what."""
+    for ch in set(text):
+        if ch not in _IMAGES and not ch.isascii():
+            image = _IMAGES[ch] = unicodedata.normalize("NFKC", ch)
+            if image != ch:
+                _REWRITTEN[ch] = image
+
+
+def _by_images(run: str) -> str | None:
+    """NFKC of `run` by replacing every character known to be rewritten with its image, when
+    the result is in NFKC; else None. Exact: an image has the same NFKD form as its character,
+    so the result has the NFKD form of `run`, and a text in NFKC is the NFKC of its NFKD form."""
+    text = run
+    for ch, image in _REWRITTEN.items():
+        if ch in text:
+            text = text.replace(ch, image)
+    return text if unicodedata.is_normalized("NFKC", text) else None
+
+
 def _nfkc_run(run: str) -> str:
-    """NFKC of a run of lines known to need it: in one call when its first line needs it too
-    (text where most lines change, such as a symbol on every line), else line by line."""
+    """NFKC of a run of lines known to need it. When its first line needs it too (text where
+    most lines change, such as a symbol on every line): by replacing the characters NFKC
+    rewrites (`_by_images`), else in one call; otherwise line by line."""
     newline = run.find("\n")
     first = run if newline < 0 else run[:newline]
     if first.isascii() or unicodedata.is_normalized("NFKC", first):
         return _nfkc_lines(run)
-    return unicodedata.normalize("NFKC", run)
+    _learn_rewritten(first)
+    replaced = _by_images(run)
+    if replaced is None:  # characters met on later lines only, or characters that compose
+        _learn_rewritten(run)
+        replaced = _by_images(run)
+    return replaced if replaced is not None else unicodedata.normalize("NFKC", run)
 
 
 def _nfkc(text: str) -> str:
