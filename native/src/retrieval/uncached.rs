@@ -195,13 +195,14 @@ mod tests {
 
     /// Writes `parts` (with zero gaps) and returns what the file holds.
     fn round_trip(parts: &[(usize, Vec<u8>)], force_buffered_after: Option<usize>) -> Vec<u8> {
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!(
-            "tame-wh-uncached-{}-{}",
-            std::process::id(),
-            parts.len()
+            "tame-wh-uncached-{}-{call}",
+            std::process::id()
         ));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("f{}", force_buffered_after.unwrap_or(0)));
+        let path = dir.join("file");
         let mut out = UncachedFile::create(&path).unwrap();
         for (k, (gap, bytes)) in parts.iter().enumerate() {
             if force_buffered_after == Some(k) && out.direct {
@@ -215,7 +216,7 @@ mod tests {
         file.sync_all().unwrap();
         drop(file);
         let got = std::fs::read(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
         got
     }
 
