@@ -197,10 +197,8 @@ mod tests {
     fn round_trip(parts: &[(usize, Vec<u8>)], force_buffered_after: Option<usize>) -> Vec<u8> {
         static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "tame-wh-uncached-{}-{call}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("tame-wh-uncached-{}-{call}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("file");
         let mut out = UncachedFile::create(&path).unwrap();
