@@ -22,32 +22,28 @@ def test_version_flag():
     assert result.output.strip() == f"tame-wh, version {__version__}"
 
 
-def test_the_command_line_keeps_blas_to_one_thread_unless_told_otherwise():
-    def blas_threads(environment: dict[str, str]) -> str:
-        code = "import cli, os, numpy; print(os.environ['OPENBLAS_NUM_THREADS'])"
-        done = subprocess.run(
-            [sys.executable, "-c", code], env=environment, capture_output=True, text=True
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout.strip()
+def printed_by_child(code: str, environment: dict[str, str]) -> str:
+    """What Python code `code` prints in a child process with `environment`."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=environment, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
 
+
+def test_the_command_line_keeps_blas_to_one_thread_unless_told_otherwise():
+    code = "import cli, os, numpy; print(os.environ['OPENBLAS_NUM_THREADS'])"
     environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
-    assert blas_threads(environment) == "1"
-    assert blas_threads({**environment, "OPENBLAS_NUM_THREADS": "3"}) == "3"
+    assert printed_by_child(code, environment) == "1"
+    assert printed_by_child(code, {**environment, "OPENBLAS_NUM_THREADS": "3"}) == "3"
 
 
 def test_the_command_line_gives_arrow_the_system_allocator_unless_told_otherwise():
-    def arrow_pool(environment: dict[str, str]) -> str:
-        code = "import cli, pyarrow; print(pyarrow.default_memory_pool().backend_name)"
-        done = subprocess.run(
-            [sys.executable, "-c", code], env=environment, capture_output=True, text=True
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout.strip()
-
+    code = "import cli, pyarrow; print(pyarrow.default_memory_pool().backend_name)"
     environment = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
-    assert arrow_pool(environment) == "system"
-    assert arrow_pool({**environment, "ARROW_DEFAULT_MEMORY_POOL": "mimalloc"}) == "mimalloc"
+    assert printed_by_child(code, environment) == "system"
+    pinned = {**environment, "ARROW_DEFAULT_MEMORY_POOL": "mimalloc"}
+    assert printed_by_child(code, pinned) == "mimalloc"
 
 
 def test_init_creates_then_reports_up_to_date(run_cli, db_path):

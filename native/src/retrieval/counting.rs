@@ -458,6 +458,29 @@ pub fn with_counters_for<T>(grams: usize, f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// The non-empty postings of `query`'s sparse grams in block `b` of `side`, into `lists`;
+/// returns how many rows they hold.
+fn block_lists<'s>(
+    side: &'s SideIndex,
+    query: &Query<'_>,
+    b: usize,
+    lists: &mut Vec<&'s [u16]>,
+) -> u64 {
+    lists.clear();
+    let Some(block) = side.blocks().get(b) else {
+        return 0;
+    };
+    let mut rows = 0u64;
+    for &g in query.sparse_grams() {
+        let list = block.rows(g);
+        rows += list.len() as u64;
+        if !list.is_empty() {
+            lists.push(list);
+        }
+    }
+    rows
+}
+
 /// Lists ahead of the one being added whose next rows are fetched (see `add_postings`).
 const LISTS_AHEAD: usize = 8;
 
@@ -535,16 +558,7 @@ impl<T: Counter> RowCounts<T> {
             let Ok(counts) = <&mut [T; BLOCK_ROWS]>::try_from(counts) else {
                 continue;
             };
-            lists.clear();
-            if let Some(block) = side.blocks().get(b) {
-                for &g in query.sparse_grams() {
-                    let rows = block.rows(g);
-                    visited += rows.len() as u64;
-                    if !rows.is_empty() {
-                        lists.push(rows);
-                    }
-                }
-            }
+            visited += block_lists(side, query, b, &mut lists);
             for start in (0..BLOCK_ROWS).step_by(window) {
                 let first_tile = (b * BLOCK_ROWS + start) / TILE_ROWS;
                 if first_tile >= tiles {
@@ -641,16 +655,7 @@ impl<T: Counter> RowCounts<T> {
             let last_tile = (first_tile + per_block).min(tiles);
             let span = b * BLOCK_ROWS..(b + 1) * BLOCK_ROWS;
             for ((query, c), rows) in queries.iter().zip(counts.iter_mut()).zip(&mut lists) {
-                rows.clear();
-                if let Some(block) = side.blocks().get(b) {
-                    for &g in query.sparse_grams() {
-                        let r = block.rows(g);
-                        visited += r.len() as u64;
-                        if !r.is_empty() {
-                            rows.push(r);
-                        }
-                    }
-                }
+                visited += block_lists(side, query, b, rows);
                 if let Some(part) = c.counts.get_mut(span.clone()) {
                     part.fill(T::default());
                 }
