@@ -624,7 +624,9 @@ impl<T: Counter> RowCounts<T> {
     /// Counts each of `queries` into its own `counts` in one pass over the side's blocks: in
     /// each block, every query's dense grams are added tile by tile for all the queries at once
     /// (a tile's bitmap lines, shared by most queries, are read from memory once), then each
-    /// query's postings. Counters must span whole blocks (`u8`, `u16`); the counts equal `fill`'s.
+    /// query's postings, a whole block of counters at a time (the window of `u8` and `u16`
+    /// counters; `u32` ones are left to `fill`, whose windows keep to the cache). The counts
+    /// equal `fill`'s.
     pub fn fill_many(
         side: &SideIndex,
         queries: &[&Query<'_>],
@@ -632,7 +634,6 @@ impl<T: Counter> RowCounts<T> {
         locals: &mut Vec<Vec<usize>>,
         stats: &mut Stats,
     ) {
-        debug_assert_eq!(window_rows::<T>(), BLOCK_ROWS);
         let dense = side.dense();
         if locals.len() < queries.len() {
             locals.resize_with(queries.len(), Vec::new);
