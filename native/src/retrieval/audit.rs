@@ -172,16 +172,11 @@ impl<'a> Worker<'a> {
     /// taken together (`RowCounts::fill_many`) as long as the counters stay within
     /// `MANY_BYTES`; segments whose counts need 32-bit counters go one by one.
     fn counted_many(&mut self, items: &[(Query<'_>, Vec<Query<'_>>)]) -> Vec<AuditRow> {
-        let queries = || {
-            items
-                .iter()
-                .flat_map(|(x, refs)| std::iter::once(x).chain(refs))
-        };
-        let most = queries().map(|q| q.seen.len()).max().unwrap_or(0);
+        let queries = items
+            .iter()
+            .flat_map(|(x, refs)| std::iter::once(x).chain(refs));
+        let most = queries.map(|q| q.seen.len()).max().unwrap_or(0);
         let most = most.max(narrowest_counts());
-        let rows = self.index.rows().max(1);
-        let sides = |(_, refs): &(Query<'_>, Vec<Query<'_>>)| 1 + refs.len();
-        let per_item = rows * items.iter().map(sides).max().unwrap_or(1);
         if most > usize::from(u16::MAX) {
             return items
                 .iter()
@@ -189,19 +184,11 @@ impl<'a> Worker<'a> {
                 .collect();
         }
         let (index, stats) = (self.index, &mut self.stats);
-        let mut rows_out = Vec::with_capacity(items.len());
         if most > usize::from(u8::MAX) {
-            let together = (MANY_BYTES / (2 * per_item)).clamp(1, items.len().max(1));
-            for part in items.chunks(together) {
-                rows_out.extend(counted_many(index, &mut self.small_many, stats, part));
-            }
+            counted_in_parts(index, &mut self.small_many, stats, items)
         } else {
-            let together = (MANY_BYTES / per_item).clamp(1, items.len().max(1));
-            for part in items.chunks(together) {
-                rows_out.extend(counted_many(index, &mut self.tiny_many, stats, part));
-            }
+            counted_in_parts(index, &mut self.tiny_many, stats, items)
         }
-        rows_out
     }
 
     /// Fast source exposure; the shortlist is collected (the pair needs it).
@@ -383,6 +370,27 @@ fn counted_audit<T: Counter>(
         ref_counts,
         stats,
     )
+}
+
+/// `counted_many` over parts of `items` small enough that their counters of type `T` stay
+/// within `MANY_BYTES`.
+fn counted_in_parts<T: Counter>(
+    index: &TrainingIndex,
+    bufs: &mut ManyBuffers<T>,
+    stats: &mut Stats,
+    items: &[(Query<'_>, Vec<Query<'_>>)],
+) -> Vec<AuditRow> {
+    let sides = items
+        .iter()
+        .map(|(_, refs)| 1 + refs.len())
+        .max()
+        .unwrap_or(1);
+    let per_item = index.rows().max(1) * sides * std::mem::size_of::<T>();
+    let together = (MANY_BYTES / per_item).clamp(1, items.len().max(1));
+    items
+        .chunks(together)
+        .flat_map(|part| counted_many(index, bufs, stats, part))
+        .collect()
 }
 
 /// `Worker::counted_many` with counters of type `T` (spanning whole blocks: `u8`, `u16`).

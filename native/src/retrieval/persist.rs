@@ -320,12 +320,10 @@ fn write_atomically<'a>(
     let tmp = dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
     let written = (|| -> Result<(), Problem> {
         let mut out = UncachedFile::create(&tmp).map_err(|e| io("create a temporary file", &e))?;
-        let mut at = 0usize;
         for (offset, bytes) in parts {
-            out.write_zeros(offset.saturating_sub(at))
+            out.write_zeros(offset.saturating_sub(out.written() as usize))
                 .map_err(|e| io("write", &e))?;
             out.write_all(bytes).map_err(|e| io("write", &e))?;
-            at = offset.max(at) + bytes.len();
         }
         let file = out.finish().map_err(|e| io("write", &e))?;
         file.sync_all().map_err(|e| io("flush to disk", &e))?;

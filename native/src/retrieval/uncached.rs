@@ -71,6 +71,11 @@ impl UncachedFile {
         Ok(())
     }
 
+    /// Bytes written so far.
+    pub fn written(&self) -> u64 {
+        self.length
+    }
+
     /// Appends `n` zero bytes.
     pub fn write_zeros(&mut self, n: usize) -> io::Result<()> {
         const ZEROS: [u8; 64] = [0; 64];
@@ -120,9 +125,10 @@ impl UncachedFile {
                 Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
                 Ok(n) => done += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if self.direct && e.raw_os_error() == Some(EINVAL) => {
+                // EINVAL: this file system does not take direct writes after all.
+                Err(e) if self.direct && e.kind() == io::ErrorKind::InvalidInput => {
                     self.direct = false;
-                    set_direct(&self.file, false)?;
+                    stop_direct(&self.file)?;
                 }
                 Err(e) => return Err(e),
             }
@@ -131,11 +137,6 @@ impl UncachedFile {
         Ok(())
     }
 }
-
-#[cfg(target_os = "linux")]
-const EINVAL: i32 = libc::EINVAL;
-#[cfg(not(target_os = "linux"))]
-const EINVAL: i32 = 22;
 
 /// `path` created for direct writes, or `None` where the file system does not take them.
 #[cfg(target_os = "linux")]
@@ -155,9 +156,9 @@ fn open_direct(_path: &Path) -> Option<File> {
     None
 }
 
-/// Turns direct writes on or off for an open file.
+/// Turns direct writes off for an open file.
 #[cfg(target_os = "linux")]
-fn set_direct(file: &File, on: bool) -> io::Result<()> {
+fn stop_direct(file: &File) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     let fd = file.as_raw_fd();
     // SAFETY: F_GETFL and F_SETFL read and set the status flags of a descriptor `file` owns;
@@ -166,20 +167,15 @@ fn set_direct(file: &File, on: bool) -> io::Result<()> {
     if flags < 0 {
         return Err(io::Error::last_os_error());
     }
-    let wanted = if on {
-        flags | libc::O_DIRECT
-    } else {
-        flags & !libc::O_DIRECT
-    };
     // SAFETY: as above.
-    if unsafe { libc::fcntl(fd, libc::F_SETFL, wanted) } < 0 {
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_DIRECT) } < 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())
 }
 
 #[cfg(not(target_os = "linux"))]
-fn set_direct(_file: &File, _on: bool) -> io::Result<()> {
+fn stop_direct(_file: &File) -> io::Result<()> {
     Ok(())
 }
 
@@ -205,7 +201,7 @@ mod tests {
         for (k, (gap, bytes)) in parts.iter().enumerate() {
             if force_buffered_after == Some(k) && out.direct {
                 out.direct = false;
-                set_direct(&out.file, false).unwrap();
+                stop_direct(&out.file).unwrap();
             }
             out.write_zeros(*gap).unwrap();
             out.write_all(bytes).unwrap();
