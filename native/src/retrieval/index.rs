@@ -9,6 +9,7 @@ use super::cache::prefetch;
 use super::dense::DenseGrams;
 use super::error::{internal, invalid, Result};
 use super::grams::{for_each_gram, Orders};
+use super::memory::{hand_back_large_buffers, release_free_memory, written_zeros};
 use super::persist::{bad, Problem, SectionsIn, SectionsOut};
 use super::store::{short_key, PairTable, TextStore, Vocab, VocabBuilder};
 
@@ -96,33 +97,38 @@ impl RawBlock {
     /// Counting sort of the block's (row, id) pairs into postings by id; `ids` holds each row's
     /// distinct ids, `lens` how many each row has, `grams` how many ids exist so far.
     fn from_rows(lens: &[u32], ids: &[u32], grams: usize) -> Result<Self> {
-        let mut offsets = vec![0u32; grams + 1];
+        // offsets[g] first counts gram g, then marks where its list ends; filling each list
+        // from its end, rows taken last to first, leaves it at the list's start.
+        let mut offsets: Vec<u32> = written_zeros(grams + 1);
         for &g in ids {
-            if let Some(c) = offsets.get_mut(g as usize + 1) {
+            if let Some(c) = offsets.get_mut(g as usize) {
                 *c += 1;
             }
         }
-        for i in 1..offsets.len() {
-            let prev = offsets.get(i - 1).copied().unwrap_or(0);
-            if let Some(c) = offsets.get_mut(i) {
-                *c += prev;
-            }
+        let mut total = 0u32;
+        for c in offsets.iter_mut() {
+            total += *c;
+            *c = total;
         }
-        let mut cursor = offsets.clone();
         let mut lows = vec![0u16; ids.len()];
-        let mut at = 0usize;
-        for (row, &len) in lens.iter().enumerate() {
-            for &g in ids.get(at..at + len as usize).unwrap_or(&[]) {
-                let c = cursor
+        let mut end = ids.len();
+        for (row, &len) in lens.iter().enumerate().rev() {
+            let start = end
+                .checked_sub(len as usize)
+                .ok_or_else(|| internal("row lengths exceed the ids"))?;
+            for &g in ids.get(start..end).unwrap_or(&[]) {
+                let c = offsets
                     .get_mut(g as usize)
                     .ok_or_else(|| internal("gram id out of range"))?;
+                *c = c
+                    .checked_sub(1)
+                    .ok_or_else(|| internal("postings underflow"))?;
                 let slot = lows
                     .get_mut(*c as usize)
                     .ok_or_else(|| internal("postings overflow"))?;
                 *slot = row as u16;
-                *c += 1;
             }
-            at += len as usize;
+            end = start;
         }
         Ok(Self { offsets, lows })
     }
@@ -574,40 +580,5 @@ impl TrainingIndex {
             tgt,
             pairs,
         })
-    }
-}
-
-/// Returns the allocator's freed memory to the system (glibc keeps it otherwise, and a build
-/// frees a lot of short-lived buffers).
-fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        extern "C" {
-            fn malloc_trim(pad: usize) -> i32;
-        }
-        // SAFETY: glibc's malloc_trim only releases free heap pages; it has no preconditions.
-        unsafe {
-            malloc_trim(0);
-        }
-    }
-}
-
-/// From the first build on, large buffers go back to the system as soon as they are freed:
-/// glibc's threshold for them stays at its initial 128 KiB (glibc otherwise raises it, up to
-/// 32 MiB, each time one is freed, and keeps what is freed below it).
-fn hand_back_large_buffers() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        extern "C" {
-            fn mallopt(param: i32, value: i32) -> i32;
-        }
-        /// glibc's `M_MMAP_THRESHOLD`, and its initial value.
-        const M_MMAP_THRESHOLD: i32 = -3;
-        const LARGE: i32 = 128 * 1024;
-        static FIXED: std::sync::Once = std::sync::Once::new();
-        // SAFETY: mallopt only changes a glibc allocator setting; it has no preconditions.
-        FIXED.call_once(|| unsafe {
-            mallopt(M_MMAP_THRESHOLD, LARGE);
-        });
     }
 }

@@ -11,6 +11,7 @@ mod dense;
 mod error;
 mod grams;
 mod index;
+mod memory;
 mod pair;
 mod persist;
 mod planes;

@@ -9,6 +9,7 @@
 use super::error::{invalid, Result};
 use super::grams::{for_each_gram, for_each_gram_at, Orders};
 use super::index::{SideIndex, MAX_GRAMS_PER_TEXT};
+use super::memory::written_zeros;
 use super::score::{Best, Ratio};
 
 /// A prepared query: its known gram ids (ascending = rarest first) and its total gram count.
@@ -190,7 +191,7 @@ impl Scratch {
     /// Scratch for an index of `rows` rows.
     pub fn new(rows: usize) -> Self {
         Self {
-            state: vec![0; rows],
+            state: written_zeros(rows),
             ..Self::default()
         }
     }

@@ -7,6 +7,7 @@
 use super::buf::Buf;
 use super::cache::prefetch;
 use super::grams::{hash_bytes, hash_pair};
+use super::memory::written_zeros;
 use super::persist::{bad, Problem, SectionsIn, SectionsOut};
 
 /// Strings in one byte arena, addressed by a dense `u32` id.
@@ -94,7 +95,7 @@ struct IdTableBuilder {
 impl IdTableBuilder {
     fn with_capacity(n: usize) -> Self {
         Self {
-            slots: vec![0; table_slots(n)],
+            slots: written_zeros(table_slots(n)),
         }
     }
 
@@ -339,7 +340,7 @@ impl VocabBuilder {
             size *= 2;
         }
         let mask = size - 1;
-        let mut slots = vec![0u32; size];
+        let mut slots: Vec<u32> = written_zeros(size);
         let mut keys = vec![0u64; self.len as usize];
         for s in self.short.iter().filter(|s| s.key != 0) {
             // Keys are distinct: a gram goes to the first empty slot of its probe.
