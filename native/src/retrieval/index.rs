@@ -159,14 +159,13 @@ impl RawBlock {
     }
 }
 
-/// First pass over one block of rows: each row's distinct gram ids (interned into `vocab`) and
-/// document frequencies, then the block's postings by those ids.
+/// First pass over one block of rows: each row's distinct gram ids (interned into `vocab`),
+/// then the block's postings by those ids.
 fn intern_block<S: AsRef<str>>(
     texts: &[S],
     first_row: usize,
     orders: &Orders,
     vocab: &mut VocabBuilder,
-    dfs: &mut Vec<u32>,
     doc_lens: &mut Vec<u32>,
 ) -> Result<RawBlock> {
     let mut ids: Vec<u32> = Vec::new();
@@ -188,12 +187,6 @@ fn intern_block<S: AsRef<str>>(
                 .intern(key, g, tag)
                 .ok_or_else(|| invalid("too many distinct n-grams in the training data"))?;
             if !seen {
-                if id as usize == dfs.len() {
-                    dfs.push(0);
-                }
-                if let Some(df) = dfs.get_mut(id as usize) {
-                    *df += 1;
-                }
                 ids.push(id);
             }
         }
@@ -261,7 +254,6 @@ impl SideIndex {
     ) -> Result<Self> {
         let rows = texts.len();
         let mut vocab = Vocab::builder();
-        let mut dfs: Vec<u32> = Vec::new();
         let mut doc_lens: Vec<u32> = Vec::with_capacity(rows);
         let mut raw = Vec::with_capacity(rows.div_ceil(BLOCK_ROWS));
         for (b, chunk) in texts.chunks(BLOCK_ROWS).enumerate() {
@@ -270,9 +262,16 @@ impl SideIndex {
                 b * BLOCK_ROWS,
                 orders,
                 &mut vocab,
-                &mut dfs,
                 &mut doc_lens,
             )?);
+        }
+        // Document frequencies from the blocks' list lengths (counted once per block by the
+        // counting sort, instead of one more scattered increment per distinct gram of a row).
+        let mut dfs: Vec<u32> = vec![0; vocab.len()];
+        for block in &raw {
+            for (df, ends) in dfs.iter_mut().zip(block.offsets.windows(2)) {
+                *df += ends[1] - ends[0];
+            }
         }
         // Final ids: ascending document frequency, ties by first appearance (deterministic).
         let mut order: Vec<u32> = (0..dfs.len() as u32).collect();
