@@ -91,6 +91,78 @@ pub fn for_each_gram_at<'a>(
     }
 }
 
+/// Like `for_each_gram`, passing each occurrence as its `short_key` (0 for a gram of more
+/// than 7 bytes) and its byte range `lo..hi` in `text`: the key is read straight from the bytes
+/// (one 8-byte load where the text has room), and ASCII text needs no code-point boundaries.
+pub fn for_each_gram_key(
+    text: &str,
+    orders: &Orders,
+    bounds: &mut Vec<usize>,
+    mut f: impl FnMut(u64, usize, usize),
+) {
+    let bytes = text.as_bytes();
+    if bytes.is_empty() {
+        return;
+    }
+    let key = |lo: usize, len: usize| -> u64 {
+        if len > 7 {
+            return 0;
+        }
+        match bytes.get(lo..).and_then(|rest| rest.first_chunk::<8>()) {
+            Some(word) => {
+                let mask = (1u64 << (8 * len)) - 1;
+                (u64::from_le_bytes(*word) & mask) | ((len as u64) << 56)
+            }
+            None => bytes.get(lo..lo + len).and_then(short_key).unwrap_or(0),
+        }
+    };
+    if text.is_ascii() {
+        let chars = bytes.len();
+        if chars < orders.min() {
+            f(key(0, chars), 0, chars);
+            return;
+        }
+        for &n in orders.as_slice() {
+            if n > chars {
+                break;
+            }
+            for lo in 0..=chars - n {
+                f(key(lo, n), lo, lo + n);
+            }
+        }
+        return;
+    }
+    bounds.clear();
+    bounds.extend(text.char_indices().map(|(i, _)| i));
+    bounds.push(bytes.len());
+    let chars = bounds.len() - 1;
+    if chars < orders.min() {
+        f(key(0, bytes.len()), 0, bytes.len());
+        return;
+    }
+    for &n in orders.as_slice() {
+        if n > chars {
+            break;
+        }
+        for (&lo, &hi) in bounds.iter().zip(bounds.iter().skip(n)) {
+            f(key(lo, hi - lo), lo, hi);
+        }
+    }
+}
+
+/// A gram of at most 7 bytes as an integer: its bytes (little-endian) and its length in the top
+/// byte, so different grams never share a key and no key is 0.
+#[inline]
+pub fn short_key(gram: &[u8]) -> Option<u64> {
+    let len = gram.len();
+    if len == 0 || len > 7 {
+        return None;
+    }
+    let mut word = [0u8; 8];
+    word.get_mut(..len)?.copy_from_slice(gram);
+    Some(u64::from_le_bytes(word) | ((len as u64) << 56))
+}
+
 /// Collects the distinct grams of `text` into `out` (sorted, deduplicated).
 #[cfg(test)]
 pub fn distinct_grams<'a>(
@@ -168,6 +240,39 @@ mod tests {
             out.push((g, start, end))
         });
         assert_eq!(out, vec![("ña", 0, 2), ("añ", 1, 3), ("ña", 2, 4)]);
+    }
+
+    #[test]
+    fn gram_keys_are_the_short_keys_of_the_same_occurrences() {
+        // ASCII and not, texts shorter than an order or than the 8-byte load, grams of more
+        // than 7 bytes (key 0), orders above 7.
+        let texts = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "abcdefgh",
+            "the cat sat",
+            "ñ",
+            "añb c",
+            "ééééé ça",
+            "日本語のテキスト",
+            "x\u{1F600}y\u{1F600}z",
+        ];
+        for orders in [&[3, 4, 5][..], &[2][..], &[1, 8][..], &[6][..]] {
+            let orders = Orders::new(orders).unwrap();
+            for text in texts {
+                let mut want = Vec::new();
+                for_each_gram(text, &orders, &mut Vec::new(), |g| {
+                    want.push((short_key(g.as_bytes()).unwrap_or(0), g))
+                });
+                let mut got = Vec::new();
+                for_each_gram_key(text, &orders, &mut Vec::new(), |key, lo, hi| {
+                    got.push((key, &text[lo..hi]))
+                });
+                assert_eq!(got, want, "{text:?} {orders:?}");
+            }
+        }
     }
 
     #[test]

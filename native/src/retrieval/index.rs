@@ -8,10 +8,10 @@ use super::buf::Buf;
 use super::cache::prefetch;
 use super::dense::DenseGrams;
 use super::error::{internal, invalid, Result};
-use super::grams::{for_each_gram, Orders};
+use super::grams::{for_each_gram_key, Orders};
 use super::memory::{hand_back_large_buffers, release_free_memory, written_zeros};
 use super::persist::{bad, Problem, SectionsIn, SectionsOut};
-use super::store::{short_key, PairTable, TextStore, Vocab, VocabBuilder};
+use super::store::{PairTable, TextStore, Vocab, VocabBuilder};
 
 /// Rows per postings block: a row is stored as its offset in the block, in 16 bits.
 pub const BLOCK_ROWS: usize = 1 << 16;
@@ -171,18 +171,23 @@ fn intern_block<S: AsRef<str>>(
     let mut ids: Vec<u32> = Vec::new();
     let mut lens: Vec<u32> = Vec::with_capacity(texts.len());
     let mut bounds = Vec::new();
-    let mut row_grams: Vec<(&str, u64)> = Vec::new();
+    let mut row_grams: Vec<(u64, usize, usize)> = Vec::new();
     for (offset, text) in texts.iter().enumerate() {
         let tag = (first_row + offset) as u32 + 1;
         let text = text.as_ref();
         row_grams.clear();
-        for_each_gram(text, orders, &mut bounds, |g| {
-            let key = fast_key(text, g).unwrap_or(0);
+        for_each_gram_key(text, orders, &mut bounds, |key, lo, hi| {
             vocab.prefetch(key);
-            row_grams.push((g, key));
+            row_grams.push((key, lo, hi));
         });
         let before = ids.len();
-        for &(g, key) in &row_grams {
+        for &(key, lo, hi) in &row_grams {
+            // Only a gram without a short key is looked up by its text.
+            let g = if key == 0 {
+                text.get(lo..hi).unwrap_or("")
+            } else {
+                ""
+            };
             let (id, seen) = vocab
                 .intern(key, g, tag)
                 .ok_or_else(|| invalid("too many distinct n-grams in the training data"))?;
@@ -198,25 +203,6 @@ fn intern_block<S: AsRef<str>>(
     }
     doc_lens.extend_from_slice(&lens);
     RawBlock::from_rows(&lens, &ids, vocab.len())
-}
-
-/// `short_key` of `gram`, a slice of `text`: one 8-byte load when the text has room.
-#[inline(always)]
-fn fast_key(text: &str, gram: &str) -> Option<u64> {
-    let len = gram.len();
-    if len > 7 {
-        return None;
-    }
-    let at = (gram.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
-    match text.as_bytes().get(at..at + 8) {
-        Some(bytes) => {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(bytes);
-            let mask = (1u64 << (8 * len)) - 1;
-            Some((u64::from_le_bytes(word) & mask) | ((len as u64) << 56))
-        }
-        None => short_key(gram.as_bytes()),
-    }
 }
 
 impl SideIndex {

@@ -6,7 +6,7 @@
 
 use super::buf::Buf;
 use super::cache::prefetch;
-use super::grams::{hash_bytes, hash_pair};
+use super::grams::{hash_bytes, hash_pair, short_key};
 use super::memory::written_zeros;
 use super::persist::{bad, Problem, SectionsIn, SectionsOut};
 
@@ -164,19 +164,6 @@ impl IdTable {
         }
         Ok(Self { slots })
     }
-}
-
-/// A gram of at most 7 bytes as an integer: its bytes (little-endian) and its length in the top
-/// byte, so different grams never share a key and no key is 0.
-#[inline]
-pub fn short_key(gram: &[u8]) -> Option<u64> {
-    let len = gram.len();
-    if len == 0 || len > 7 {
-        return None;
-    }
-    let mut word = [0u8; 8];
-    word.get_mut(..len)?.copy_from_slice(gram);
-    Some(u64::from_le_bytes(word) | ((len as u64) << 56))
 }
 
 /// One slot of the short-gram table while building: key (0 = empty), id, and the last row that
