@@ -253,7 +253,7 @@ impl SideIndex {
         }
         // Document frequencies from the blocks' list lengths (counted once per block by the
         // counting sort, instead of one more scattered increment per distinct gram of a row).
-        let mut dfs: Vec<u32> = vec![0; vocab.len()];
+        let mut dfs: Vec<u32> = written_zeros(vocab.len());
         for block in &raw {
             for (df, ends) in dfs.iter_mut().zip(block.offsets.windows(2)) {
                 *df += ends[1] - ends[0];
