@@ -159,16 +159,18 @@ impl RawBlock {
     }
 }
 
-/// First pass over one block of rows: each row's distinct gram ids (interned into `vocab`),
-/// then the block's postings by those ids.
+/// First pass over one block of rows: each row's distinct gram ids (interned into `vocab`,
+/// gathered in `ids`, which the blocks share so its pages are met once), then the block's
+/// postings by those ids.
 fn intern_block<S: AsRef<str>>(
     texts: &[S],
     first_row: usize,
     orders: &Orders,
     vocab: &mut VocabBuilder,
+    ids: &mut Vec<u32>,
     doc_lens: &mut Vec<u32>,
 ) -> Result<RawBlock> {
-    let mut ids: Vec<u32> = Vec::new();
+    ids.clear();
     let mut lens: Vec<u32> = Vec::with_capacity(texts.len());
     let mut bounds = Vec::new();
     let mut row_grams: Vec<(u64, usize, usize)> = Vec::new();
@@ -202,7 +204,7 @@ fn intern_block<S: AsRef<str>>(
         lens.push(len as u32);
     }
     doc_lens.extend_from_slice(&lens);
-    RawBlock::from_rows(&lens, &ids, vocab.len())
+    RawBlock::from_rows(&lens, ids, vocab.len())
 }
 
 impl SideIndex {
@@ -242,15 +244,18 @@ impl SideIndex {
         let mut vocab = Vocab::builder();
         let mut doc_lens: Vec<u32> = Vec::with_capacity(rows);
         let mut raw = Vec::with_capacity(rows.div_ceil(BLOCK_ROWS));
+        let mut ids: Vec<u32> = Vec::new();
         for (b, chunk) in texts.chunks(BLOCK_ROWS).enumerate() {
             raw.push(intern_block(
                 chunk,
                 b * BLOCK_ROWS,
                 orders,
                 &mut vocab,
+                &mut ids,
                 &mut doc_lens,
             )?);
         }
+        drop(ids);
         // Document frequencies from the blocks' list lengths (counted once per block by the
         // counting sort, instead of one more scattered increment per distinct gram of a row).
         let mut dfs: Vec<u32> = written_zeros(vocab.len());
