@@ -9,7 +9,6 @@
 use super::error::{invalid, Result};
 use super::grams::{for_each_gram, for_each_gram_at, Orders};
 use super::index::{SideIndex, MAX_GRAMS_PER_TEXT};
-use super::memory::written_zeros;
 use super::score::{Best, Ratio};
 
 /// A prepared query: its known gram ids (ascending = rarest first) and its total gram count.
@@ -191,7 +190,7 @@ impl Scratch {
     /// Scratch for an index of `rows` rows.
     pub fn new(rows: usize) -> Self {
         Self {
-            state: written_zeros(rows),
+            state: vec![0; rows],
             ..Self::default()
         }
     }
