@@ -653,8 +653,22 @@ impl RetrievalIndex {
             )));
         }
         check_refs(refs)?;
-        let items: Vec<(&S, &Vec<S>)> = sources.iter().zip(refs).collect();
-        self.run_chunks(&items, mode, threads, |w, chunk| {
+        // Segments are counted together in the order of their longest text, so the short ones
+        // (most of whose counts fit 8-bit counters) share chunks and the widest counters of a
+        // chunk rarely exceed what its segments need; the rows go back to the given order.
+        let longest = |i: usize| {
+            let refs = refs.get(i).map_or(0, |rs| {
+                rs.iter().map(|r| r.as_ref().len()).max().unwrap_or(0)
+            });
+            sources.get(i).map_or(0, |x| x.as_ref().len()).max(refs)
+        };
+        let mut order: Vec<usize> = (0..sources.len()).collect();
+        order.sort_by_key(|&i| longest(i));
+        let items: Vec<(&S, &Vec<S>)> = order
+            .iter()
+            .filter_map(|&i| Some((sources.get(i)?, refs.get(i)?)))
+            .collect();
+        let (sorted, stats) = self.run_chunks(&items, mode, threads, |w, chunk| {
             let index = w.index;
             let prepared = chunk
                 .iter()
@@ -684,7 +698,18 @@ impl RetrievalIndex {
                     }
                 })
                 .collect())
-        })
+        })?;
+        let mut rows = vec![None; sorted.len()];
+        for (&i, row) in order.iter().zip(sorted) {
+            if let Some(slot) = rows.get_mut(i) {
+                *slot = Some(row);
+            }
+        }
+        let rows = rows
+            .into_iter()
+            .collect::<Option<Vec<AuditRow>>>()
+            .ok_or_else(|| internal("an audited segment is missing"))?;
+        Ok((rows, stats))
     }
 
     /// Source exposure of each query.
