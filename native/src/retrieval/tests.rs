@@ -505,12 +505,14 @@ fn wider_counters_count_the_same() {
 
 #[test]
 fn a_row_holding_every_query_gram_at_a_counters_limit_is_counted_exactly() {
-    // Unigrams of distinct letters: a query of 255 known grams counts in u8, of 256 in u16;
-    // training rows hold all of them (the count reaches the limit) among other near misses.
-    let letters: Vec<char> = (0..300u32)
+    // Unigrams of distinct letters: a query of 255 known grams counts in u8, of 256 in u16
+    // (whose postings go through 8-bit counters 255 lists at a time: 511 grams take three
+    // groups); training rows hold all of them (the count reaches the limit) among other near
+    // misses.
+    let letters: Vec<char> = (0..600u32)
         .filter_map(|k| char::from_u32(0x4E00 + k))
         .collect();
-    for n in [254usize, 255, 256, 257] {
+    for n in [254usize, 255, 256, 257, 510, 511] {
         let query: String = letters[..n].iter().collect();
         let src: Vec<String> = vec![
             letters[1..n].iter().collect(),
