@@ -246,6 +246,11 @@ impl SideIndex {
         let mut raw = Vec::with_capacity(rows.div_ceil(BLOCK_ROWS));
         let mut ids: Vec<u32> = Vec::new();
         for (b, chunk) in texts.chunks(BLOCK_ROWS).enumerate() {
+            if chunk.len() < BLOCK_ROWS {
+                // The last, partial block: a buffer sized for a full one would keep all its
+                // pages alongside every block's postings, at the build's peak.
+                ids = Vec::new();
+            }
             raw.push(intern_block(
                 chunk,
                 b * BLOCK_ROWS,
