@@ -2,8 +2,6 @@
 //! of 65,536 rows (each row stored as its 16 low bits), the dense grams' bitmaps, each row's
 //! gram count, and the texts for exact matching.
 
-use rayon::prelude::*;
-
 use super::buf::Buf;
 use super::cache::prefetch;
 use super::dense::DenseGrams;
@@ -159,6 +157,34 @@ impl RawBlock {
     }
 }
 
+/// The ids `0..dfs.len()` by ascending document frequency `dfs[id]`, ties by id: a counting
+/// sort by frequency (at most the number of rows), stable, in two passes over the ids.
+fn by_frequency(dfs: &[u32]) -> Vec<u32> {
+    let most = dfs.iter().copied().max().unwrap_or(0) as usize;
+    // starts[d]: where the ids of frequency d begin, then the next free place among them.
+    let mut starts: Vec<u32> = written_zeros(most + 2);
+    for &d in dfs {
+        if let Some(c) = starts.get_mut(d as usize + 1) {
+            *c += 1;
+        }
+    }
+    let mut total = 0u32;
+    for c in starts.iter_mut() {
+        total += *c;
+        *c = total;
+    }
+    let mut order = vec![0u32; dfs.len()];
+    for (id, &d) in dfs.iter().enumerate() {
+        if let Some(c) = starts.get_mut(d as usize) {
+            if let Some(slot) = order.get_mut(*c as usize) {
+                *slot = id as u32;
+            }
+            *c += 1;
+        }
+    }
+    order
+}
+
 /// First pass over one block of rows: each row's distinct gram ids (interned into `vocab`,
 /// gathered in `ids`, which the blocks share so its pages are met once), then the block's
 /// postings by those ids.
@@ -270,8 +296,7 @@ impl SideIndex {
             }
         }
         // Final ids: ascending document frequency, ties by first appearance (deterministic).
-        let mut order: Vec<u32> = (0..dfs.len() as u32).collect();
-        order.par_sort_unstable_by_key(|&old| (dfs.get(old as usize).copied().unwrap_or(0), old));
+        let order = by_frequency(&dfs);
         let first = order.partition_point(|&old| {
             u64::from(dfs.get(old as usize).copied().unwrap_or(0)) < dense_min_df
         });
@@ -575,5 +600,28 @@ impl TrainingIndex {
             tgt,
             pairs,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_by_frequency_are_sorted_by_frequency_then_id() {
+        for n in [0usize, 1, 2, 17, 1000] {
+            let mut state = 0x2545_F491_4F6C_DD1Du64 ^ n as u64;
+            let dfs: Vec<u32> = (0..n)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state % 40) as u32
+                })
+                .collect();
+            let mut want: Vec<u32> = (0..n as u32).collect();
+            want.sort_by_key(|&id| (dfs[id as usize], id));
+            assert_eq!(by_frequency(&dfs), want, "{n} ids");
+        }
     }
 }
