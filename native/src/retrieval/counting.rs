@@ -526,19 +526,30 @@ fn add_postings<C: Counter>(counts: &mut [C; BLOCK_ROWS], lists: &mut [&[u16]], 
     }
 }
 
-/// Adds the rows of each list to their counters through 8-bit ones, 255 lists at a time (a list
-/// adds at most one to a row): `narrow`'s 64 KiB take the postings where wider counters would
-/// take twice the cache, and are added to `counts` after each group.
-fn add_postings_narrow<C: Counter>(
+/// Sets each counter to its row's number of lists (what the counters held is replaced),
+/// through 8-bit counters, 255 lists at a time (a list adds at most one to a row): `narrow`'s
+/// 64 KiB take the postings where wider counters would take twice the cache, and go into
+/// `counts` after each group. `narrow` is all zeros before and after.
+fn set_postings_narrow<C: Counter>(
     counts: &mut [C; BLOCK_ROWS],
     lists: &mut [&[u16]],
     narrow: &mut [u8; BLOCK_ROWS],
 ) {
-    for group in lists.chunks_mut(usize::from(u8::MAX)) {
-        narrow.fill(0);
+    let mut groups = lists.chunks_mut(usize::from(u8::MAX));
+    let Some(first) = groups.next() else {
+        counts.fill(C::default());
+        return;
+    };
+    add_postings(narrow, first, BLOCK_ROWS);
+    for (c, n) in counts.iter_mut().zip(narrow.iter_mut()) {
+        *c = C::from(*n);
+        *n = 0;
+    }
+    for group in groups {
         add_postings(narrow, group, BLOCK_ROWS);
-        for (c, &n) in counts.iter_mut().zip(narrow.iter()) {
-            *c += C::from(n);
+        for (c, n) in counts.iter_mut().zip(narrow.iter_mut()) {
+            *c += C::from(*n);
+            *n = 0;
         }
     }
 }
@@ -640,9 +651,10 @@ impl<T: Counter> RowCounts<T> {
 
     /// Counts each of `queries` into its own `counts` in one pass over the side's blocks: in
     /// each block, every query's dense grams are added tile by tile for all the queries at once
-    /// (a tile's bitmap lines, shared by most queries, are read from memory once), then each
-    /// query's postings, a whole block of counters at a time (the window of `u8` and `u16`
-    /// counters; `u32` ones are left to `fill`, whose windows keep to the cache). The counts
+    /// (a tile's bitmap lines, shared by most queries, are read from memory once), and each
+    /// query's postings a whole block of counters at a time (the window of `u8` and `u16`
+    /// counters; `u32` ones are left to `fill`, whose windows keep to the cache) — before the
+    /// bitmaps for `u16` counters (`set_postings_narrow`), after them for `u8` ones. The counts
     /// equal `fill`'s.
     pub fn fill_many(
         side: &SideIndex,
@@ -673,10 +685,19 @@ impl<T: Counter> RowCounts<T> {
             }
             let last_tile = (first_tile + per_block).min(tiles);
             let span = b * BLOCK_ROWS..(b + 1) * BLOCK_ROWS;
+            // Counters wider than 8 bits take the postings first, through the 8-bit block,
+            // which sets them (no zeroing of their own); 8-bit ones are zeroed and take them
+            // after the bitmaps.
+            let narrowed = std::mem::size_of::<T>() > 1;
             for ((query, c), rows) in queries.iter().zip(counts.iter_mut()).zip(&mut lists) {
                 visited += block_lists(side, query, b, rows);
-                if let Some(part) = c.counts.get_mut(span.clone()) {
-                    part.fill(T::default());
+                let Some(block) = c.counts.get_mut(span.clone()) else {
+                    continue;
+                };
+                match <&mut [T; BLOCK_ROWS]>::try_from(block) {
+                    Ok(block) if narrowed => set_postings_narrow(block, rows, &mut narrow),
+                    Ok(block) => block.fill(T::default()),
+                    Err(_) => {}
                 }
             }
             for tile in first_tile..last_tile {
@@ -695,9 +716,7 @@ impl<T: Counter> RowCounts<T> {
                 let Ok(block) = <&mut [T; BLOCK_ROWS]>::try_from(block) else {
                     continue;
                 };
-                if std::mem::size_of::<T>() > 1 {
-                    add_postings_narrow(block, rows, &mut narrow);
-                } else {
+                if !narrowed {
                     add_postings(block, rows, BLOCK_ROWS);
                 }
                 for tile_counts in block.chunks(TILE_ROWS).take(last_tile - first_tile) {

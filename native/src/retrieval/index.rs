@@ -103,11 +103,7 @@ impl RawBlock {
                 *c += 1;
             }
         }
-        let mut total = 0u32;
-        for c in offsets.iter_mut() {
-            total += *c;
-            *c = total;
-        }
+        running_totals(&mut offsets);
         let mut lows = vec![0u16; ids.len()];
         let mut end = ids.len();
         for (row, &len) in lens.iter().enumerate().rev() {
@@ -157,6 +153,16 @@ impl RawBlock {
     }
 }
 
+/// Turns counts into running totals (each entry the sum of those up to and including it), the
+/// middle step of a counting sort.
+fn running_totals(counts: &mut [u32]) {
+    let mut total = 0u32;
+    for c in counts.iter_mut() {
+        total += *c;
+        *c = total;
+    }
+}
+
 /// The ids `0..dfs.len()` by ascending document frequency `dfs[id]`, ties by id: a counting
 /// sort by frequency (at most the number of rows), stable, in two passes over the ids.
 fn by_frequency(dfs: &[u32]) -> Vec<u32> {
@@ -168,11 +174,7 @@ fn by_frequency(dfs: &[u32]) -> Vec<u32> {
             *c += 1;
         }
     }
-    let mut total = 0u32;
-    for c in starts.iter_mut() {
-        total += *c;
-        *c = total;
-    }
+    running_totals(&mut starts);
     let mut order = vec![0u32; dfs.len()];
     for (id, &d) in dfs.iter().enumerate() {
         if let Some(c) = starts.get_mut(d as usize) {
