@@ -64,36 +64,16 @@ pub fn for_each_gram_at<'a>(
     bounds: &mut Vec<usize>,
     mut f: impl FnMut(&'a str, usize, usize),
 ) {
-    if text.is_empty() {
-        return;
-    }
-    bounds.clear();
-    if text.is_ascii() {
-        bounds.extend(0..=text.len());
-    } else {
-        bounds.extend(text.char_indices().map(|(i, _)| i));
-        bounds.push(text.len());
-    }
-    let chars = bounds.len() - 1;
-    if chars < orders.min() {
-        f(text, 0, chars);
-        return;
-    }
-    for &n in orders.as_slice() {
-        if n > chars {
-            break;
+    for_each_span(text, orders, bounds, |lo, hi, start, end| {
+        if let Some(gram) = text.get(lo..hi) {
+            f(gram, start, end);
         }
-        for (start, (&lo, &hi)) in bounds.iter().zip(bounds.iter().skip(n)).enumerate() {
-            if let Some(gram) = text.get(lo..hi) {
-                f(gram, start, start + n);
-            }
-        }
-    }
+    });
 }
 
 /// Like `for_each_gram`, passing each occurrence as its `short_key` (0 for a gram of more
 /// than 7 bytes) and its byte range `lo..hi` in `text`: the key is read straight from the bytes
-/// (one 8-byte load where the text has room), and ASCII text needs no code-point boundaries.
+/// (one 8-byte load where the text has room), and the gram's text is not made.
 pub fn for_each_gram_key(
     text: &str,
     orders: &Orders,
@@ -101,9 +81,6 @@ pub fn for_each_gram_key(
     mut f: impl FnMut(u64, usize, usize),
 ) {
     let bytes = text.as_bytes();
-    if bytes.is_empty() {
-        return;
-    }
     let key = |lo: usize, len: usize| -> u64 {
         if len > 7 {
             return 0;
@@ -116,36 +93,54 @@ pub fn for_each_gram_key(
             None => bytes.get(lo..lo + len).and_then(short_key).unwrap_or(0),
         }
     };
+    for_each_span(text, orders, bounds, |lo, hi, _, _| {
+        f(key(lo, hi - lo), lo, hi)
+    });
+}
+
+/// The gram occurrences of `for_each_gram` as `f(lo, hi, start, end)`: byte range `lo..hi` and
+/// code-point span `[start, end)`. ASCII text needs no code-point boundaries (`bounds` is
+/// scratch space for them otherwise).
+#[inline(always)]
+fn for_each_span(
+    text: &str,
+    orders: &Orders,
+    bounds: &mut Vec<usize>,
+    mut f: impl FnMut(usize, usize, usize, usize),
+) {
+    let len = text.len();
+    if len == 0 {
+        return;
+    }
     if text.is_ascii() {
-        let chars = bytes.len();
-        if chars < orders.min() {
-            f(key(0, chars), 0, chars);
+        if len < orders.min() {
+            f(0, len, 0, len);
             return;
         }
         for &n in orders.as_slice() {
-            if n > chars {
+            if n > len {
                 break;
             }
-            for lo in 0..=chars - n {
-                f(key(lo, n), lo, lo + n);
+            for lo in 0..=len - n {
+                f(lo, lo + n, lo, lo + n);
             }
         }
         return;
     }
     bounds.clear();
     bounds.extend(text.char_indices().map(|(i, _)| i));
-    bounds.push(bytes.len());
+    bounds.push(len);
     let chars = bounds.len() - 1;
     if chars < orders.min() {
-        f(key(0, bytes.len()), 0, bytes.len());
+        f(0, len, 0, chars);
         return;
     }
     for &n in orders.as_slice() {
         if n > chars {
             break;
         }
-        for (&lo, &hi) in bounds.iter().zip(bounds.iter().skip(n)) {
-            f(key(lo, hi - lo), lo, hi);
+        for (start, (&lo, &hi)) in bounds.iter().zip(bounds.iter().skip(n)).enumerate() {
+            f(lo, hi, start, start + n);
         }
     }
 }
