@@ -51,28 +51,34 @@ pub trait Counter:
     }
 }
 
-/// `Counter` for a width with AVX-512 kernels (`at_least`, `add_dense`), portable otherwise.
+/// `Counter` for a width with SIMD kernels (`at_least`, `add_dense`): AVX-512 or AVX2 where the
+/// CPU has them (`kernel`), portable otherwise.
 macro_rules! simd_counter {
     ($t:ty, $at_least:ident, $add_dense:ident) => {
         impl Counter for $t {
             #[inline(always)]
             fn at_least_mask(chunk: &[Self], at_least: u64) -> u64 {
-                #[cfg(target_arch = "x86_64")]
-                if simd::available() {
-                    // SAFETY: the CPU supports AVX-512F and AVX-512BW (checked just above).
-                    return unsafe { simd::$at_least(chunk, at_least) };
+                match kernel() {
+                    // SAFETY: the CPU supports AVX-512F and AVX-512BW (`kernel` checked).
+                    #[cfg(target_arch = "x86_64")]
+                    Kernel::Avx512 => unsafe { simd::$at_least(chunk, at_least) },
+                    // SAFETY: the CPU supports AVX2 (`kernel` checked).
+                    #[cfg(target_arch = "x86_64")]
+                    Kernel::Avx2 => unsafe { avx2::$at_least(chunk, at_least) },
+                    _ => at_least_scalar(chunk, at_least),
                 }
-                at_least_scalar(chunk, at_least)
             }
 
             fn add_dense(block: &mut [Self], dense: &DenseGrams, tile: usize, locals: &[usize]) {
-                #[cfg(target_arch = "x86_64")]
-                if simd::available() {
-                    // SAFETY: the CPU supports AVX-512F and AVX-512BW (checked just above).
-                    unsafe { simd::$add_dense(block, dense, tile, locals) };
-                    return;
+                match kernel() {
+                    // SAFETY: the CPU supports AVX-512F and AVX-512BW (`kernel` checked).
+                    #[cfg(target_arch = "x86_64")]
+                    Kernel::Avx512 => unsafe { simd::$add_dense(block, dense, tile, locals) },
+                    // SAFETY: the CPU supports AVX2 (`kernel` checked).
+                    #[cfg(target_arch = "x86_64")]
+                    Kernel::Avx2 => unsafe { avx2::$add_dense(block, dense, tile, locals) },
+                    _ => add_dense_by_planes(block, dense, tile, locals),
                 }
-                add_dense_by_planes(block, dense, tile, locals);
             }
         }
     };
@@ -85,7 +91,7 @@ simd_counter!(u16, at_least_u16, add_dense_u16);
 impl Counter for u32 {}
 
 /// `Counter::at_least_mask` without SIMD intrinsics.
-fn at_least_scalar<T: Counter>(chunk: &[T], at_least: u64) -> u64 {
+pub(super) fn at_least_scalar<T: Counter>(chunk: &[T], at_least: u64) -> u64 {
     let mut mask = 0u64;
     for (i, c) in chunk.iter().take(64).enumerate() {
         mask |= u64::from(c.get() >= at_least) << i;
@@ -114,7 +120,7 @@ fn add_dense_portable<T: Counter>(
 
 /// `Counter::add_dense` through bit planes (`planes.rs`), without SIMD intrinsics (the planes
 /// of a query's counts all fit `T`).
-fn add_dense_by_planes<T: Counter>(
+pub(super) fn add_dense_by_planes<T: Counter>(
     block: &mut [T],
     dense: &DenseGrams,
     tile: usize,
@@ -140,6 +146,9 @@ fn add_dense_by_planes<T: Counter>(
 }
 
 #[cfg(target_arch = "x86_64")]
+use super::avx2;
+
+#[cfg(target_arch = "x86_64")]
 mod simd {
     use std::arch::x86_64::{
         __m512i, _mm512_and_si512, _mm512_cmpge_epu16_mask, _mm512_cmpge_epu8_mask,
@@ -151,11 +160,10 @@ mod simd {
     use super::super::dense::{DenseGrams, TILE_ROWS};
     use super::super::planes::PLANES;
 
-    /// Whether the AVX-512 kernel can run here (and is not switched off for tests).
+    /// Whether the CPU has AVX-512F and AVX-512BW.
     pub fn available() -> bool {
         std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512bw")
-            && !super::portable_forced()
     }
 
     /// The tile's counters as `N` vectors (512 counters of 64 / N bytes).
@@ -387,30 +395,73 @@ mod simd {
     }
 }
 
-/// Set by tests to run the portable dense kernel (both kernels give the same counts).
-#[cfg(test)]
-static PORTABLE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The kernels of `Counter::at_least_mask` and `Counter::add_dense`, fastest first; all give
+/// the same results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kernel {
+    Avx512,
+    Avx2,
+    Portable,
+}
 
-/// Whether tests asked for the portable kernel.
-#[cfg(target_arch = "x86_64")]
-fn portable_forced() -> bool {
+/// The fastest kernel the CPU runs (of those tests allow).
+#[inline(always)]
+fn kernel() -> Kernel {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let allowed = fastest_allowed();
+        if allowed <= Kernel::Avx512 && simd::available() {
+            return Kernel::Avx512;
+        }
+        if allowed <= Kernel::Avx2 && avx2::available() {
+            return Kernel::Avx2;
+        }
+    }
+    Kernel::Portable
+}
+
+/// Set by tests to the fastest kernel they allow (0: AVX-512, 1: AVX2, 2: portable).
+#[cfg(test)]
+static FASTEST: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// The fastest kernel allowed: any, unless a test asked for a slower one.
+#[inline(always)]
+fn fastest_allowed() -> Kernel {
     #[cfg(test)]
     {
-        PORTABLE.load(std::sync::atomic::Ordering::Relaxed)
+        match FASTEST.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => Kernel::Avx512,
+            1 => Kernel::Avx2,
+            _ => Kernel::Portable,
+        }
     }
     #[cfg(not(test))]
     {
-        false
+        Kernel::Avx512
     }
 }
 
-/// Runs `f` with the portable dense kernel (tests cover both kernels).
+/// Runs `f` with `kernel` at most (a slower one where the CPU lacks it); returns what `f`
+/// returned and the kernel that ran (tests cover every kernel the CPU has).
+#[cfg(test)]
+pub fn with_kernel<T>(kernel: Kernel, f: impl FnOnce() -> T) -> (T, Kernel) {
+    use std::sync::atomic::Ordering::Relaxed;
+    // One test's choice at a time (others run the fastest kernel, which counts the same).
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    FASTEST.store(kernel as u8, Relaxed);
+    let ran = self::kernel();
+    let out = f();
+    FASTEST.store(0, Relaxed);
+    (out, ran)
+}
+
+/// Runs `f` with the portable kernel.
 #[cfg(test)]
 pub fn with_portable_kernel<T>(f: impl FnOnce() -> T) -> T {
-    PORTABLE.store(true, std::sync::atomic::Ordering::Relaxed);
-    let out = f();
-    PORTABLE.store(false, std::sync::atomic::Ordering::Relaxed);
-    out
+    with_kernel(Kernel::Portable, f).0
 }
 
 /// Bytes of counters one pass over the postings adds to: 128 KiB, a whole block of `u16`
@@ -958,16 +1009,21 @@ mod tests {
         assert_eq!(c.iter().map(|&x| u64::from(x)).sum::<u64>(), 4);
     }
 
-    /// The mask each kernel gives, next to the one spelled out bit by bit.
-    fn masks<T: Counter>(chunk: &[T], at_least: u64) -> (u64, u64, u64) {
+    /// Every kernel.
+    const KERNELS: [Kernel; 3] = [Kernel::Avx512, Kernel::Avx2, Kernel::Portable];
+
+    /// Checks each kernel's mask against the one spelled out bit by bit.
+    fn check_masks<T: Counter>(chunk: &[T], at_least: u64) {
         let expected = chunk
             .iter()
             .enumerate()
             .filter(|(_, c)| c.get() >= at_least)
             .fold(0u64, |m, (i, _)| m | (1 << i));
-        let fast = T::at_least_mask(chunk, at_least);
-        let portable = with_portable_kernel(|| T::at_least_mask(chunk, at_least));
-        (expected, fast, portable)
+        for k in KERNELS {
+            let (mask, ran) = with_kernel(k, || T::at_least_mask(chunk, at_least));
+            let width = std::mem::size_of::<T>() * 8;
+            assert_eq!(mask, expected, "{ran:?}: u{width} at least {at_least}");
+        }
     }
 
     /// Adds `locals` of every tile with the current kernel, from counters starting at `start`.
@@ -1001,25 +1057,25 @@ mod tests {
         }
     }
 
-    /// Both kernels' counts of `locals` from counters starting at `start` are `start + want(r)`.
+    /// Each kernel's counts of `locals` from counters starting at `start` are `start + want(r)`.
     fn check_dense_width<T: Counter + std::fmt::Debug>(
         dense: &DenseGrams,
         locals: &[usize],
         start: T,
         want: impl Fn(usize) -> u64,
     ) {
-        let fast = dense_counts(dense, locals, start);
-        let portable = with_portable_kernel(|| dense_counts(dense, locals, start));
         let width = std::mem::size_of::<T>() * 8;
-        for (r, (f, p)) in fast.iter().zip(&portable).enumerate() {
-            let expected = start.get() + want(r);
-            let grams = locals.len();
-            assert_eq!(f.get(), expected, "u{width}, {grams} grams, row {r}");
-            assert_eq!(
-                p.get(),
-                expected,
-                "portable u{width}, {grams} grams, row {r}"
-            );
+        let grams = locals.len();
+        for k in KERNELS {
+            let (counts, ran) = with_kernel(k, || dense_counts(dense, locals, start));
+            for (r, c) in counts.iter().enumerate() {
+                let expected = start.get() + want(r);
+                assert_eq!(
+                    c.get(),
+                    expected,
+                    "{ran:?}: u{width}, {grams} grams, row {r}"
+                );
+            }
         }
     }
 
@@ -1040,16 +1096,23 @@ mod tests {
             let c32: Vec<u32> = (0..64).map(|_| (next() % 200_000) as u32).collect();
             // Bounds inside each range, at its ends, and beyond it (no counter reaches those).
             for at_least in [0, 1, round, 255, 256, 65_535, 65_536, next() % 300_000] {
-                let (e, f, p) = masks(&c8, at_least);
-                assert_eq!((f, p), (e, e), "u8 at least {at_least}");
-                let (e, f, p) = masks(&c16, at_least);
-                assert_eq!((f, p), (e, e), "u16 at least {at_least}");
-                let (e, f, p) = masks(&c32, at_least);
-                assert_eq!((f, p), (e, e), "u32 at least {at_least}");
+                check_masks(&c8, at_least);
+                check_masks(&c16, at_least);
+                check_masks(&c32, at_least);
             }
         }
-        let full = [u8::MAX; 64];
-        assert_eq!(u8::at_least_mask(&full, 255), u64::MAX);
-        assert_eq!(u8::at_least_mask(&full, 256), 0);
+        for k in KERNELS {
+            let full8 = [u8::MAX; 64];
+            let full16 = [u16::MAX; 64];
+            let ((a, b, c, d), ran) = with_kernel(k, || {
+                (
+                    u8::at_least_mask(&full8, 255),
+                    u8::at_least_mask(&full8, 256),
+                    u16::at_least_mask(&full16, 65_535),
+                    u16::at_least_mask(&full16, 65_536),
+                )
+            });
+            assert_eq!((a, b, c, d), (u64::MAX, 0, u64::MAX, 0), "{ran:?}");
+        }
     }
 }

@@ -4,6 +4,8 @@
 //! Pure Rust; the Python binding lives in `python/retrieval.rs`.
 
 mod audit;
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 mod buf;
 mod cache;
 mod counting;

@@ -494,12 +494,20 @@ fn the_portable_dense_kernel_counts_the_same() {
 }
 
 #[test]
+fn the_avx2_dense_kernel_counts_the_same() {
+    super::counting::with_kernel(super::counting::Kernel::Avx2, benchmark_like_case);
+}
+
+#[test]
 fn wider_counters_count_the_same() {
     // The benchmark's sentences have under 256 grams, so they count in u8; force u16 and u32.
     super::counting::with_counters_for(256, benchmark_like_case);
     super::counting::with_counters_for(65_536, benchmark_like_case);
     super::counting::with_counters_for(256, || {
         super::counting::with_portable_kernel(benchmark_like_case)
+    });
+    super::counting::with_counters_for(256, || {
+        super::counting::with_kernel(super::counting::Kernel::Avx2, benchmark_like_case)
     });
 }
 
