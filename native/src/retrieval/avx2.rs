@@ -5,12 +5,13 @@
 //! and AVX-512 kernels' (tests run every kernel the CPU has on the same bitmaps).
 
 use std::arch::x86_64::{
-    __m256i, _mm256_add_epi16, _mm256_add_epi8, _mm256_and_si256, _mm256_cmpeq_epi16,
-    _mm256_cmpeq_epi8, _mm256_load_si256, _mm256_loadu_si256, _mm256_max_epu16, _mm256_max_epu8,
-    _mm256_movemask_epi8, _mm256_or_si256, _mm256_packs_epi16, _mm256_permute4x64_epi64,
-    _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set1_epi8, _mm256_setr_epi16,
-    _mm256_setr_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_storeu_si256,
-    _mm256_testz_si256, _mm256_xor_si256,
+    __m256i, _mm256_add_epi16, _mm256_add_epi8, _mm256_and_si256, _mm256_castsi256_si128,
+    _mm256_cmpeq_epi16, _mm256_cmpeq_epi8, _mm256_cvtepu8_epi16, _mm256_extracti128_si256,
+    _mm256_load_si256, _mm256_loadu_si256, _mm256_max_epu16, _mm256_max_epu8, _mm256_movemask_epi8,
+    _mm256_or_si256, _mm256_packs_epi16, _mm256_permute4x64_epi64, _mm256_set1_epi16,
+    _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set1_epi8, _mm256_setr_epi16, _mm256_setr_epi8,
+    _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_storeu_si256, _mm256_testz_si256,
+    _mm256_xor_si256,
 };
 
 use super::cache::prefetch;
@@ -81,16 +82,18 @@ fn line(dense: &DenseGrams, at: usize) -> Line2 {
     }
 }
 
-/// Bit planes of tile `tile`'s counts over the dense grams `locals` (plane `j` weighs `2^j`),
-/// as words, and how many planes may be non-zero: sixteen lines at a time through a
-/// Harley–Seal tree of full adders, a carry into the planes above rippling up.
+/// The bit planes of tile `tile`'s counts over the dense grams `locals` into `words` (plane `j`
+/// weighs `2^j`); returns how many planes may be non-zero (only those are written). Sixteen
+/// lines at a time go through a Harley–Seal tree of full adders, a carry into the planes above
+/// rippling up.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn planes(
     dense: &DenseGrams,
     tile: usize,
     locals: &[usize],
-) -> ([[u64; TILE_WORDS]; PLANES], usize) {
+    words: &mut [[u64; TILE_WORDS]; PLANES],
+) -> usize {
     let z = zero();
     let mut p = [z; PLANES];
     let mut used = 4;
@@ -125,7 +128,6 @@ fn planes(
         }
     }
     [p[0], p[1], p[2], p[3]] = [ones, twos, fours, eights];
-    let mut words = [[0u64; TILE_WORDS]; PLANES];
     for (w, plane) in words.iter_mut().zip(&p).take(used) {
         let out = w.as_mut_ptr().cast::<__m256i>();
         // SAFETY: `w` is 64 bytes, two vectors.
@@ -134,37 +136,35 @@ fn planes(
             _mm256_storeu_si256(out.add(1), plane[1]);
         }
     }
-    (words, used)
+    used
 }
 
-/// The tile's counters as `N` vectors.
-///
-/// # Safety
-/// `block` must hold at least `N` × 32 bytes.
+/// Rows `32·g` to `32·g + 31` of the tile: each row's count in the planes `low` (weights 1 to
+/// 128), one byte per row. Each plane's 32 bits are broadcast, spread so byte `i` holds the byte
+/// with bit `i`, compared with that bit and masked to the plane's weight (weights never overlap,
+/// so OR adds them).
 #[inline]
 #[target_feature(enable = "avx2")]
-unsafe fn load<T, const N: usize>(block: &[T]) -> [__m256i; N] {
-    let base = block.as_ptr().cast::<__m256i>();
-    // SAFETY: within the `N` × 32 bytes the caller vouches for.
-    std::array::from_fn(|j| unsafe { _mm256_loadu_si256(base.add(j)) })
-}
-
-/// Writes `acc` back over the tile's counters (see `load`).
-///
-/// # Safety
-/// As for `load`.
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn store<T, const N: usize>(block: &mut [T], acc: &[__m256i; N]) {
-    let base = block.as_mut_ptr().cast::<__m256i>();
-    for (j, a) in acc.iter().enumerate() {
-        // SAFETY: as in `load`.
-        unsafe { _mm256_storeu_si256(base.add(j), *a) };
+fn low_bytes(low: &[[u64; TILE_WORDS]], g: usize) -> __m256i {
+    // Byte i of a lane takes byte i / 8 of the broadcast 32 bits, and tests bit i % 8 of it.
+    let spread = _mm256_setr_epi8(
+        0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3,
+        3, 3,
+    );
+    let bits = _mm256_set1_epi64x(0x8040_2010_0804_0201_u64 as i64);
+    let mut bytes = _mm256_setzero_si256();
+    for (j, plane) in low.iter().enumerate().take(8) {
+        let word = plane.get(g / 2).copied().unwrap_or(0);
+        let b = _mm256_set1_epi32((word >> (32 * (g % 2))) as u32 as i32);
+        let set = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(b, spread), bits), bits);
+        let weight = _mm256_set1_epi8((1u8 << j) as i8);
+        bytes = _mm256_or_si256(bytes, _mm256_and_si256(set, weight));
     }
+    bytes
 }
 
-/// Adds the dense grams `locals` of tile `tile` to 512 `u8` counters: their bit planes, then
-/// per plane and 32 rows the plane's bits spread to bytes, masked to the plane's weight, added.
+/// Adds the dense grams `locals` of tile `tile` to 512 `u8` counters: their bit planes, turned
+/// into one byte per row (`low_bytes`), added 32 rows at a time.
 ///
 /// # Safety
 /// The CPU must support AVX2.
@@ -174,31 +174,25 @@ pub unsafe fn add_dense_u8(block: &mut [u8], dense: &DenseGrams, tile: usize, lo
         super::counting::add_dense_by_planes(block, dense, tile, locals);
         return;
     }
-    let (planes, used) = planes(dense, tile, locals);
-    // Byte i of a lane takes byte i / 8 of the broadcast 32 bits, and tests bit i % 8 of it.
-    let spread = _mm256_setr_epi8(
-        0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3,
-        3, 3,
-    );
-    let bits = _mm256_set1_epi64x(0x8040_2010_0804_0201_u64 as i64);
-    // SAFETY: `block` holds at least 512 u8 = 16 vectors of 32 lanes.
-    let mut acc: [__m256i; 16] = unsafe { load(block) };
-    for (j, plane) in planes.iter().enumerate().take(used.min(8)) {
-        let weight = _mm256_set1_epi8((1u8 << j) as i8);
-        for (g, a) in acc.iter_mut().enumerate() {
-            let word = plane[g / 2];
-            let b = _mm256_set1_epi32((word >> (32 * (g % 2))) as u32 as i32);
-            let hit = _mm256_and_si256(_mm256_shuffle_epi8(b, spread), bits);
-            let set = _mm256_cmpeq_epi8(hit, bits);
-            *a = _mm256_add_epi8(*a, _mm256_and_si256(set, weight));
+    let mut words = [[0u64; TILE_WORDS]; PLANES];
+    let used = planes(dense, tile, locals, &mut words);
+    let low = words.get(..used.min(8)).unwrap_or_default();
+    let base = block.as_mut_ptr().cast::<__m256i>();
+    for g in 0..TILE_ROWS / 32 {
+        // SAFETY: `block` holds at least 512 u8 = 16 vectors of 32 lanes.
+        unsafe {
+            let at = base.add(g);
+            _mm256_storeu_si256(
+                at,
+                _mm256_add_epi8(_mm256_loadu_si256(at), low_bytes(low, g)),
+            );
         }
     }
-    // SAFETY: as above.
-    unsafe { store(block, &acc) };
 }
 
-/// Adds the dense grams `locals` of tile `tile` to 512 `u16` counters: their bit planes, then
-/// per 16 rows each plane's 16 bits compared lane by lane, masked to its weight, added.
+/// Adds the dense grams `locals` of tile `tile` to 512 `u16` counters: their bit planes, the
+/// lowest eight turned into one byte per row (`low_bytes`) and widened, each higher plane's 16
+/// bits compared lane by lane and masked to its weight; added 16 rows at a time.
 ///
 /// # Safety
 /// The CPU must support AVX2.
@@ -208,8 +202,10 @@ pub unsafe fn add_dense_u16(block: &mut [u16], dense: &DenseGrams, tile: usize, 
         super::counting::add_dense_by_planes(block, dense, tile, locals);
         return;
     }
-    let (planes, used) = planes(dense, tile, locals);
-    let planes = planes.get(..used.min(16)).unwrap_or_default();
+    let mut words = [[0u64; TILE_WORDS]; PLANES];
+    let used = planes(dense, tile, locals, &mut words);
+    let low = words.get(..used.min(8)).unwrap_or_default();
+    let high = words.get(8..used.clamp(8, 16)).unwrap_or_default();
     let bits = _mm256_setr_epi16(
         1,
         2,
@@ -228,20 +224,31 @@ pub unsafe fn add_dense_u16(block: &mut [u16], dense: &DenseGrams, tile: usize, 
         16384,
         i16::MIN,
     );
-    // SAFETY: `block` holds at least 512 u16 = 32 vectors of 16 lanes.
-    let mut acc: [__m256i; 32] = unsafe { load(block) };
-    for (g, a) in acc.iter_mut().enumerate() {
-        let mut sum = *a;
-        for (j, plane) in planes.iter().enumerate() {
-            let b = _mm256_set1_epi16((plane[g / 4] >> (16 * (g % 4))) as u16 as i16);
-            let set = _mm256_cmpeq_epi16(_mm256_and_si256(b, bits), bits);
-            let weight = _mm256_set1_epi16((1u16 << j) as i16);
-            sum = _mm256_add_epi16(sum, _mm256_and_si256(set, weight));
+    let base = block.as_mut_ptr().cast::<__m256i>();
+    for g in 0..TILE_ROWS / 32 {
+        let bytes = low_bytes(low, g);
+        let halves = [
+            _mm256_cvtepu8_epi16(_mm256_castsi256_si128(bytes)),
+            _mm256_cvtepu8_epi16(_mm256_extracti128_si256::<1>(bytes)),
+        ];
+        for (h, part) in halves.into_iter().enumerate() {
+            // Vector `v` holds rows 16·v to 16·v + 15.
+            let v = 2 * g + h;
+            let mut sum = part;
+            for (j, plane) in high.iter().enumerate() {
+                let word = plane.get(v / 4).copied().unwrap_or(0);
+                let b = _mm256_set1_epi16((word >> (16 * (v % 4))) as u16 as i16);
+                let set = _mm256_cmpeq_epi16(_mm256_and_si256(b, bits), bits);
+                let weight = _mm256_set1_epi16((1u16 << (8 + j)) as i16);
+                sum = _mm256_add_epi16(sum, _mm256_and_si256(set, weight));
+            }
+            // SAFETY: `block` holds at least 512 u16 = 32 vectors of 16 lanes.
+            unsafe {
+                let at = base.add(v);
+                _mm256_storeu_si256(at, _mm256_add_epi16(_mm256_loadu_si256(at), sum));
+            }
         }
-        *a = sum;
     }
-    // SAFETY: as above.
-    unsafe { store(block, &acc) };
 }
 
 /// `Counter::at_least_mask` of 64 `u8` counters: two vector compares.
