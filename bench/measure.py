@@ -107,6 +107,22 @@ def load_average() -> str:
         return "n/a"
 
 
+def machine() -> str:
+    """The CPU model, its threads and the exact search's kernel on it, for a table's header."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    from warehouse.native import native
+
+    return f"{model}, {os.cpu_count()} CPU threads, search kernel {native.search_kernel()}"
+
+
 def print_ratio_table(title: str, reference: Measurement, others: Sequence[Measurement]) -> None:
     """Print each measurement with its time and memory as a ratio of the reference."""
     print(f"\n{title}")

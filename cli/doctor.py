@@ -68,6 +68,7 @@ def doctor(app: AppContext, as_json: bool) -> None:
                 ("python", report["python"]),
                 ("platform", report["platform"]),
                 ("cpu threads", report["cpu_threads"]),
+                ("search kernel", native["search_kernel"] or "n/a"),
                 ("warehouse", wh["path"]),
                 *lake,
                 ("schema version", schema),

@@ -104,6 +104,9 @@ def stored_index_info(path: str | PathLike[str]) -> StoredIndexInfo:
     """The header and metadata of a stored index (both checked by their checksums), without
     reading the rest of the file."""
 
+def search_kernel() -> Literal["avx512", "avx2", "portable"]:
+    """The kernel the exact search counts with on this CPU (all give the same counts)."""
+
 class SearchStats(TypedDict):
     """Work counters of one batch of searches."""
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import subprocess
 import sys
+from pathlib import Path
 
 import duckdb
 from click.testing import CliRunner
@@ -156,6 +158,21 @@ def test_testset_list_table(run_cli, write_lines):
     assert "my-test" in out and "segments" in out
 
 
+def search_kernel_for_this_cpu() -> str:
+    """The exact search's kernel this CPU's flags call for (read from /proc/cpuinfo on x86-64
+    Linux; the portable one elsewhere)."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return "portable"
+    flags: set[str] = set()
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            break
+    if {"avx512f", "avx512bw"} <= flags:
+        return "avx512"
+    return "avx2" if "avx2" in flags else "portable"
+
+
 def test_doctor_reports_versions_and_schema(run_cli, db_path):
     before = json.loads(run_cli("doctor", "--json").output)
     assert before["warehouse"]["exists"] is False and not db_path.exists()
@@ -163,13 +180,19 @@ def test_doctor_reports_versions_and_schema(run_cli, db_path):
     report = json.loads(run_cli("doctor", "--json").output)
     assert report["ok"] is True
     assert report["tame_wh"] == __version__
-    assert report["native"] == {"loads": True, "version": __version__, "error": None}
+    assert report["native"] == {
+        "loads": True,
+        "version": __version__,
+        "search_kernel": search_kernel_for_this_cpu(),
+        "error": None,
+    }
     assert report["duckdb"] == duckdb.__version__
     assert report["sacrebleu"].startswith("2.6")
     assert report["cpu_threads"] >= 1
     assert report["warehouse"]["schema_version"] == code_schema_version()
     text = run_cli("doctor").output
     assert "native module" in text and "(loads)" in text
+    assert f"search kernel {search_kernel_for_this_cpu()}" in " ".join(text.split())
 
 
 def test_doctor_exits_3_when_the_warehouse_is_unusable(run_cli, db_path):

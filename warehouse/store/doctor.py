@@ -34,12 +34,17 @@ def _package_version(name: str) -> str | None:
 
 
 def _native_status() -> dict[str, Any]:
-    """Whether the native extension loads, and its version."""
+    """Whether the native extension loads, its version and the search kernel this CPU runs."""
     try:
-        from warehouse.native import NATIVE_VERSION
+        from warehouse.native import NATIVE_VERSION, native
     except WarehouseError as exc:
-        return {"loads": False, "version": None, "error": str(exc)}
-    return {"loads": True, "version": NATIVE_VERSION, "error": None}
+        return {"loads": False, "version": None, "search_kernel": None, "error": str(exc)}
+    return {
+        "loads": True,
+        "version": NATIVE_VERSION,
+        "search_kernel": native.search_kernel(),
+        "error": None,
+    }
 
 
 def _cpu_threads() -> int:

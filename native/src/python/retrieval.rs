@@ -10,7 +10,7 @@ use pyo3::types::{PyBytes, PyDict};
 use super::columns::{bitmap, float64, nullable, uint64};
 use super::error::{invalid, IndexFileError};
 use crate::retrieval::{
-    rows_from_joined, with_threads, Hit, Mode, RetrievalError, RetrievalIndex, Stats,
+    kernel_name, rows_from_joined, with_threads, Hit, Mode, RetrievalError, RetrievalIndex, Stats,
     FORMAT_VERSION,
 };
 
@@ -298,10 +298,17 @@ fn stored_index_info<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py,
     Ok(d)
 }
 
+/// The kernel the exact search counts with on this CPU: "avx512", "avx2" or "portable".
+#[pyfunction]
+fn search_kernel() -> &'static str {
+    kernel_name()
+}
+
 /// Adds the retrieval classes, functions and constants to the extension module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRetrievalIndex>()?;
     m.add_function(wrap_pyfunction!(stored_index_info, m)?)?;
+    m.add_function(wrap_pyfunction!(search_kernel, m)?)?;
     m.add("INDEX_FORMAT_VERSION", FORMAT_VERSION)?;
     m.add("IndexFileError", m.py().get_type::<IndexFileError>())
 }

@@ -420,6 +420,15 @@ fn kernel() -> Kernel {
     Kernel::Portable
 }
 
+/// The name of the kernel the counting search runs on this CPU: `avx512`, `avx2` or `portable`.
+pub fn kernel_name() -> &'static str {
+    match kernel() {
+        Kernel::Avx512 => "avx512",
+        Kernel::Avx2 => "avx2",
+        Kernel::Portable => "portable",
+    }
+}
+
 /// Set by tests to the fastest kernel they allow (0: AVX-512, 1: AVX2, 2: portable).
 #[cfg(test)]
 static FASTEST: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);

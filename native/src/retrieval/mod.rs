@@ -27,6 +27,7 @@ mod uncached;
 mod tests;
 
 pub use audit::{with_threads, AuditRow, Hit, Mode, RetrievalIndex, TargetHit};
+pub use counting::kernel_name;
 pub use error::{Result, RetrievalError};
 pub use grams::Orders;
 pub use persist::{IndexInfo, PersistError, Problem, FORMAT_VERSION};
