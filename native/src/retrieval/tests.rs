@@ -1,42 +1,90 @@
 //! Brute-force comparison of the engine on small random inputs.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashMap;
 
 use super::audit::{AuditRow, Hit, Mode, RetrievalIndex, TargetHit};
 use super::grams::{distinct_grams, Orders};
 use super::score::{Best, Ratio};
 use super::search::Stats;
 
+/// A text's distinct grams as sorted ids (each training gram has one id; a query gram seen in
+/// no training text gets an id of its own): set sizes and intersections are those of the gram
+/// strings, counted by a merge instead of millions of string hashes.
+type Grams = Vec<u32>;
+
 /// Straightforward implementation of every definition, on strings.
 struct Brute {
     orders: Orders,
     src: Vec<String>,
     tgt: Vec<String>,
-    src_grams: Vec<HashSet<String>>,
-    tgt_grams: Vec<HashSet<String>>,
+    ids: FxHashMap<String, u32>,
+    src_grams: Vec<Grams>,
+    tgt_grams: Vec<Grams>,
 }
 
 impl Brute {
     fn new(orders: &[i64], src: &[String], tgt: &[String]) -> Self {
         let orders = Orders::new(orders).unwrap();
-        let grams = |t: &String| gram_set(&orders, t);
-        let src_grams = src.iter().map(grams).collect();
-        let tgt_grams = tgt.iter().map(grams).collect();
+        let mut ids = FxHashMap::default();
+        let mut intern = |t: &String| -> Grams {
+            let mut out = Vec::new();
+            distinct_grams(t, &orders, &mut Vec::new(), &mut out);
+            let mut set: Grams = out
+                .into_iter()
+                .map(|g| match ids.get(g) {
+                    Some(&id) => id,
+                    None => {
+                        let id = ids.len() as u32;
+                        ids.insert(g.to_owned(), id);
+                        id
+                    }
+                })
+                .collect();
+            set.sort_unstable();
+            set
+        };
+        let src_grams = src.iter().map(&mut intern).collect();
+        let tgt_grams = tgt.iter().map(&mut intern).collect();
         Brute {
             orders,
             src: src.to_vec(),
             tgt: tgt.to_vec(),
+            ids,
             src_grams,
             tgt_grams,
         }
     }
 
-    fn grams(&self, text: &str) -> HashSet<String> {
-        gram_set(&self.orders, text)
+    fn grams(&self, text: &str) -> Grams {
+        let mut out = Vec::new();
+        distinct_grams(text, &self.orders, &mut Vec::new(), &mut out);
+        let mut unseen = self.ids.len() as u32;
+        let mut set: Grams = out
+            .into_iter()
+            .map(|g| {
+                self.ids.get(g).copied().unwrap_or_else(|| {
+                    unseen += 1;
+                    unseen
+                })
+            })
+            .collect();
+        set.sort_unstable();
+        set
     }
 
-    fn sim(a: &HashSet<String>, b: &HashSet<String>) -> Ratio {
-        let inter = a.intersection(b).count() as u64;
+    fn sim(a: &Grams, b: &Grams) -> Ratio {
+        let (mut i, mut j, mut inter) = (0, 0, 0u64);
+        while i < a.len() && j < b.len() {
+            match a[i].cmp(&b[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    inter += 1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
         Ratio::jaccard(inter, a.len() as u64, b.len() as u64)
     }
 
@@ -70,7 +118,7 @@ impl Brute {
                 };
             }
         }
-        let grs: Vec<HashSet<String>> = refs.iter().map(|r| self.grams(r)).collect();
+        let grs: Vec<Grams> = refs.iter().map(|r| self.grams(r)).collect();
         let (mut best, mut best_ref) = (Best::NONE, None);
         for (j, gv) in self.tgt_grams.iter().enumerate() {
             for (r, gr) in grs.iter().enumerate() {
@@ -97,7 +145,7 @@ impl Brute {
             }
         }
         let gx = self.grams(x);
-        let grs: Vec<HashSet<String>> = refs.iter().map(|r| self.grams(r)).collect();
+        let grs: Vec<Grams> = refs.iter().map(|r| self.grams(r)).collect();
         let mut best = Best::NONE;
         for (j, (gu, gv)) in self.src_grams.iter().zip(&self.tgt_grams).enumerate() {
             let t = grs
@@ -129,12 +177,6 @@ impl Brute {
             );
         }
     }
-}
-
-fn gram_set(orders: &Orders, text: &str) -> HashSet<String> {
-    let mut out = Vec::new();
-    distinct_grams(text, orders, &mut Vec::new(), &mut out);
-    out.into_iter().map(str::to_owned).collect()
 }
 
 fn hit(best: Best) -> Hit {
