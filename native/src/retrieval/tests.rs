@@ -5,11 +5,11 @@ use rustc_hash::FxHashMap;
 use super::audit::{AuditRow, Hit, Mode, RetrievalIndex, TargetHit};
 use super::grams::{distinct_grams, Orders};
 use super::score::{Best, Ratio};
-use super::search::Stats;
+use super::search::{intersect, Stats};
 
 /// A text's distinct grams as sorted ids (each training gram has one id; a query gram seen in
 /// no training text gets an id of its own): set sizes and intersections are those of the gram
-/// strings, counted by a merge instead of millions of string hashes.
+/// strings, counted by a merge (`search::intersect`) instead of millions of string hashes.
 type Grams = Vec<u32>;
 
 /// Straightforward implementation of every definition, on strings.
@@ -25,23 +25,16 @@ struct Brute {
 impl Brute {
     fn new(orders: &[i64], src: &[String], tgt: &[String]) -> Self {
         let orders = Orders::new(orders).unwrap();
-        let mut ids = FxHashMap::default();
-        let mut intern = |t: &String| -> Grams {
-            let mut out = Vec::new();
-            distinct_grams(t, &orders, &mut Vec::new(), &mut out);
-            let mut set: Grams = out
-                .into_iter()
-                .map(|g| match ids.get(g) {
-                    Some(&id) => id,
-                    None => {
-                        let id = ids.len() as u32;
-                        ids.insert(g.to_owned(), id);
-                        id
-                    }
-                })
-                .collect();
-            set.sort_unstable();
-            set
+        let mut ids: FxHashMap<String, u32> = FxHashMap::default();
+        let mut intern = |t: &String| {
+            gram_ids(&orders, t, |g| match ids.get(g) {
+                Some(&id) => id,
+                None => {
+                    let id = ids.len() as u32;
+                    ids.insert(g.to_owned(), id);
+                    id
+                }
+            })
         };
         let src_grams = src.iter().map(&mut intern).collect();
         let tgt_grams = tgt.iter().map(&mut intern).collect();
@@ -56,35 +49,17 @@ impl Brute {
     }
 
     fn grams(&self, text: &str) -> Grams {
-        let mut out = Vec::new();
-        distinct_grams(text, &self.orders, &mut Vec::new(), &mut out);
         let mut unseen = self.ids.len() as u32;
-        let mut set: Grams = out
-            .into_iter()
-            .map(|g| {
-                self.ids.get(g).copied().unwrap_or_else(|| {
-                    unseen += 1;
-                    unseen
-                })
+        gram_ids(&self.orders, text, |g| {
+            self.ids.get(g).copied().unwrap_or_else(|| {
+                unseen += 1;
+                unseen
             })
-            .collect();
-        set.sort_unstable();
-        set
+        })
     }
 
     fn sim(a: &Grams, b: &Grams) -> Ratio {
-        let (mut i, mut j, mut inter) = (0, 0, 0u64);
-        while i < a.len() && j < b.len() {
-            match a[i].cmp(&b[j]) {
-                std::cmp::Ordering::Less => i += 1,
-                std::cmp::Ordering::Greater => j += 1,
-                std::cmp::Ordering::Equal => {
-                    inter += 1;
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
+        let inter = intersect(a, b);
         Ratio::jaccard(inter, a.len() as u64, b.len() as u64)
     }
 
@@ -177,6 +152,15 @@ impl Brute {
             );
         }
     }
+}
+
+/// A text's distinct grams as sorted ids, `id` naming each gram.
+fn gram_ids(orders: &Orders, text: &str, mut id: impl FnMut(&str) -> u32) -> Grams {
+    let mut out = Vec::new();
+    distinct_grams(text, orders, &mut Vec::new(), &mut out);
+    let mut set: Grams = out.into_iter().map(&mut id).collect();
+    set.sort_unstable();
+    set
 }
 
 fn hit(best: Best) -> Hit {
