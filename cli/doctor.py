@@ -6,7 +6,12 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, print_fields
-from warehouse.store.doctor import DOCTOR_LOCK_TIMEOUT, diagnose, healthy
+from warehouse.store.doctor import (
+    DOCTOR_LOCK_TIMEOUT,
+    catalog_privileges_text,
+    diagnose,
+    healthy,
+)
 
 
 @click.command()
@@ -37,6 +42,7 @@ def doctor(app: AppContext, as_json: bool) -> None:
             lake = [
                 ("backend", "DuckLake lake (catalog in PostgreSQL)"),
                 ("catalog", "reachable" if wh["catalog_reachable"] else "NOT reachable"),
+                ("catalog privileges", catalog_privileges_text(wh) if wh["exists"] else "n/a"),
                 ("lake format version", wh["format_version"] or "n/a"),
                 ("data path", wh["data_path"] or "n/a"),
                 (

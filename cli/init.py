@@ -23,9 +23,16 @@ def init(app: AppContext, as_json: bool) -> None:
                 "schema_version": status.after,
                 "created": status.created,
                 "upgraded": status.upgraded,
+                "catalog_moved": status.catalog_moved,
             }
         )
-    elif status.created:
+        return
+    if status.catalog_moved:
+        click.echo(
+            "moved the lake's catalog out of schema public into its own schema, closed to "
+            "PUBLIC and the client roles"
+        )
+    if status.created:
         click.echo(f"created warehouse {app.db} (schema version {status.after})")
     elif status.upgraded:
         click.echo(f"upgraded warehouse {app.db} from schema {status.before} to {status.after}")

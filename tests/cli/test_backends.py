@@ -167,6 +167,7 @@ def test_query_stays_read_only_and_fenced(warehouse, tmp_path):
     for sql in (
         "SELECT * FROM read_csv('/etc/passwd')",
         "SELECT * FROM duckdb_secrets()",
+        "SELECT * FROM __ducklake_metadata_tame.tame_lake.ducklake_snapshot",
         "SELECT * FROM __ducklake_metadata_tame.ducklake_snapshot",
         "SELECT * FROM ducklake_snapshots('tame')",
         "INSERT INTO runs SELECT * FROM runs",

@@ -161,9 +161,9 @@ def test_a_new_lake_gives_every_table_statistics_and_keeps_no_placeholder_row(la
     # each query names (docs/lake.md); the placeholder row that makes one is deleted again.
     assert lake.run("init").exit_code == 0
     without_stats = lake.sql(
-        "SELECT t.table_name FROM __ducklake_metadata_tame.ducklake_table t "
+        "SELECT t.table_name FROM __ducklake_metadata_tame.tame_lake.ducklake_table t "
         "WHERE t.end_snapshot IS NULL AND t.table_id NOT IN "
-        "(SELECT table_id FROM __ducklake_metadata_tame.ducklake_table_stats)"
+        "(SELECT table_id FROM __ducklake_metadata_tame.tame_lake.ducklake_table_stats)"
     )
     assert without_stats == []
     local = Warehouse("local", str(tmp_path / "local.duckdb"))

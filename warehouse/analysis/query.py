@@ -41,7 +41,7 @@ from warehouse.store.connection import (
     connect,
     missing_warehouse,
 )
-from warehouse.store.lake import AsOf
+from warehouse.store.lake import AsOf, PinnedRead, pin_snapshot
 from warehouse.store.settings import read_settings
 
 # Table functions a query may call in FROM; every other table function is refused.
@@ -174,9 +174,25 @@ def _known_relations(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {str(name).lower() for (name,) in rows}
 
 
+def _in_recursive_term(table: exp.Table, cte: exp.CTE) -> bool:
+    """Whether a table reference lies in the recursive term of a CTE: the right operand of the
+    UNION that forms its body. Anywhere else (the anchor, a body without UNION) DuckDB does not
+    bind the CTE's own name to the CTE, and a name that looks like a file is read as one."""
+    body = cte.this
+    if not isinstance(body, exp.Union):
+        return False
+    node: Any = table
+    while node is not None and node is not cte:
+        if node is body.expression:
+            return True
+        node = node.parent
+    return False
+
+
 def ctes_in_scope(table: exp.Table) -> set[str]:
     """Names of the CTEs a table reference can see: those of every enclosing WITH, except that
-    inside a WITH only the earlier CTEs (and, when RECURSIVE, the CTE itself) are visible."""
+    inside a WITH only the earlier CTEs are visible (and, when RECURSIVE, the CTE itself, from
+    its recursive term only)."""
     visible: set[str] = set()
     inner_cte: exp.CTE | None = None
     node: Any = table  # sqlglot's node base class differs between versions
@@ -189,7 +205,10 @@ def ctes_in_scope(table: exp.Table) -> set[str]:
             ctes = list(clause.expressions)
             if node is clause:
                 position = next(i for i, c in enumerate(ctes) if c is inner_cte)
-                ctes = ctes[: position + 1 if clause.args.get("recursive") else position]
+                recursive = bool(clause.args.get("recursive")) and _in_recursive_term(
+                    table, ctes[position]
+                )
+                ctes = ctes[: position + 1 if recursive else position]
             visible |= {cte.alias_or_name.lower() for cte in ctes}
         node = parent
     return visible
@@ -280,6 +299,8 @@ _CONFIG: dict[str, str | bool | int | float | list[str]] = {
     "autoload_known_extensions": False,
     "temp_directory": "",
 }
+# A lake's connection loads its extensions and attaches first, then is locked down.
+_LAKE_CONFIG: dict[str, str | bool | int | float | list[str]] = {"temp_directory": ""}
 
 
 def _lock_down(con: duckdb.DuckDBPyConnection, limits: QueryLimits) -> None:
@@ -291,14 +312,12 @@ def _lock_down(con: duckdb.DuckDBPyConnection, limits: QueryLimits) -> None:
     con.execute("SET lock_configuration = true")
 
 
-def _lock_down_lake(
-    con: duckdb.DuckDBPyConnection, address: LakeAddress, limits: QueryLimits
-) -> None:
-    """After a lake is attached: no external access beyond its own data files (the catalog
-    connection is already open), no extension loading, bounded memory, no spilling, and the
-    configuration locked."""
-    if address.data_path:
-        con.execute("SET allowed_directories = ?", [[address.data_path]])
+def _lock_down_lake(con: duckdb.DuckDBPyConnection, files: list[str], limits: QueryLimits) -> None:
+    """After a lake is attached at a pinned snapshot: no external access beyond that snapshot's
+    own data files (the catalog connection is already open), no extension loading, bounded
+    memory, no spilling, and the configuration locked."""
+    con.execute("SET allowed_directories = ?", [[]])
+    con.execute("SET allowed_paths = ?", [files])
     con.execute("SET enable_external_access = false")
     con.execute("SET autoinstall_known_extensions = false")
     con.execute("SET autoload_known_extensions = false")
@@ -430,17 +449,27 @@ def run_query(
     """
     if memory_mb is not None:
         _check_memory(memory_mb, "--memory-limit")
-    lake = isinstance(db, LakeAddress)
-    if not isinstance(db, LakeAddress) and as_of is None and not Path(db).exists():
-        raise missing_warehouse(db)
-    con = connect(
-        db, read_only=True, lock_timeout=lock_timeout, config=None if lake else _CONFIG, as_of=as_of
-    )
+    pinned: PinnedRead | None = None
+    if isinstance(db, LakeAddress):
+        # One snapshot answers, and DuckDB may open exactly its files and nothing else (not the
+        # rest of the data path, not a temporary directory).
+        pinned = pin_snapshot(db, as_of)
+        con = connect(
+            db,
+            read_only=True,
+            lock_timeout=lock_timeout,
+            config=_LAKE_CONFIG,
+            as_of=AsOf(snapshot=pinned.snapshot),
+        )
+    else:
+        if as_of is None and not Path(db).exists():
+            raise missing_warehouse(db)
+        con = connect(db, read_only=True, lock_timeout=lock_timeout, config=_CONFIG, as_of=as_of)
     try:
         limits = resolve_limits(con, timeout, memory_mb)
         register_cyzil_functions(con)  # temporary functions: usable, nothing written
-        if isinstance(db, LakeAddress):
-            _lock_down_lake(con, db, limits)
+        if pinned is not None:
+            _lock_down_lake(con, pinned.files, limits)
         else:
             _lock_down(con, limits)
         vet_query(sql, _known_relations(con))

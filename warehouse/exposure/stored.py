@@ -45,7 +45,7 @@ from warehouse.store.corpora import (
     training_columns,
     training_text_bytes,
 )
-from warehouse.store.lake import LAKE_ALIAS
+from warehouse.store.lake import LAKE_ALIAS, metadata_table
 from warehouse.store.settings import read_settings
 
 Notify = Callable[[str], None]
@@ -79,8 +79,7 @@ def index_directory(con: duckdb.DuckDBPyConnection) -> Path | None:
         return Path(path).with_name(Path(path).name + ".indexes")
     if kind == "ducklake" and name == LAKE_ALIAS:
         data = con.execute(
-            f"SELECT value FROM __ducklake_metadata_{LAKE_ALIAS}.ducklake_metadata "
-            "WHERE key = 'data_path'"
+            f"SELECT value FROM {metadata_table(con, 'ducklake_metadata')} WHERE key = 'data_path'"
         ).fetchall()
         local = data[0][0] if data and data[0][0] and "://" not in data[0][0] else None
         return Path(local) / "tame-wh-indexes" if local else None

@@ -17,17 +17,23 @@ DB_ENV_VAR = "TAME_WH_DB"
 DATA_PATH_ENV_VAR = "TAME_WH_DATA_PATH"
 DEFAULT_DB_NAME = "tame.duckdb"
 LAKE_PREFIX = "ducklake:postgres:"
+# The PostgreSQL schema that holds a lake's catalog tables (DuckLake's METADATA_SCHEMA). Not
+# `public`: Supabase grants its client roles (anon, authenticated) everything created there.
+CATALOG_SCHEMA = "tame_lake"
+# Where lakes made by earlier tame-wh versions keep their catalog (`tame-wh init` moves it).
+LEGACY_CATALOG_SCHEMA = "public"
 # libpq keys that carry a secret; they must come from the environment or libpq's own files.
 _SECRET_KEYS = ("password", "sslpassword")
 
 
 @dataclass(frozen=True)
 class LakeAddress:
-    """A DuckLake warehouse: the catalog's libpq parameters and the data path (None: the one the
-    catalog already records)."""
+    """A DuckLake warehouse: the catalog's libpq parameters, the data path (None: the one the
+    catalog already records) and the PostgreSQL schema of the catalog tables."""
 
     conninfo: tuple[tuple[str, str], ...]
     data_path: str | None = None
+    catalog_schema: str = CATALOG_SCHEMA
 
     @property
     def libpq(self) -> str:
@@ -49,7 +55,11 @@ class LakeAddress:
 
     def with_data_path(self, data_path: str | None) -> LakeAddress:
         """The same catalog with another data path."""
-        return LakeAddress(self.conninfo, data_path)
+        return LakeAddress(self.conninfo, data_path, self.catalog_schema)
+
+    def in_schema(self, catalog_schema: str) -> LakeAddress:
+        """The same lake with its catalog tables in another PostgreSQL schema."""
+        return LakeAddress(self.conninfo, self.data_path, catalog_schema)
 
     def __str__(self) -> str:
         return LAKE_PREFIX + self.libpq

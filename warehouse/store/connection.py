@@ -65,6 +65,7 @@ def _connect_lake(
     config: dict[str, str | bool | int | float | list[str]],
     as_of: AsOf | None,
     create: bool,
+    relocate: bool = False,
 ) -> duckdb.DuckDBPyConnection:
     """A lake connection; a writer's holds (or shares) the writers' lock until closed."""
     if read_only or as_of is not None:
@@ -86,11 +87,17 @@ def _connect_lake(
             config=config,
             create=create,
             lock=lock,
+            relocate=relocate,
         )
         users.append(shared)
         return shared
     con, new_lock = open_lake(
-        address, read_only=False, lock_timeout=lock_timeout, config=config, create=create
+        address,
+        read_only=False,
+        lock_timeout=lock_timeout,
+        config=config,
+        create=create,
+        relocate=relocate,
     )
     assert new_lock is not None
     _HELD[key] = (new_lock, [con])
@@ -118,18 +125,20 @@ def connect(
     config: dict[str, str | bool | int | float | list[str]] | None = None,
     as_of: AsOf | None = None,
     create: bool = True,
+    relocate: bool = False,
 ) -> duckdb.DuckDBPyConnection:
     """Open the warehouse: a file, retrying with jittered backoff while another process holds it,
     or a lake (see `warehouse.store.lake`). Close it with `close_connection`.
 
     Read-only connections share the file with other readers (another tame-wh, a BI tool); only a
     writer makes them wait. A file this user may not write is opened read-only just the same.
-    `as_of` (a lake's past snapshot, read-only) is a usage error on a file."""
+    `as_of` (a lake's past snapshot, read-only) is a usage error on a file; `relocate` (a lake
+    writer's) moves a catalog made by an earlier version out of PostgreSQL's `public` schema."""
     config = dict(config or {})
     if threads is not None:
         config["threads"] = threads
     if isinstance(path, LakeAddress):
-        return _connect_lake(path, read_only, lock_timeout, config, as_of, create)
+        return _connect_lake(path, read_only, lock_timeout, config, as_of, create, relocate)
     if as_of is not None:
         raise UsageError(
             f"--as-of needs a lake warehouse (--db ducklake:postgres:…): the local file {path} "

@@ -1,13 +1,17 @@
 """Copying a whole warehouse between a local file and a lake (either way), verified table by table.
 
 The destination is created (or must hold no data yet); every table is streamed from the source
-as Arrow batches, in its stored order, inside one transaction, schema_version rows included, so
-the schema version travels with the data. Afterwards each table's row count and content hash
-(the sum of the rows' hashes) are compared on both sides.
+(a lake read at one snapshot) as Arrow batches, in its stored order, inside one transaction,
+schema_version rows included, so the schema version travels with the data. Before that
+transaction commits, each table's row count and content hash (the sum of the rows' hashes) are
+compared on both sides. A file destination is written under a staging name and renamed when
+verified.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +28,12 @@ from warehouse.store.connection import (
     transaction,
     warehouse_exists,
 )
-from warehouse.store.schema import code_schema_version, stored_schema_version, writing
+from warehouse.store.lake import AsOf, pin_snapshot
+from warehouse.store.schema import (
+    apply_schema_files,
+    code_schema_version,
+    stored_schema_version,
+)
 
 Notify = Callable[[str], None]
 BATCH_ROWS = 100_000
@@ -117,13 +126,20 @@ def copy_warehouse(
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     notify: Notify | None = None,
 ) -> CopyResult:
-    """Copy every table of `source` into a new (or empty) `destination`, then verify each."""
+    """Copy every table of `source` (a lake as it stands at one snapshot) into a new (or empty)
+    `destination`, verified before it is committed: a file destination is written under a
+    staging name and appears only when complete, a lake destination in one transaction."""
     say = notify or (lambda _m: None)
     if _same_place(source, destination):
         raise UsageError("--from and --to name the same warehouse")
     if not warehouse_exists(source):
         raise UsageError(f"--from {source}: no warehouse there")
-    src = connect(source, read_only=True, lock_timeout=lock_timeout)
+    as_of = None
+    if isinstance(source, LakeAddress):
+        # One snapshot for every table: writers committing meanwhile change nothing read here.
+        as_of = AsOf(snapshot=pin_snapshot(source).snapshot)
+        say(f"reading {source} at snapshot {as_of.snapshot}")
+    src = connect(source, read_only=True, lock_timeout=lock_timeout, as_of=as_of)
     try:
         version = stored_schema_version(src)
         if version != code_schema_version():
@@ -132,23 +148,120 @@ def copy_warehouse(
                 f"{code_schema_version()}; run `tame-wh --db SOURCE init` first (or use the "
                 "tame-wh that wrote it)"
             )
-        tables = table_names(src)
         result = CopyResult(str(source), str(destination), version)
-        with writing(destination, lock_timeout=lock_timeout) as dst:
+        if isinstance(destination, Path):
+            _copy_to_file(src, destination, result, lock_timeout, say)
+        else:
+            _copy_into(src, destination, destination, result, lock_timeout, say)
+    finally:
+        close_connection(src)
+    return result
+
+
+def _copy_into(
+    src: duckdb.DuckDBPyConnection,
+    target: Address,
+    destination: Address,
+    result: CopyResult,
+    lock_timeout: float,
+    say: Notify,
+) -> None:
+    """Create (or upgrade) the schema at `target`, copy every table and compare each with the
+    source, all in one transaction that commits only when every table is equal."""
+    tables = table_names(src)
+    dst = connect(target, lock_timeout=lock_timeout)
+    try:
+        before = stored_schema_version(dst)
+        if before > result.schema_version:
+            raise SchemaError(
+                f"--to {destination}: written by a newer tame-wh (schema version {before})"
+            )
+        with transaction(dst):
+            if before < result.schema_version:
+                apply_schema_files(dst, before)
             _require_empty(dst, destination)
             missing = sorted(set(tables) - set(table_names(dst)))
             if missing:
                 raise SchemaError(f"--to {destination} lacks tables {', '.join(missing)}")
             say(f"copying {len(tables)} tables")
-            with transaction(dst):
-                for table in tables:
-                    _copy_table(src, dst, table)
+            for table in tables:
+                _copy_table(src, dst, table)
             for table in tables:
                 here, there = fingerprint(src, table), fingerprint(dst, table)
                 result.tables.append(TableCopy(table, here[0], here == there))
+            if not result.verified:
+                differ = ", ".join(t.table for t in result.tables if not t.verified)
+                raise SchemaError(
+                    f"the copy differs from the source in: {differ}; nothing was written"
+                )
     finally:
-        close_connection(src)
-    return result
+        close_connection(dst)
+
+
+def _staging_name(destination: Path, pid: int) -> Path:
+    """Where a copy to a file is written before it appears under its name."""
+    return destination.with_name(f".{destination.name}.copy-{pid}")
+
+
+def _remove_file_and_wal(path: Path) -> None:
+    """Remove a database file and its WAL, if there."""
+    for leftover in (path, Path(f"{path}.wal")):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+
+
+def _remove_stale_staging(destination: Path) -> None:
+    """Remove staging files of copies whose process is gone (killed mid-copy)."""
+    for path in destination.parent.glob(f".{destination.name}.copy-*"):
+        pid = path.name.rsplit("-", 1)[-1].removesuffix(".wal")
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        except OSError:
+            continue
+
+
+def _copy_to_file(
+    src: duckdb.DuckDBPyConnection,
+    destination: Path,
+    result: CopyResult,
+    lock_timeout: float,
+    say: Notify,
+) -> None:
+    """Copy into a staging file beside `destination`, then give it the destination's name: a
+    copy that fails or is killed never leaves a partial warehouse there. An existing (empty)
+    destination is held open meanwhile, so no other writer can fill it."""
+    if not destination.parent.is_dir():
+        raise UsageError(f"--to {destination}: the directory {destination.parent} does not exist")
+    _remove_stale_staging(destination)
+    staging = _staging_name(destination, os.getpid())
+    _remove_file_and_wal(staging)
+    holder = None
+    try:
+        if destination.exists():
+            holder = connect(destination, lock_timeout=lock_timeout)
+            stored_schema_version(holder)  # a DuckDB file that is no warehouse is refused
+            _require_empty(holder, destination)
+        _copy_into(src, staging, destination, result, lock_timeout, say)
+        if holder is not None:
+            os.replace(staging, destination)
+        else:
+            try:
+                os.link(staging, destination)  # never over a file that appeared meanwhile
+            except FileExistsError:
+                raise UsageError(
+                    f"--to {destination} was created by another process during the copy; "
+                    "nothing was written"
+                ) from None
+            staging.unlink()
+    finally:
+        if holder is not None:
+            close_connection(holder)
+        _remove_file_and_wal(staging)
 
 
 def _copy_table(src: duckdb.DuckDBPyConnection, dst: duckdb.DuckDBPyConnection, table: str) -> None:

@@ -14,6 +14,7 @@ from warehouse.store.address import Address, LakeAddress
 from warehouse.store.connection import close_connection, connect
 from warehouse.store.lake import (
     catalog_connection,
+    catalog_exposures,
     catalog_state,
     check_data_path,
     prepare,
@@ -77,6 +78,8 @@ def _lake_status(db: LakeAddress) -> dict[str, Any]:
         "storage_reachable": None,
         "latest_snapshot": None,
         "constraint_violations": [],
+        "catalog_schema": None,
+        "catalog_exposed": [],
     }
     try:
         pg = catalog_connection(db)
@@ -86,12 +89,16 @@ def _lake_status(db: LakeAddress) -> dict[str, Any]:
     status["catalog_reachable"] = True
     try:
         state = catalog_state(pg)
+        if state.exists:
+            status["catalog_schema"] = state.schema
+            status["catalog_exposed"] = catalog_exposures(pg, state.schema)
     finally:
         pg.close()
     status["exists"] = state.exists
     status["format_version"] = state.format_version
     if not state.exists:
         return status
+
     try:
         address = check_data_path(db, state)
         status["data_path"] = address.data_path
@@ -167,6 +174,19 @@ def diagnose(db: Address, lock_timeout: float = DOCTOR_LOCK_TIMEOUT) -> dict[str
     }
 
 
+def catalog_privileges_text(warehouse: dict[str, Any]) -> str:
+    """The doctor's line on who may reach a lake's catalog tables."""
+    exposed = warehouse.get("catalog_exposed") or []
+    schema = warehouse.get("catalog_schema") or "n/a"
+    if not exposed:
+        return f"private (schema {schema}; no privileges for PUBLIC, anon or authenticated)"
+    shown = "; ".join(exposed[:3]) + (f"; {len(exposed) - 3} more" if len(exposed) > 3 else "")
+    return (
+        f"OPEN in schema {schema} ({shown}): run `tame-wh init` to move the catalog into its "
+        "own schema and revoke them"
+    )
+
+
 def healthy(report: dict[str, Any]) -> bool:
     """Whether the report shows a working installation (native module loads, warehouse usable)."""
     warehouse = report["warehouse"]
@@ -174,6 +194,7 @@ def healthy(report: dict[str, Any]) -> bool:
         bool(report["native"]["loads"])
         and warehouse["error"] is None
         and not warehouse.get("constraint_violations")
+        and not warehouse.get("catalog_exposed")
         and (
             warehouse["schema_version"] is None
             or warehouse["schema_version"] <= warehouse["code_schema_version"]

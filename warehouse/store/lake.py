@@ -24,11 +24,18 @@ from urllib.parse import urlsplit
 import duckdb
 
 from warehouse.errors import LockTimeoutError, SchemaError, UsageError
-from warehouse.store.address import LakeAddress, missing_warehouse
+from warehouse.store.address import (
+    CATALOG_SCHEMA,
+    LEGACY_CATALOG_SCHEMA,
+    LakeAddress,
+    missing_warehouse,
+)
 
 LAKE_ALIAS = "tame"
 _LAKE_SECRET = "tame_lake"
 _S3_SECRET = "tame_s3"
+# A DuckDB variable naming the PostgreSQL schema of the attached lake's catalog tables.
+_SCHEMA_VARIABLE = "tame_lake_catalog_schema"
 EXTENSIONS = ("ducklake", "postgres", "httpfs")
 # DuckLake retries a commit that met a concurrent one (writers outside tame-wh, which take no
 # lock); the default of 10 is low for a busy lake.
@@ -235,12 +242,18 @@ def prepare(con: duckdb.DuckDBPyConnection, address: LakeAddress) -> None:
 
 @dataclass(frozen=True)
 class CatalogState:
-    """What the catalog database holds: whether a lake exists there, its format version and the
-    data path it records."""
+    """What the catalog database holds: whether a lake exists there, its format version, the
+    data path it records and the PostgreSQL schema of its tables."""
 
     exists: bool
     format_version: str | None
     data_path: str | None
+    schema: str = CATALOG_SCHEMA
+
+    @property
+    def legacy(self) -> bool:
+        """Whether the catalog tables still sit in `public` (made by an earlier tame-wh)."""
+        return self.exists and self.schema == LEGACY_CATALOG_SCHEMA
 
 
 def catalog_connection(address: LakeAddress) -> Any:
@@ -263,21 +276,38 @@ def _pg_reason(exc: BaseException) -> str:
 
 
 def catalog_state(conn: Any) -> CatalogState:
-    """Read the lake's metadata (format version, data path) straight from PostgreSQL."""
-    row = conn.execute("SELECT to_regclass('ducklake_metadata') IS NOT NULL").fetchone()
-    if not row or not row[0]:
+    """Read the lake's metadata (format version, data path) straight from PostgreSQL: from the
+    catalog schema, else from `public` where earlier versions made lakes."""
+    for schema in (CATALOG_SCHEMA, LEGACY_CATALOG_SCHEMA):
+        row = conn.execute(
+            "SELECT to_regclass(quote_ident(%s) || '.ducklake_metadata') IS NOT NULL", [schema]
+        ).fetchone()
+        if row and row[0]:
+            break
+    else:
         return CatalogState(False, None, None)
     values = dict(
         conn.execute(
-            "SELECT key, value FROM ducklake_metadata WHERE scope IS NULL OR scope = ''"
+            psycopg_sql(
+                "SELECT key, value FROM {}.ducklake_metadata WHERE scope IS NULL OR scope = ''",
+                schema,
+            )
         ).fetchall()
     )
-    return CatalogState(True, values.get("version"), values.get("data_path"))
+    return CatalogState(True, values.get("version"), values.get("data_path"), schema)
+
+
+def psycopg_sql(template: str, schema: str) -> Any:
+    """A statement naming the catalog schema as a quoted identifier (never pasted as text)."""
+    from psycopg import sql
+
+    return sql.SQL(template).format(sql.Identifier(schema))
 
 
 def check_data_path(address: LakeAddress, state: CatalogState) -> LakeAddress:
-    """The address with the data path to use: the given one must match the catalog's; a new lake
-    needs one."""
+    """The address with the data path to use (the given one must match the catalog's; a new lake
+    needs one) and the schema where the catalog tables are."""
+    address = address.in_schema(state.schema)
     if state.exists:
         stored = state.data_path or ""
         if address.data_path and address.data_path.rstrip("/") != stored.rstrip("/"):
@@ -292,6 +322,118 @@ def check_data_path(address: LakeAddress, state: CatalogState) -> LakeAddress:
             "an s3://bucket/prefix/ URL or a directory"
         )
     return address
+
+
+# --- The catalog's privileges ------------------------------------------------------------------
+
+# Roles that must reach nothing of the catalog: everyone (PUBLIC) and Supabase's client roles.
+CLIENT_ROLES = ("anon", "authenticated")
+
+
+def _existing_client_roles(conn: Any) -> list[str]:
+    """Supabase's client roles that exist in this database cluster."""
+    rows = conn.execute(
+        "SELECT rolname FROM pg_roles WHERE rolname = ANY(%s) ORDER BY rolname",
+        [list(CLIENT_ROLES)],
+    ).fetchall()
+    return [name for (name,) in rows]
+
+
+def seal_catalog(conn: Any, schema: str = CATALOG_SCHEMA) -> None:
+    """Create the catalog schema if needed and take every privilege on it, and on everything in
+    it, from PUBLIC and the client roles (tables DuckLake adds later inherit no grant: the
+    schema itself is closed to them)."""
+    from psycopg import sql
+
+    if schema == LEGACY_CATALOG_SCHEMA:
+        raise UsageError("the lake catalog must move out of schema public before it is sealed")
+    roles = [sql.SQL("PUBLIC"), *(sql.Identifier(r) for r in _existing_client_roles(conn))]
+    grantees = sql.SQL(", ").join(roles)
+    name = sql.Identifier(schema)
+    with conn.transaction():
+        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(name))
+        for kind in (
+            "SCHEMA {}",
+            "ALL TABLES IN SCHEMA {}",
+            "ALL SEQUENCES IN SCHEMA {}",
+            "ALL FUNCTIONS IN SCHEMA {}",
+        ):
+            conn.execute(sql.SQL("REVOKE ALL ON " + kind + " FROM {}").format(name, grantees))
+        for kind in ("TABLES", "SEQUENCES", "FUNCTIONS"):
+            conn.execute(
+                sql.SQL(
+                    "ALTER DEFAULT PRIVILEGES IN SCHEMA {} REVOKE ALL ON " + kind + " FROM {}"
+                ).format(name, grantees)
+            )
+
+
+def relocate_catalog(conn: Any) -> int:
+    """Move a lake's catalog tables from `public` into the catalog schema (one transaction,
+    under the writers' lock) and seal it; returns the number of tables moved."""
+    from psycopg import sql
+
+    seal_catalog(conn)
+    with conn.transaction():
+        names = [
+            name
+            for (name,) in conn.execute(
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = %s AND c.relkind IN ('r', 'p') "
+                "AND c.relname LIKE 'ducklake\\_%%' ORDER BY c.relname",
+                [LEGACY_CATALOG_SCHEMA],
+            ).fetchall()
+        ]
+        for name in names:
+            conn.execute(
+                sql.SQL("ALTER TABLE {}.{} SET SCHEMA {}").format(
+                    sql.Identifier(LEGACY_CATALOG_SCHEMA),
+                    sql.Identifier(name),
+                    sql.Identifier(CATALOG_SCHEMA),
+                )
+            )
+    seal_catalog(conn)
+    return len(names)
+
+
+def catalog_exposures(conn: Any, schema: str) -> list[str]:
+    """What PUBLIC or a client role may do with the catalog: `role: privilege on object` for
+    every privilege held on the schema, its tables, sequences and functions (empty: sealed)."""
+    exposures: list[str] = []
+    roles = ["public", *_existing_client_roles(conn)]
+    for role in roles:
+        rows = conn.execute(
+            """
+            SELECT 'schema ' || n.nspname, p
+            FROM pg_namespace n, unnest(ARRAY['USAGE', 'CREATE']) AS p
+            WHERE n.nspname = %(schema)s AND has_schema_privilege(%(role)s, n.oid, p)
+            UNION ALL
+            SELECT 'table ' || c.relname, p
+            FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace,
+                 unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE',
+                              'REFERENCES', 'TRIGGER']) AS p
+            WHERE n.nspname = %(schema)s AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+              AND c.relname LIKE 'ducklake%%' AND has_table_privilege(%(role)s, c.oid, p)
+            UNION ALL
+            SELECT 'sequence ' || c.relname, p
+            FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace,
+                 unnest(ARRAY['USAGE', 'SELECT', 'UPDATE']) AS p
+            WHERE n.nspname = %(schema)s AND c.relkind = 'S'
+              AND has_sequence_privilege(%(role)s, c.oid, p)
+            UNION ALL
+            SELECT 'function ' || f.proname, 'EXECUTE'
+            FROM pg_proc f JOIN pg_namespace n ON n.oid = f.pronamespace
+            WHERE n.nspname = %(schema)s AND n.nspname <> 'public'
+              AND has_function_privilege(%(role)s, f.oid, 'EXECUTE')
+            ORDER BY 1, 2
+            """,
+            {"schema": schema, "role": role},
+        ).fetchall()
+        if schema == LEGACY_CATALOG_SCHEMA:
+            # In `public` the schema itself is open to everyone by PostgreSQL's defaults; what
+            # counts there is the catalog tables'.
+            rows = [r for r in rows if not r[0].startswith("schema ")]
+        exposures += [f"{role}: {privilege} on {what}" for what, privilege in rows]
+    return exposures
 
 
 def probe_storage(con: duckdb.DuckDBPyConnection, address: LakeAddress, *, create: bool) -> None:
@@ -419,17 +561,12 @@ def attach(
 ) -> None:
     """Attach the lake as `alias` and make it the default catalog (settings passed as parameters;
     the S3 secret, when the data path needs one, is created by `prepare`)."""
+    names = ["TYPE ducklake", "METADATA_PATH ?", "METADATA_SCHEMA ?"]
+    values = ["postgres:" + address.libpq, address.catalog_schema]
     if address.data_path:
-        con.execute(
-            f"CREATE OR REPLACE TEMPORARY SECRET {_LAKE_SECRET} "
-            "(TYPE ducklake, METADATA_PATH ?, DATA_PATH ?)",
-            ["postgres:" + address.libpq, address.data_path],
-        )
-    else:
-        con.execute(
-            f"CREATE OR REPLACE TEMPORARY SECRET {_LAKE_SECRET} (TYPE ducklake, METADATA_PATH ?)",
-            ["postgres:" + address.libpq],
-        )
+        names.append("DATA_PATH ?")
+        values.append(address.data_path)
+    con.execute(f"CREATE OR REPLACE TEMPORARY SECRET {_LAKE_SECRET} ({', '.join(names)})", values)
     options = []
     if read_only or as_of is not None:
         options.append("READ_ONLY")
@@ -444,6 +581,17 @@ def attach(
         raise UsageError(f"lake {address}: cannot attach ({_first_line(exc)})") from None
     con.execute(f"USE {alias}")
     con.execute(f"SET ducklake_max_retry_count = {MAX_RETRY_COUNT}")
+    con.execute(f"SET VARIABLE {_SCHEMA_VARIABLE} = ?", [address.catalog_schema])
+
+
+def metadata_table(con: duckdb.DuckDBPyConnection, name: str) -> str:
+    """The qualified name of one of the attached lake's catalog tables (`ducklake_…`), for
+    reading it through DuckDB's attachment of the catalog database."""
+    row = con.execute(f"SELECT getvariable('{_SCHEMA_VARIABLE}')").fetchone()
+    schema = row[0] if row and row[0] in (CATALOG_SCHEMA, LEGACY_CATALOG_SCHEMA) else CATALOG_SCHEMA
+    if not name.startswith("ducklake_") or not name.replace("_", "").isalnum():
+        raise ValueError(f"not a DuckLake catalog table: {name}")
+    return f"__ducklake_metadata_{LAKE_ALIAS}.{schema}.{name}"
 
 
 def open_lake(
@@ -455,12 +603,15 @@ def open_lake(
     as_of: AsOf | None = None,
     create: bool = True,
     lock: WriterLock | None = None,
+    relocate: bool = False,
 ) -> tuple[duckdb.DuckDBPyConnection, WriterLock | None]:
     """Connect to a lake: the catalog checked first (reachable, a lake there or not, the data path
     matching), the storage probed, the attach, and for a writer the writers' lock (unless `lock`,
-    already held by this process, is given; taken before the attach when the lake is created).
-    Without a lake in the catalog, a reader (or a writer with `create` False) gets
-    `missing_warehouse` and nothing is created.
+    already held by this process, is given; taken before the attach when the lake is created or
+    its catalog moved). Without a lake in the catalog, a reader (or a writer with `create`
+    False) gets `missing_warehouse` and nothing is created. A new lake's catalog schema is sealed
+    before DuckLake fills it; `relocate` (a writer's) moves an earlier version's catalog out of
+    `public` and seals it.
 
     Returns the connection and the lock this call took (None for readers and shared locks)."""
     pg = catalog_connection(address)
@@ -468,13 +619,21 @@ def open_lake(
     con: duckdb.DuckDBPyConnection | None = None
     try:
         state = catalog_state(pg)
-        if not read_only and lock is None and not state.exists:
-            # Creating the lake: under the lock from the start (and look again once it is ours).
+        if not read_only and lock is None and (not state.exists or (relocate and state.legacy)):
+            # Creating the lake or moving its catalog: under the lock from the start (and look
+            # again once it is ours).
             taken = WriterLock(pg)
             taken.acquire(address, lock_timeout)
             state = catalog_state(pg)
         if not state.exists and (read_only or not create):
             raise missing_warehouse(address)
+        if not read_only:
+            with _catalog_errors(address, "seal the catalog schema"):
+                if relocate and state.legacy:
+                    relocate_catalog(pg)
+                    state = catalog_state(pg)
+                elif not state.exists or relocate:
+                    seal_catalog(pg, state.schema)
         address = check_data_path(address, state)
         con = duckdb.connect(":memory:", config=connection_config(config, address))
         prepare(con, address)
@@ -500,6 +659,92 @@ def open_lake(
 
 
 @contextlib.contextmanager
+def _catalog_errors(address: LakeAddress, what: str) -> Iterator[None]:
+    """PostgreSQL errors of the block as one line naming the catalog and the operation."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.Error as exc:
+        raise UsageError(
+            f"lake catalog {address}: cannot {what} ({_pg_reason(exc)}); nothing was written"
+        ) from None
+
+
+# The files a snapshot reads: each live data and delete file of each live table, with DuckLake's
+# relative paths resolved (file in table directory, in schema directory, in the data path).
+_SNAPSHOT_FILES = """
+WITH live_schema AS (
+    SELECT schema_id,
+           CASE WHEN path_is_relative THEN %(data)s || path ELSE path END AS dir
+    FROM {schema}.ducklake_schema
+    WHERE begin_snapshot <= %(snapshot)s
+      AND (end_snapshot IS NULL OR end_snapshot > %(snapshot)s)
+), live_table AS (
+    SELECT t.table_id,
+           CASE WHEN t.path_is_relative THEN s.dir || t.path ELSE t.path END AS dir
+    FROM {schema}.ducklake_table t JOIN live_schema s USING (schema_id)
+    WHERE t.begin_snapshot <= %(snapshot)s
+      AND (t.end_snapshot IS NULL OR t.end_snapshot > %(snapshot)s)
+)
+SELECT CASE WHEN f.path_is_relative THEN t.dir || f.path ELSE f.path END
+FROM {schema}.ducklake_data_file f JOIN live_table t USING (table_id)
+WHERE f.begin_snapshot <= %(snapshot)s
+  AND (f.end_snapshot IS NULL OR f.end_snapshot > %(snapshot)s)
+UNION
+SELECT CASE WHEN f.path_is_relative THEN t.dir || f.path ELSE f.path END
+FROM {schema}.ducklake_delete_file f JOIN live_table t USING (table_id)
+WHERE f.begin_snapshot <= %(snapshot)s
+  AND (f.end_snapshot IS NULL OR f.end_snapshot > %(snapshot)s)
+"""
+
+
+@dataclass(frozen=True)
+class PinnedRead:
+    """A lake read fixed at one snapshot: its id and every file DuckLake may read for it."""
+
+    snapshot: int
+    files: list[str]
+
+
+def pin_snapshot(address: LakeAddress, as_of: AsOf | None = None) -> PinnedRead:
+    """The snapshot a read answers from (the latest, or the one `as_of` names) and the data and
+    delete files of that snapshot, read from the catalog; no lake or no such snapshot is a usage
+    error."""
+    from psycopg import sql
+
+    with catalog_session(address) as pg:
+        state = catalog_state(pg)
+        if not state.exists:
+            raise missing_warehouse(address)
+        schema = sql.Identifier(state.schema)
+        table = sql.SQL("{}.ducklake_snapshot").format(schema)
+        if as_of is not None and as_of.snapshot is not None:
+            row = pg.execute(
+                sql.SQL("SELECT snapshot_id FROM {} WHERE snapshot_id = %s").format(table),
+                [as_of.snapshot],
+            ).fetchone()
+        elif as_of is not None:
+            row = pg.execute(
+                sql.SQL(
+                    "SELECT max(snapshot_id) FROM {} "
+                    "WHERE snapshot_time <= %s::timestamp AT TIME ZONE 'UTC'"
+                ).format(table),
+                [as_of.time],
+            ).fetchone()
+        else:
+            row = pg.execute(sql.SQL("SELECT max(snapshot_id) FROM {}").format(table)).fetchone()
+        if not row or row[0] is None:
+            raise UsageError(f"--as-of {as_of}: the lake has no such snapshot")
+        snapshot = int(row[0])
+        files = pg.execute(
+            sql.SQL(_SNAPSHOT_FILES).format(schema=schema),
+            {"data": state.data_path or "", "snapshot": snapshot},
+        ).fetchall()
+    return PinnedRead(snapshot, sorted(path for (path,) in files if path))
+
+
+@contextlib.contextmanager
 def catalog_session(address: LakeAddress) -> Iterator[Any]:
     """A psycopg session on the catalog database for the duration of the block."""
     pg = catalog_connection(address)
@@ -507,6 +752,12 @@ def catalog_session(address: LakeAddress) -> Iterator[Any]:
         yield pg
     finally:
         pg.close()
+
+
+def lake_catalog_is_legacy(address: LakeAddress) -> bool:
+    """Whether the lake's catalog tables still sit in `public` (an earlier version made it)."""
+    with catalog_session(address) as pg:
+        return catalog_state(pg).legacy
 
 
 def lake_exists(address: LakeAddress) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
@@ -19,6 +19,7 @@ from warehouse.store.connection import (
     is_lake_connection,
     transaction,
 )
+from warehouse.store.lake import lake_catalog_is_legacy
 from warehouse.store.resources import schema_files
 
 
@@ -34,6 +35,7 @@ class SchemaStatus:
     path: str
     before: int
     after: int
+    catalog_moved: bool = False
 
     @property
     def created(self) -> bool:
@@ -65,6 +67,31 @@ def stored_schema_version(con: duckdb.DuckDBPyConnection) -> int:
     return 0
 
 
+def apply_schema_files(con: duckdb.DuckDBPyConnection, before: int) -> None:
+    """Apply the schema files after version `before` inside the caller's transaction (on a lake
+    in DuckLake's dialect, constraints kept by the application)."""
+    lake = None
+    if is_lake_connection(con):
+        # The dialect translation (sqlglot) is imported only for lakes: it costs every other
+        # command a fifth of its start-up.
+        from warehouse.store.lake_dialect import lake_schema_files
+        from warehouse.store.lake_stats import prime_table_statistics
+
+        lake = dict(lake_schema_files())
+    for sql_file in schema_files()[before:]:
+        if lake is None:
+            con.execute(sql_file.text)
+        else:
+            for statement in lake[sql_file.number]:
+                con.execute(statement)
+        con.execute(
+            "INSERT INTO schema_version (version, tame_wh_version) VALUES (?, ?)",
+            [sql_file.number, __version__],
+        )
+    if lake is not None:
+        prime_table_statistics(con)
+
+
 def ensure_schema(con: duckdb.DuckDBPyConnection, path: str = "") -> SchemaStatus:
     """Create or upgrade the schema in one transaction; refuse warehouses from newer code."""
     target = code_schema_version()
@@ -75,28 +102,8 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, path: str = "") -> SchemaStatu
             f"this tame-wh {__version__} knows schema versions up to {target}; upgrade tame-wh"
         )
     if before < target:
-        # On a lake: the same files in DuckLake's dialect (constraints kept by the application).
-        lake = None
-        if is_lake_connection(con):
-            # The dialect translation (sqlglot) is imported only for lakes: it costs every
-            # other command a fifth of its start-up.
-            from warehouse.store.lake_dialect import lake_schema_files
-            from warehouse.store.lake_stats import prime_table_statistics
-
-            lake = dict(lake_schema_files())
         with transaction(con):
-            for sql_file in schema_files()[before:]:
-                if lake is None:
-                    con.execute(sql_file.text)
-                else:
-                    for statement in lake[sql_file.number]:
-                        con.execute(statement)
-                con.execute(
-                    "INSERT INTO schema_version (version, tame_wh_version) VALUES (?, ?)",
-                    [sql_file.number, __version__],
-                )
-            if lake is not None:
-                prime_table_statistics(con)
+            apply_schema_files(con, before)
     return SchemaStatus(path=path, before=before, after=target)
 
 
@@ -135,9 +142,12 @@ def writing(
 def init_warehouse(
     path: str | Path | LakeAddress, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 ) -> SchemaStatus:
-    """Create or upgrade the warehouse at `path`; a no-op when it is current."""
-    con = connect(path, lock_timeout=lock_timeout)
+    """Create or upgrade the warehouse at `path` (on a lake, with its catalog moved out of
+    `public` and sealed against PostgreSQL's client roles); a no-op when it is current."""
+    legacy = isinstance(path, LakeAddress) and lake_catalog_is_legacy(path)
+    con = connect(path, lock_timeout=lock_timeout, relocate=True)
     try:
-        return ensure_schema(con, str(path))
+        status = ensure_schema(con, str(path))
     finally:
         close_connection(con)
+    return replace(status, catalog_moved=legacy)

@@ -7,7 +7,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse.store.lake import LAKE_ALIAS
+from warehouse.store.lake import LAKE_ALIAS, metadata_table
 
 # Changes that list table ids (named here by the tables' names).
 _BY_TABLE = ("tables_inserted_into", "tables_deleted_from", "inlined_insert", "inlined_delete")
@@ -30,8 +30,7 @@ def list_snapshots(con: duckdb.DuckDBPyConnection, limit: int = 20) -> list[Snap
     """The newest `limit` snapshots of the lake the connection has attached, newest first."""
     names = dict(
         con.execute(
-            f"SELECT DISTINCT table_id, table_name FROM __ducklake_metadata_{LAKE_ALIAS}"
-            ".ducklake_table"
+            "SELECT DISTINCT table_id, table_name FROM " + metadata_table(con, "ducklake_table")
         ).fetchall()
     )
     rows = con.execute(
