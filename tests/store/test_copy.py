@@ -5,12 +5,26 @@ original; maintenance keeps the data and drops only history."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import duckdb
+import pytest
 from click.testing import CliRunner
 
 from cli.main import main
+from tests.ingest.lake_workers import PARTIAL_RUNS
+from warehouse.store import copy as copy_module
+from warehouse.store.connection import close_connection, connect
+from warehouse.store.copy import copy_warehouse, table_names
+from warehouse.store.lake import AsOf
 from warehouse.store.schema import code_schema_version
+
+real_copy_table = copy_module._copy_table
 
 # Views whose floating-point sums may differ in the last bit with the order rows are read in are
 # compared after rounding to 12 significant digits; everything else must be equal to the bit.
@@ -97,3 +111,131 @@ def test_lake_commands_refuse_a_local_file(tmp_path):
         result = _cli("--db", tmp_path / "wh.duckdb", *command)
         assert result.exit_code == 2 and "is a local file" in result.output
     assert not (tmp_path / "wh.duckdb").exists()
+
+
+def _tables_of(address, as_of=None) -> dict[str, list[tuple]]:
+    """Every table of a warehouse (a lake at a snapshot when given), rows sorted."""
+    con = connect(address, read_only=True, as_of=as_of)
+    try:
+        return {
+            t: con.execute(f'SELECT * FROM "{t}" ORDER BY ALL').fetchall() for t in table_names(con)
+        }
+    finally:
+        close_connection(con)
+
+
+def test_a_copy_that_fails_midway_leaves_no_destination_file(tmp_path, monkeypatch):
+    original = tmp_path / "o.duckdb"
+    assert _cli("--db", original, "demo").exit_code == 0
+    copied = []
+
+    def failing(src, dst, table):
+        if len(copied) == 5:
+            raise OSError(28, "No space left on device")
+        copied.append(table)
+        real_copy_table(src, dst, table)
+
+    monkeypatch.setattr(copy_module, "_copy_table", failing)
+    target = tmp_path / "copy.duckdb"
+    with pytest.raises(OSError):
+        copy_warehouse(original, target)
+    assert copied and not target.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.duckdb", "o.duckdb.indexes"]
+    # An empty destination that existed stays as it was: empty, no half-copied table.
+    assert _cli("--db", target, "init").exit_code == 0
+    before = _tables_of(target)
+    copied.clear()
+    with pytest.raises(OSError):
+        copy_warehouse(original, target)
+    assert _tables_of(target) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "copy.duckdb",
+        "o.duckdb",
+        "o.duckdb.indexes",
+    ]
+
+
+def test_a_killed_copy_never_leaves_a_partial_destination(tmp_path):
+    original = tmp_path / "o.duckdb"
+    assert _cli("--db", original, "demo").exit_code == 0
+    expected = _tables_of(original)
+    root = Path(__file__).resolve().parents[2]
+    for trial, delay in enumerate((0.4, 0.9, 1.4, 2.0)):
+        target = tmp_path / f"copy{trial}.duckdb"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cli", "copy", "--from", str(original), "--to", str(target)],
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        # Either the copy finished, whole and verified, or there is no destination at all.
+        assert not target.exists() or _tables_of(target) == expected, delay
+    # A later copy clears the staging files the killed ones left, and succeeds.
+    final = tmp_path / "final.duckdb"
+    for trial in range(4):
+        final = tmp_path / f"copy{trial}.duckdb"
+        if not final.exists():
+            break
+    assert _cli("copy", "--from", original, "--to", final).exit_code == 0
+    assert _tables_of(final) == expected
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(f".{final.name}.copy-")]
+
+
+@pytest.mark.slow
+def test_a_copy_during_eight_writers_equals_the_lake_at_one_snapshot(lake, tmp_path):
+    assert lake.run("demo").exit_code == 0
+    testset = lake.sql("SELECT name FROM corpora WHERE role = 'test'")[0][0]
+    n = lake.sql("SELECT n_segments FROM corpora WHERE name = ?", [testset])[0][0]
+    root = Path(__file__).resolve().parents[2]
+    writers = []
+    for w in range(8):
+        hyps = []
+        for k in range(3):
+            path = tmp_path / f"w{w}-{k}.hyp"
+            path.write_text("".join(f"writer {w} run {k} line {i}\n" for i in range(n)))
+            hyps.append(str(path))
+        writers.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "tests.ingest.lake_workers", "ingest",
+                 str(tmp_path / f"w{w}.log"), testset, *hyps],
+                cwd=root,
+                env={**lake.child_env(), "PYTHONPATH": str(root)},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+        )  # fmt: skip
+    copies = []
+    try:
+        while len(copies) < 3 or any(p.poll() is None for p in writers):
+            said: list[str] = []
+            target = tmp_path / f"copy{len(copies)}.duckdb"
+            result = copy_warehouse(lake.address, target, notify=said.append)
+            snapshot = int(next(s for s in said if "at snapshot" in s).rsplit(" ", 1)[1])
+            copies.append((target, snapshot, result))
+            if len(copies) >= 6:
+                break
+    finally:
+        for proc in writers:
+            out, _ = proc.communicate(timeout=900)
+            assert proc.returncode == 0, out
+    assert lake.sql("SELECT count(*) FROM runs") == [(3 + 8 * 3,)]
+    for target, snapshot, result in copies:
+        assert result.verified
+        assert _tables_of(target) == _tables_of(lake.address, AsOf(snapshot=snapshot)), snapshot
+        # Every run of every copy is whole: all its hypotheses, statistics and sums.
+        con = duckdb.connect(str(target), read_only=True)
+        try:
+            assert con.execute(PARTIAL_RUNS).fetchall() == []
+            assert con.execute("SELECT count(*) FROM hypotheses").fetchone() == (
+                n * len(_tables_of(target)["runs"]),
+            )
+        finally:
+            con.close()
+        report = json.loads(_cli("--db", target, "doctor", "--json").output)
+        assert report["ok"] is True
+    assert len({snapshot for _t, snapshot, _r in copies}) >= 2  # copies saw writers at work
