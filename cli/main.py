@@ -16,7 +16,7 @@ from cli.context import AppContext
 from cli.output import configure
 from warehouse import __version__
 from warehouse.errors import WarehouseError
-from warehouse.store.address import DATA_PATH_ENV_VAR, DB_ENV_VAR, parse_address
+from warehouse.store.address import DATA_PATH_ENV_VAR, DB_ENV_VAR, LakeAddress, parse_address
 from warehouse.store.connection import (
     DEFAULT_LOCK_TIMEOUT,
     file_size,
@@ -138,7 +138,7 @@ class _Group(click.Group):
                 traceback.print_exc()
             if is_disk_full(exc):
                 _disk_full(ctx)
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {_shown(ctx, str(exc))}", err=True)
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
@@ -155,11 +155,19 @@ class _Group(click.Group):
             if is_disk_full(exc):
                 _disk_full(ctx)
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            message = _shown(ctx, message)
             click.echo(
                 f"internal error: {type(exc).__name__}: {message} (rerun with --debug for details)",
                 err=True,
             )
             ctx.exit(1)
+
+
+def _shown(ctx: click.Context, text: str) -> str:
+    """A message as it may be printed: values of the lake address that can carry a secret
+    (`options`, `passfile`, …) replaced by `***`."""
+    app = ctx.find_object(AppContext)
+    return app.db.redact(text) if app is not None and isinstance(app.db, LakeAddress) else text
 
 
 def _disk_full(ctx: click.Context) -> None:
@@ -185,6 +193,17 @@ def _debug(ctx: click.Context) -> bool:
     return bool(app and app.debug)
 
 
+# A week: a longer wait is a mistake, not a plan.
+MAX_LOCK_TIMEOUT = 7 * 24 * 3600.0
+
+
+def _finite(_ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """Refuse NaN, which passes every range check (and would wait forever)."""
+    if value != value:
+        raise click.BadParameter("give a number of seconds, not nan", param=param)
+    return value
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
@@ -202,7 +221,8 @@ def _debug(ctx: click.Context) -> bool:
 )
 @click.option(
     "--lock-timeout",
-    type=click.FloatRange(min=0),
+    type=click.FloatRange(min=0, max=MAX_LOCK_TIMEOUT),
+    callback=_finite,
     default=DEFAULT_LOCK_TIMEOUT,
     show_default=True,
     help="Seconds to wait while another process holds the warehouse.",
@@ -228,5 +248,12 @@ def main(
     except WarehouseError as exc:
         click.echo(f"error: {exc}", err=True)
         ctx.exit(exc.exit_code)
+    if isinstance(address, Path) and address.exists() and not address.is_file():
+        click.echo(
+            f"error: --db {address} is not a regular file (a DuckDB warehouse file, or a lake "
+            "ducklake:postgres:…)",
+            err=True,
+        )
+        ctx.exit(2)
     size = file_size(address) if isinstance(address, Path) else None
     ctx.obj = AppContext(db=address, lock_timeout=lock_timeout, debug=debug, db_size_before=size)

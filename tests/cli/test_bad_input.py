@@ -160,3 +160,46 @@ def test_warehouse_from_newer_code(run_cli, populated, db_path):
     before = snapshot(db_path)
     result = run_cli("corpus", "list")
     _assert_rejected(result, db_path, before, "newer tame-wh", "upgrade tame-wh")
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["query", "SELECT 1", "--memory-limit", "100000000000000000000000TB"], "at most 1 PiB"),
+        (
+            ["audit", "--train", "base", "--testset", "bt", "--memory-limit", "9" * 30 + "TB"],
+            "at most 1 PiB",
+        ),
+        (["leaderboard", "--as-of", "9999-12-31T23:59:59.999999-23:59"], "--as-of"),
+        (["query", "SELECT 1", "--as-of", "0001-01-01T00:00:00+23:59"], "--as-of"),
+        (["leaderboard", "--as-of", "9" * 25], "snapshot id that large"),
+    ],
+)
+def test_option_values_out_of_range_are_refused_before_any_work(
+    run_cli, populated, db_path, args, fragment
+):
+    result = run_cli(*args)
+    _assert_rejected(result, db_path, populated, fragment)
+
+
+def test_a_nan_lock_timeout_is_refused_not_waited_on(run_cli, populated, db_path):
+    result = run_cli("--lock-timeout", "nan", "leaderboard")
+    assert result.exit_code == 2 and "not nan" in result.output
+    assert snapshot(db_path) == populated
+
+
+@pytest.mark.parametrize("command", [["leaderboard"], ["ingest", "--testset", "bt", "--hyp", "x"]])
+def test_a_warehouse_path_that_is_a_fifo_is_refused_at_once(tmp_path, command):
+    import os
+    import time
+
+    from click.testing import CliRunner
+
+    from cli.main import main
+
+    fifo = tmp_path / "wh.duckdb"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    result = CliRunner().invoke(main, ["--db", str(fifo), *command])
+    assert result.exit_code == 2 and "not a regular file" in result.stderr
+    assert time.monotonic() - started < 5

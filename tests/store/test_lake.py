@@ -292,3 +292,34 @@ def test_secrets_appear_in_no_output_and_no_stored_row(lake, monkeypatch):
     for secret in secrets:
         assert secret not in text
     assert outputs[0].exit_code == 0 and json.loads(outputs[1].output)["ok"] is True
+
+
+def test_address_values_that_can_carry_secrets_are_shown_redacted(lake, tmp_path):
+    # Only host, port, dbname, user, sslmode and service are shown verbatim; `options`,
+    # `passfile`, `application_name` and any other key's value is `***` in every message.
+    secrets = ("appsecret-91f2", "/tmp/passfile-secret-55c1", "statement_timeout=987654")
+    db = f"{lake.db} application_name={secrets[0]} passfile={secrets[1]} options='-c {secrets[2]}'"
+    outputs = []
+    for args in (
+        ["--data-path", lake.data_path, "demo"],
+        ["doctor"],
+        ["doctor", "--json"],
+        ["report", "no-such-run"],
+        ["query", "SELECT * FROM nowhere"],
+        ["--debug", "report", "no-such-run"],
+    ):
+        result = CliRunner().invoke(main, ["--db", db, *args])
+        outputs.append(result.output)
+    unreachable = CliRunner().invoke(
+        main,
+        ["--db", f"ducklake:postgres:host=127.0.0.1 port=1 dbname=x application_name={secrets[0]}",
+         "leaderboard"],
+    )  # fmt: skip
+    assert unreachable.exit_code == 2
+    outputs.append(unreachable.output)
+    for output in outputs:
+        for secret in secrets:
+            assert secret not in output
+    assert outputs[0].startswith("created warehouse ducklake:postgres:application_name=*** ")
+    assert "application_name=*** " in outputs[1] and "passfile=*** " in outputs[1]
+    assert "dbname=" in outputs[1] and "options=***" in outputs[1]

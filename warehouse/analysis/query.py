@@ -33,6 +33,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError
 
 from warehouse.errors import UsageError
+from warehouse.exposure.memory import MAX_MEMORY_BYTES
 from warehouse.metrics.cyzil import register_cyzil_functions
 from warehouse.store.address import LakeAddress
 from warehouse.store.connection import (
@@ -143,6 +144,8 @@ def parse_memory_limit(text: str) -> float:
 def _check_memory(mb: float, where: str) -> float:
     if not mb >= MIN_MEMORY_MB or mb != mb or mb == float("inf"):
         raise UsageError(f"{where}: the memory limit must be at least {MIN_MEMORY_MB:g} MB")
+    if mb > MAX_MEMORY_BYTES / 2**20:
+        raise UsageError(f"{where}: the memory limit must be at most 1 PiB")
     return mb
 
 

@@ -45,6 +45,10 @@ _UNITS = {
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
+# The largest memory limit accepted: 1 PiB (DuckDB cannot parse a much larger one).
+MAX_MEMORY_BYTES = 2**50
+
+
 def parse_size(text: str) -> int:
     """`4GiB`, `512MiB`, `2G`, `1.5GB`, `1000000` (bytes) as a number of bytes."""
     m = _SIZE.match(text)
@@ -53,7 +57,10 @@ def parse_size(text: str) -> int:
         raise UsageError(
             f"--memory-limit: expected a size such as 4GiB, 512MiB or 2G, got {text!r}"
         )
-    return int(float(m.group(1)) * unit)
+    value = float(m.group(1)) * unit
+    if not value <= MAX_MEMORY_BYTES:
+        raise UsageError(f"--memory-limit {text}: more than any machine has (at most 1 PiB)")
+    return int(value)
 
 
 def size_text(n: int) -> str:

@@ -24,6 +24,8 @@ CATALOG_SCHEMA = "tame_lake"
 LEGACY_CATALOG_SCHEMA = "public"
 # libpq keys that carry a secret; they must come from the environment or libpq's own files.
 _SECRET_KEYS = ("password", "sslpassword")
+# libpq keys whose values name where the catalog is, never a secret: shown in messages.
+_SHOWN_KEYS = frozenset({"host", "hostaddr", "port", "dbname", "user", "sslmode", "service"})
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,20 @@ class LakeAddress:
         """The same lake with its catalog tables in another PostgreSQL schema."""
         return LakeAddress(self.conninfo, self.data_path, catalog_schema)
 
+    def redact(self, text: str) -> str:
+        """`text` with the value of every key not shown verbatim replaced by `***`."""
+        for key, value in sorted(self.conninfo, key=lambda kv: -len(kv[1])):
+            if key not in _SHOWN_KEYS and len(value) >= 3:
+                text = text.replace(value, "***")
+        return text
+
     def __str__(self) -> str:
-        return LAKE_PREFIX + self.libpq
+        """The address as messages show it: harmless keys verbatim, every other value `***`
+        (`options`, `passfile`, `application_name` and the like can carry secrets)."""
+        from psycopg.conninfo import make_conninfo
+
+        shown = {k: (v if k in _SHOWN_KEYS else "***") for k, v in self.conninfo}
+        return LAKE_PREFIX + make_conninfo("", **shown)
 
 
 Address = Path | LakeAddress

@@ -538,16 +538,18 @@ def parse_as_of(text: str) -> AsOf:
 
     value = text.strip()
     if value.isdigit():
+        if len(value) > 18:  # beyond a BIGINT snapshot id
+            raise UsageError(f"--as-of {text!r}: no lake has a snapshot id that large")
         return AsOf(snapshot=int(value))
     try:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        if when.tzinfo is not None:
+            when = when.astimezone(timezone.utc).replace(tzinfo=None)
+    except (ValueError, OverflowError):
         raise UsageError(
             f"--as-of {text!r}: give a snapshot id (e.g. 42) or a date/time such as "
-            "2026-05-01 or 2026-05-01T12:00:00Z"
+            "2026-05-01 or 2026-05-01T12:00:00Z (years 1 to 9999, in UTC)"
         ) from None
-    if when.tzinfo is not None:
-        when = when.astimezone(timezone.utc).replace(tzinfo=None)
     return AsOf(time=when)
 
 
