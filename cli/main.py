@@ -23,6 +23,7 @@ from warehouse.store.connection import (
     is_disk_full,
     reclaim_after_failed_write,
 )
+from warehouse.store.remote import remote_failure
 
 # Subcommands, imported only when used so that start-up stays fast (`name`: "module:attribute").
 COMMANDS: dict[str, str] = {
@@ -154,6 +155,12 @@ class _Group(click.Group):
                 traceback.print_exc()
             if is_disk_full(exc):
                 _disk_full(ctx)
+            app = ctx.find_object(AppContext)
+            if app is not None and isinstance(app.db, LakeAddress):
+                remote = remote_failure(app.db, exc, f"`tame-wh {ctx.invoked_subcommand}`")
+                if remote is not None:
+                    click.echo(f"error: {remote}", err=True)
+                    ctx.exit(remote.exit_code)
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             message = _shown(ctx, message)
             click.echo(

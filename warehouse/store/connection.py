@@ -19,6 +19,7 @@ from warehouse.errors import LockTimeoutError, SchemaError, UsageError
 from warehouse.store.address import LakeAddress
 from warehouse.store.address import missing_warehouse as missing_warehouse  # re-exported
 from warehouse.store.lake import AsOf, WriterLock, lake_exists, open_lake
+from warehouse.store.remote import DURING_COMMIT
 
 DEFAULT_LOCK_TIMEOUT = 120.0
 
@@ -184,9 +185,16 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
     try:
         yield con
     except BaseException:
-        con.execute("ROLLBACK")
+        # A connection the failure left unusable (a lake whose catalog went away) cannot roll
+        # back; the error that got us here is the one to tell.
+        with contextlib.suppress(duckdb.Error):
+            con.execute("ROLLBACK")
         raise
-    con.execute("COMMIT")
+    try:
+        con.execute("COMMIT")
+    except duckdb.Error as exc:
+        setattr(exc, DURING_COMMIT, True)
+        raise
 
 
 @contextmanager

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import duckdb
 
-from warehouse.errors import LockTimeoutError, SchemaError, UsageError
+from warehouse.errors import LockTimeoutError, RemoteError, SchemaError, UsageError
 from warehouse.store.address import (
     CATALOG_SCHEMA,
     LEGACY_CATALOG_SCHEMA,
@@ -263,9 +263,24 @@ def catalog_connection(address: LakeAddress) -> Any:
     try:
         return psycopg.connect(address.libpq, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
     except psycopg.Error as exc:
-        raise UsageError(
-            f"lake catalog {address}: cannot connect ({_pg_reason(exc)}); nothing was written"
-        ) from None
+        reason = _pg_reason(exc)
+        message = f"lake catalog {address}: cannot connect ({reason}); nothing was written"
+        if any(text in reason.lower() for text in _ADDRESS_PROBLEMS):
+            raise UsageError(message) from None  # a wrong address or credentials: fix the call
+        raise RemoteError(message) from None  # the server refused, failed or did not answer
+
+
+# Connection failures that a wrong address or wrong credentials cause (exit 2); every other
+# failure to connect is the server's (exit 4).
+_ADDRESS_PROBLEMS = (
+    "does not exist",
+    "password authentication failed",
+    "no password supplied",
+    "authentication failed",
+    "no pg_hba.conf entry",
+    "could not translate host name",
+    "invalid",
+)
 
 
 def _pg_reason(exc: BaseException) -> str:
@@ -492,8 +507,9 @@ class WriterLock:
                 f"{timeout:g} s (raise --lock-timeout to wait longer)"
             ) from None
         except psycopg.Error as exc:
-            raise UsageError(
-                f"lake catalog {address}: cannot take the writers' lock ({_pg_reason(exc)})"
+            raise RemoteError(
+                f"lake catalog {address}: cannot take the writers' lock ({_pg_reason(exc)}); "
+                "nothing was written"
             ) from None
         self._conn.execute("SELECT set_config('lock_timeout', '0', false)")
         self.held = True
@@ -580,6 +596,11 @@ def attach(
     except duckdb.Error as exc:
         if as_of is not None and "snapshot" in str(exc).lower():
             raise UsageError(f"--as-of {as_of}: the lake has no such snapshot") from None
+        from warehouse.store.remote import remote_failure
+
+        remote = remote_failure(address, exc, "the attach")
+        if remote is not None:
+            raise remote from None
         raise UsageError(f"lake {address}: cannot attach ({_first_line(exc)})") from None
     con.execute(f"USE {alias}")
     con.execute(f"SET ducklake_max_retry_count = {MAX_RETRY_COUNT}")

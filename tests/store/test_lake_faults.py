@@ -1,0 +1,351 @@
+"""Faults of a lake's services while commands run: the catalog's PostgreSQL stopped or restarted,
+the object store cut off, each at several points of `ingest`, `audit`, `copy`, `lake maintain`
+and `sync` (the fault is injected when the command reaches a named function:
+tests/store/fault_driver.py). After every fault the command has ended with a documented status —
+0, or 4 with one line naming the service — never an internal error or an abort; no run or audit
+is partial; once the service is back the same command succeeds and `doctor` is healthy.
+
+A throwaway PostgreSQL cluster (its own data directory and loopback port) holds the catalog, so
+stopping it touches no other test; the object store is reached through a loopback TCP forwarder
+(tests/store/tcp_proxy.py) in front of the test S3 server, so cutting it off loses no object.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import random
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.backends import (
+    PG_DSN_ENV,
+    S3_ENDPOINT_ENV,
+    Warehouse,
+    drop_catalog_database,
+    new_bucket,
+    new_catalog_database,
+    require_service,
+    s3_environment,
+)
+from tests.conftest import VOCABULARY
+from tests.ingest.lake_workers import PARTIAL_RUNS
+
+ROOT = Path(__file__).resolve().parents[2]
+SEGMENTS = 40
+# What the commands may end with under a fault: success, or a remote service's failure.
+DOCUMENTED = (0, 4)
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _require_root() -> None:
+    if os.geteuid() != 0:
+        if os.environ.get("CI"):
+            pytest.fail("the fault tests run PostgreSQL as its own user: CI runs them as root")
+        pytest.skip("the fault tests need root (they run a PostgreSQL cluster as postgres)")
+
+
+@dataclass
+class Cluster:
+    """A PostgreSQL cluster of this module's own, on a loopback port."""
+
+    bin: str
+    data: Path
+    port: int
+
+    def _pg_ctl(self, *args: str) -> str:
+        options = f"-p {self.port} -k {self.data.parent} -c listen_addresses=127.0.0.1 -c fsync=off"
+        return " ".join(
+            [
+                "runuser -u postgres --",
+                shlex.quote(f"{self.bin}/pg_ctl"),
+                "-D",
+                shlex.quote(str(self.data)),
+                "-l",
+                shlex.quote(str(self.data.parent / "log")),
+                "-o",
+                shlex.quote(options),
+                *args,
+            ]
+        )
+
+    def command(self, action: str) -> str:
+        """The shell command that stops (at once, as a crash would) or restarts the server."""
+        if action == "stop":
+            return self._pg_ctl("-m", "immediate", "stop")
+        if action == "restart":
+            return self._pg_ctl("-m", "immediate", "-w", "restart")
+        raise ValueError(action)
+
+    def ensure_running(self) -> None:
+        """Start the server unless it runs."""
+        status = subprocess.run(self._pg_ctl("status"), shell=True, capture_output=True)
+        if status.returncode != 0:
+            subprocess.run(self._pg_ctl("-w", "start"), shell=True, check=True)
+
+    @property
+    def dsn(self) -> str:
+        return f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    _require_root()
+    require_service(PG_DSN_ENV, "PostgreSQL")  # the same server packages as the CI's
+    bins = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
+    if not bins:
+        pytest.fail("no PostgreSQL server binaries under /usr/lib/postgresql")
+    root = tmp_path_factory.mktemp("faults-pg")
+    os.chmod(root, 0o755)
+    for parent in root.parents:
+        if str(parent).startswith(("/tmp", str(tmp_path_factory.getbasetemp()))):
+            os.chmod(parent, os.stat(parent).st_mode | 0o755)
+    subprocess.run(["chown", "postgres", str(root)], check=True)
+    data = root / "data"
+    subprocess.run(
+        ["runuser", "-u", "postgres", "--", f"{bins[-1]}/initdb", "-D", str(data), "-A", "trust",
+         "-U", "postgres", "--no-sync"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    made = Cluster(bins[-1], data, _free_port())
+    made.ensure_running()
+    try:
+        yield made
+    finally:
+        subprocess.run(made.command("stop"), shell=True, check=False)
+
+
+@dataclass
+class Proxy:
+    """The forwarder between tame-wh and the S3 server: killed to cut the store off."""
+
+    port: int
+    target: int
+    process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.store.tcp_proxy", str(self.port), str(self.target)],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise RuntimeError("the S3 forwarder did not start")
+
+    def ensure_running(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            self.start()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture(scope="module", params=["lake-dir", "lake-s3"])
+def faulty(
+    request: pytest.FixtureRequest, cluster: Cluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Warehouse, Cluster, Proxy | None, Path]]:
+    """A lake on the module's cluster with a test set, a training corpus, an audit and a run."""
+    name = f"faults_{request.param.replace('-', '_')}"
+    with psycopg.connect(cluster.dsn, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    work = tmp_path_factory.mktemp(name)
+    proxy = None
+    env: dict[str, str] = {}
+    if request.param == "lake-s3":
+        endpoint = require_service(S3_ENDPOINT_ENV, "S3")
+        bucket = new_bucket(endpoint)
+        proxy = Proxy(_free_port(), int(endpoint.rsplit(":", 1)[1]))
+        proxy.start()
+        env = {**s3_environment(f"http://127.0.0.1:{proxy.port}")}
+        data_path = f"s3://{bucket}/lake/"
+    else:
+        data_path = str(work / "lake-data")
+    lake = Warehouse(
+        request.param,
+        f"ducklake:postgres:host=127.0.0.1 port={cluster.port} user=postgres dbname={name}",
+        data_path,
+        env,
+    )
+    rng = random.Random(5)
+    lines = [" ".join(rng.choice(VOCABULARY) for _ in range(7)) for _ in range(SEGMENTS * 3)]
+    files = {
+        "train.src": lines,
+        "train.tgt": [s.upper() for s in lines],
+        "test.src": lines[:SEGMENTS],
+        "test.ref": [s.upper() for s in lines[:SEGMENTS]],
+    }
+    for file, text in files.items():
+        (work / file).write_text("".join(t + "\n" for t in text), encoding="utf-8")
+    sync_name, sync_dsn = new_catalog_database()
+    (work / "sync.dsn").write_text(sync_dsn, encoding="utf-8")
+    for args in (
+        ["migrate", "--dsn", sync_dsn],
+        ["corpus", "add", "tr", "--src", work / "train.src", "--tgt", work / "train.tgt"],
+        ["testset", "add", "ts", "--src", work / "test.src", "--ref", work / "test.ref"],
+        ["audit", "--train", "tr", "--testset", "ts"],
+    ):
+        done = _run(lake, [], args)
+        assert done.returncode == 0, done.stderr
+    try:
+        with pytest.MonkeyPatch.context() as patch:  # in-process checks reach the store too
+            for key, value in env.items():
+                patch.setenv(key, value)
+            yield lake, cluster, proxy, work
+    finally:
+        if proxy is not None:
+            proxy.stop()
+        drop_catalog_database(sync_name)
+
+
+def _run(lake: Warehouse, driver: list[str], args: list[object]) -> subprocess.CompletedProcess:
+    """`tame-wh ARGS` in a child process (through the fault driver when `driver` is given)."""
+    command = (
+        [sys.executable, "-m", "tests.store.fault_driver", *driver, "--"]
+        if driver
+        else [sys.executable, "-m", "cli"]
+    )
+    return subprocess.run(
+        [*command, *map(str, args)],
+        cwd=ROOT,
+        env={**lake.child_env(), "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+_counter = iter(range(10**6))
+
+
+def _hyp(work: Path) -> Path:
+    """A new, distinct system output for the test set."""
+    k = next(_counter)
+    rng = random.Random(k)
+    refs = (work / "test.ref").read_text(encoding="utf-8").splitlines()
+    lines = [r if rng.random() < 0.6 else r.lower() for r in refs]
+    lines[0] = f"fault trial {k}"
+    path = work / f"hyp{k}.txt"
+    path.write_text("".join(t + "\n" for t in lines), encoding="utf-8")
+    return path
+
+
+# (command, where the fault strikes): the points are functions each command reaches.
+CASES = {
+    "ingest before attach": ("ingest", "warehouse.store.lake.attach"),
+    "ingest mid-write": ("ingest", "warehouse.ingest.write._write_one"),
+    "ingest before commit": ("ingest", "warehouse.ingest.write._store_intervals"),
+    "ingest after commit": ("ingest", "warehouse.ingest.write.write_runs:after"),
+    "audit mid-write": ("audit", "warehouse.exposure.audit._store_tm_stats"),
+    "audit before commit": ("audit", "warehouse.exposure.audit._record"),
+    "copy mid-read": ("copy", "warehouse.store.copy._copy_table"),
+    "maintain": ("maintain", "warehouse.store.maintain._call"),
+    "sync reading": ("sync", "warehouse.sync.postgres.collect_payloads"),
+}
+
+
+def _args(command: str, work: Path) -> list[object]:
+    if command == "ingest":
+        return ["ingest", "--testset", "ts", "--hyp", _hyp(work), "--model-slug", "m"]
+    if command == "audit":
+        return ["audit", "--train", "tr", "--testset", "ts", "--force"]
+    if command == "copy":
+        target = work / f"copy{next(_counter)}.duckdb"
+        return ["copy", "--from", "$DB", "--to", target]
+    if command == "maintain":
+        return ["lake", "maintain", "--keep-days", "0", "--grace-hours", "0"]
+    if command == "sync":
+        return ["sync", "--dsn", (work / "sync.dsn").read_text(encoding="utf-8"), "--full"]
+    raise ValueError(command)
+
+
+def _check_after(lake: Warehouse, args: list[object], first: subprocess.CompletedProcess) -> str:
+    """The checks every fault ends with; returns the outcome as the closing table names it."""
+    said = first.stderr
+    assert first.returncode in DOCUMENTED, (first.returncode, said)
+    for bad in ("internal error", "Traceback", "terminate called", "INTERNAL Error"):
+        assert bad not in said, said
+    if first.returncode == 4:
+        errors = [line for line in said.splitlines() if line.startswith("error: ")]
+        assert len(errors) == 1 and "lake " in errors[0], said
+    assert lake.sql(PARTIAL_RUNS) == []
+    again = _run(lake, [], args)
+    assert again.returncode == 0, again.stderr
+    doctor = json.loads(_run(lake, [], ["doctor", "--json"]).stdout)
+    assert doctor["ok"] is True, doctor["warehouse"]
+    return "succeeded" if first.returncode == 0 else "clear error (exit 4), nothing lost"
+
+
+def _resolve(args: list[object], lake: Warehouse) -> list[object]:
+    return [lake.db if a == "$DB" else a for a in args]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("fault", ["stop", "restart"])
+def test_a_catalog_fault_ends_in_a_documented_status_and_loses_nothing(faulty, case, fault):
+    lake, cluster, proxy, work = faulty
+    command, point = CASES[case]
+    if command == "sync" and lake.kind == "lake-s3":
+        pytest.skip("sync reads the lake the same way on both data paths (lake-dir covers it)")
+    args = _resolve(_args(command, work), lake)
+    try:
+        first = _run(lake, [point, cluster.command(fault)], args)
+    finally:
+        cluster.ensure_running()
+        if proxy is not None:
+            proxy.ensure_running()
+    assert "was never reached" not in first.stderr, (case, first.stderr)
+    if command == "copy":  # the same command again: into a new file
+        args = _resolve(_args(command, work), lake)
+    outcome = _check_after(lake, args, first)
+    print(f"FAULT-TABLE | catalog {fault} | {case} | {lake.kind} | {outcome}")
+
+
+STORAGE_CASES = ("ingest mid-write", "ingest before commit", "audit mid-write", "copy mid-read")
+
+
+@pytest.mark.parametrize("case", STORAGE_CASES)
+def test_an_object_store_cut_off_ends_in_a_documented_status_and_loses_nothing(faulty, case):
+    lake, cluster, proxy, work = faulty
+    if proxy is None:
+        pytest.skip("a directory data path has no object store to cut off")
+    command, point = CASES[case]
+    args = _resolve(_args(command, work), lake)
+    kill = f"kill -9 {proxy.process.pid if proxy.process else 0}"
+    try:
+        first = _run(lake, [point, kill], args)
+    finally:
+        proxy.ensure_running()
+        cluster.ensure_running()
+    assert "was never reached" not in first.stderr, (case, first.stderr)
+    if command == "copy":
+        args = _resolve(_args(command, work), lake)
+    outcome = _check_after(lake, args, first)
+    if first.returncode == 4:
+        assert "lake data path (object store" in first.stderr, first.stderr
+    print(f"FAULT-TABLE | object store killed | {case} | {lake.kind} | {outcome}")
