@@ -5,9 +5,10 @@ from __future__ import annotations
 import click
 
 from cli.context import AppContext, json_option, pass_app
+from cli.main import watch_lake
 from cli.output import emit_json, print_table, say
 from warehouse.errors import SchemaError
-from warehouse.store.address import DATA_PATH_ENV_VAR, parse_address
+from warehouse.store.address import DATA_PATH_ENV_VAR, LakeAddress, parse_address
 from warehouse.store.copy import copy_warehouse
 
 
@@ -35,6 +36,10 @@ def copy(
     then compare each table's rows and content hash on both sides."""
     src = parse_address(source, use_env=False)
     dst = parse_address(destination, to_data_path)
+    ctx = click.get_current_context()
+    for address in (src, dst):
+        if isinstance(address, LakeAddress):
+            watch_lake(ctx, address)
     result = copy_warehouse(src, dst, lock_timeout=app.lock_timeout, notify=say)
     if as_json:
         emit_json(result.to_dict())

@@ -15,7 +15,7 @@ import click
 from cli.context import AppContext
 from cli.output import configure
 from warehouse import __version__
-from warehouse.errors import WarehouseError
+from warehouse.errors import RemoteError, WarehouseError
 from warehouse.store.address import DATA_PATH_ENV_VAR, DB_ENV_VAR, LakeAddress, parse_address
 from warehouse.store.connection import (
     DEFAULT_LOCK_TIMEOUT,
@@ -23,7 +23,7 @@ from warehouse.store.connection import (
     is_disk_full,
     reclaim_after_failed_write,
 )
-from warehouse.store.remote import remote_failure
+from warehouse.store.remote import Watchdog, lake_timeout, remote_failure
 
 # Subcommands, imported only when used so that start-up stays fast (`name`: "module:attribute").
 COMMANDS: dict[str, str] = {
@@ -264,3 +264,26 @@ def main(
         ctx.exit(2)
     size = file_size(address) if isinstance(address, Path) else None
     ctx.obj = AppContext(db=address, lock_timeout=lock_timeout, debug=debug, db_size_before=size)
+    if isinstance(address, LakeAddress):
+        watch_lake(ctx, address)
+
+
+def watch_lake(ctx: click.Context, address: LakeAddress) -> None:
+    """Bound the command's waits on a lake's services: when the catalog or the object store has
+    not answered for $TAME_WH_LAKE_TIMEOUT seconds, say so in one line and end the process with
+    exit 4 (its PostgreSQL sessions end with it, so nothing uncommitted is kept)."""
+    try:
+        timeout = lake_timeout()
+    except WarehouseError as exc:
+        click.echo(f"error: {exc}", err=True)
+        ctx.exit(exc.exit_code)
+
+    def stop(message: str) -> None:
+        click.echo(f"error: {message}", err=True)
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(RemoteError.exit_code)
+
+    doing = f"`tame-wh {ctx.invoked_subcommand or ctx.info_name}`"
+    watchdog = Watchdog(address, timeout, stop, doing).__enter__()
+    ctx.call_on_close(watchdog.__exit__)

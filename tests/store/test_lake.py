@@ -199,15 +199,18 @@ def test_readers_of_a_catalog_without_a_lake_create_nothing(lake):
     assert _catalog_tables(lake) == 0
 
 
-def test_an_unreachable_catalog_is_one_line_and_exit_2(tmp_path):
+def test_an_unreachable_catalog_is_one_line_and_exit_4(tmp_path):
+    # The server did not answer: a remote failure (exit 4), not a wrong address.
     db = "ducklake:postgres:host=127.0.0.1 port=1 dbname=nowhere connect_timeout=2"
     for command in (("init",), ("runs", "list"), ("corpus", "list"), ("doctor",)):
         result = CliRunner().invoke(main, ["--db", db, "--data-path", str(tmp_path), *command])
         if command == ("doctor",):
             assert result.exit_code == 3 and "catalog              NOT reachable" in result.output
             continue
-        line = _one_line_exit_2(result)
-        assert "cannot connect" in line and "nothing was written" in line
+        assert result.exit_code == 4, result.output
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: lake catalog ")
+        assert "cannot connect" in lines[0] and "nothing was written" in lines[0]
     assert list(tmp_path.iterdir()) == []
 
 

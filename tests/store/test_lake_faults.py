@@ -17,6 +17,7 @@ import json
 import os
 import random
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -92,10 +93,17 @@ class Cluster:
             return self._pg_ctl("-m", "immediate", "stop")
         if action == "restart":
             return self._pg_ctl("-m", "immediate", "-w", "restart")
+        if action in ("pause", "resume"):
+            # The postmaster and every backend, stopped (or continued) as one.
+            pid = f"$(head -n 1 {shlex.quote(str(self.data / 'postmaster.pid'))})"
+            signal = "STOP" if action == "pause" else "CONT"
+            return f"kill -{signal} {pid} $(pgrep -P {pid})"
         raise ValueError(action)
 
     def ensure_running(self) -> None:
-        """Start the server unless it runs."""
+        """Continue a paused server; start it unless it runs."""
+        if (self.data / "postmaster.pid").exists():
+            subprocess.run(self.command("resume"), shell=True, check=False)
         status = subprocess.run(self._pg_ctl("status"), shell=True, capture_output=True)
         if status.returncode != 0:
             subprocess.run(self._pg_ctl("-w", "start"), shell=True, check=True)
@@ -156,8 +164,10 @@ class Proxy:
         raise RuntimeError("the S3 forwarder did not start")
 
     def ensure_running(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            self.start()
+        if self.process is not None and self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGCONT)
+            return
+        self.start()
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -223,7 +233,9 @@ def faulty(
         drop_catalog_database(sync_name)
 
 
-def _run(lake: Warehouse, driver: list[str], args: list[object]) -> subprocess.CompletedProcess:
+def _run(
+    lake: Warehouse, driver: list[str], args: list[object], env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """`tame-wh ARGS` in a child process (through the fault driver when `driver` is given)."""
     command = (
         [sys.executable, "-m", "tests.store.fault_driver", *driver, "--"]
@@ -233,7 +245,7 @@ def _run(lake: Warehouse, driver: list[str], args: list[object]) -> subprocess.C
     return subprocess.run(
         [*command, *map(str, args)],
         cwd=ROOT,
-        env={**lake.child_env(), "PYTHONPATH": str(ROOT)},
+        env={**lake.child_env(), "PYTHONPATH": str(ROOT), **(env or {})},
         capture_output=True,
         text=True,
         timeout=300,
@@ -349,3 +361,58 @@ def test_an_object_store_cut_off_ends_in_a_documented_status_and_loses_nothing(f
     if first.returncode == 4:
         assert "lake data path (object store" in first.stderr, first.stderr
     print(f"FAULT-TABLE | object store killed | {case} | {lake.kind} | {outcome}")
+
+
+# A paused service never answers; the command must stop within the lake timeout (here 6 s).
+PAUSE_TIMEOUT = 6
+PAUSE_CASES = ("ingest mid-write", "audit before commit", "copy mid-read")
+
+
+def _paused(lake, args, driver, said_service: str) -> subprocess.CompletedProcess:
+    started = time.monotonic()
+    first = _run(lake, driver, args, {"TAME_WH_LAKE_TIMEOUT": str(PAUSE_TIMEOUT)})
+    elapsed = time.monotonic() - started
+    assert first.returncode == 4, first.stderr
+    assert f"has not answered for {PAUSE_TIMEOUT} s" in first.stderr, first.stderr
+    assert said_service in first.stderr
+    # Bounded: the timeout, one probe interval, and the command's own start-up.
+    assert elapsed < PAUSE_TIMEOUT + 20, elapsed
+    return first
+
+
+@pytest.mark.parametrize("case", PAUSE_CASES)
+def test_a_paused_catalog_ends_the_command_within_the_lake_timeout(faulty, case):
+    lake, cluster, proxy, work = faulty
+    if lake.kind == "lake-s3" and case != "ingest mid-write":
+        pytest.skip("the catalog pauses the same way under both data paths")
+    command, point = CASES[case]
+    args = _resolve(_args(command, work), lake)
+    try:
+        first = _paused(lake, args, [point, cluster.command("pause")], "lake catalog (PostgreSQL")
+    finally:
+        cluster.ensure_running()
+        if proxy is not None:
+            proxy.ensure_running()
+    if command == "copy":
+        args = _resolve(_args(command, work), lake)
+    outcome = _check_after(lake, args, first)
+    print(f"FAULT-TABLE | catalog paused | {case} | {lake.kind} | {outcome}")
+
+
+@pytest.mark.parametrize("case", ("ingest mid-write", "copy mid-read"))
+def test_a_paused_object_store_ends_the_command_within_the_lake_timeout(faulty, case):
+    lake, cluster, proxy, work = faulty
+    if proxy is None:
+        pytest.skip("a directory data path has no object store to pause")
+    command, point = CASES[case]
+    args = _resolve(_args(command, work), lake)
+    pause = f"kill -STOP {proxy.process.pid if proxy.process else 0}"
+    try:
+        first = _paused(lake, args, [point, pause], "lake data path (object store")
+    finally:
+        proxy.ensure_running()
+        cluster.ensure_running()
+    if command == "copy":
+        args = _resolve(_args(command, work), lake)
+    outcome = _check_after(lake, args, first)
+    print(f"FAULT-TABLE | object store paused | {case} | {lake.kind} | {outcome}")

@@ -235,6 +235,11 @@ def prepare(con: duckdb.DuckDBPyConnection, address: LakeAddress) -> None:
     load_extensions(con, extensions_for(address))
     if address.is_s3:
         _create_s3_secret(con, s3_settings())
+        # A store that stops answering ends a request after the lake timeout, retried once.
+        from warehouse.store.remote import lake_timeout
+
+        con.execute(f"SET http_timeout = {max(1, int(lake_timeout()))}")
+        con.execute("SET http_retries = 1")
 
 
 # --- The catalog, seen before attaching --------------------------------------------------------

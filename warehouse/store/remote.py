@@ -1,10 +1,16 @@
 """Failures of a lake's services — the PostgreSQL catalog and the data path (object store or
 directory) — recognised in the errors DuckDB, DuckLake and psycopg raise, and told as one
-`RemoteError` (exit 4) naming the service, what was under way and what was kept."""
+`RemoteError` (exit 4) naming the service, what was under way and what was kept; and the bound
+on how long a command waits for a service that does not answer (`Watchdog`)."""
 
 from __future__ import annotations
 
-from warehouse.errors import RemoteError
+import os
+import threading
+import time
+from collections.abc import Callable
+
+from warehouse.errors import RemoteError, UsageError
 from warehouse.store.address import LakeAddress
 
 # An attribute set on an error raised by COMMIT (warehouse.store.connection.transaction): the
@@ -151,3 +157,124 @@ def remote_failure(address: LakeAddress, exc: BaseException, doing: str) -> Remo
     return RemoteError(
         f"{describe_service(address, service)} failed during {doing}: {reason}; {kept}"
     )
+
+
+# --- Bounded waits -----------------------------------------------------------------------------
+
+TIMEOUT_ENV = "TAME_WH_LAKE_TIMEOUT"
+DEFAULT_TIMEOUT = 60.0
+# How often a command's services are probed (after the first probe interval has passed).
+PROBE_EVERY = 5.0
+
+
+def lake_timeout() -> float:
+    """Seconds a lake's service may go unanswered before a command stops: `$TAME_WH_LAKE_TIMEOUT`
+    (default 60)."""
+    text = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 1.0 <= value <= 86400.0:  # also refuses nan
+        raise UsageError(f"${TIMEOUT_ENV}={text!r}: give seconds from 1 to 86400")
+    return value
+
+
+def _catalog_answers(address: LakeAddress, timeout: float) -> bool:
+    """Whether the catalog's server answers a new connection within `timeout` seconds (any
+    answer counts, a refusal of this login too: the server is alive)."""
+    import psycopg
+
+    try:
+        psycopg.connect(address.libpq, connect_timeout=max(2, int(timeout))).close()
+    except psycopg.OperationalError as exc:
+        text = str(exc).lower()
+        return not any(t in text for t in ("timeout", "refused", "could not connect", "closed"))
+    return True
+
+
+def _store_answers(endpoint: str, timeout: float) -> bool:
+    """Whether the object store's endpoint answers an HTTP request within `timeout` seconds
+    (any HTTP status counts)."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(endpoint)
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = kind(parts.netloc, timeout=timeout)
+    try:
+        connection.request("HEAD", "/")
+        connection.getresponse().read()
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        connection.close()
+    return True
+
+
+def store_endpoint(address: LakeAddress) -> str | None:
+    """The URL of the object store a lake's S3 data path lives on (None for a directory)."""
+    if not address.is_s3:
+        return None
+    from warehouse.store.lake import s3_settings
+
+    settings = s3_settings()
+    scheme = "https" if settings.use_ssl else "http"
+    if settings.endpoint:
+        return f"{scheme}://{settings.endpoint.split('/')[0]}"
+    bucket = (address.data_path or "s3:///").removeprefix("s3://").split("/", 1)[0]
+    return f"https://{bucket}.s3.{settings.region}.amazonaws.com"
+
+
+class Watchdog:
+    """While a command uses a lake, probes its catalog (and object store) every few seconds in
+    a thread of its own; when one has not answered for `timeout` seconds, calls `on_timeout`
+    with a one-line message naming the service (a paused or unreachable server never answers
+    the command's own requests either, and DuckDB cannot be interrupted while it waits)."""
+
+    def __init__(
+        self,
+        address: LakeAddress,
+        timeout: float,
+        on_timeout: Callable[[str], None],
+        doing: str,
+    ) -> None:
+        self._address = address
+        self._timeout = timeout
+        self._on_timeout = on_timeout
+        self._doing = doing
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="tame-wh-watchdog", daemon=True)
+
+    def __enter__(self) -> Watchdog:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=1.0)
+
+    def _watch(self) -> None:
+        endpoint = store_endpoint(self._address)
+        probe_timeout = min(10.0, max(2.0, self._timeout / 3))
+        answered = {"catalog": time.monotonic(), "storage": time.monotonic()}
+        while not self._stop.wait(PROBE_EVERY):
+            now = time.monotonic()
+            if _catalog_answers(self._address, probe_timeout):
+                answered["catalog"] = now
+            if endpoint is None or _store_answers(endpoint, probe_timeout):
+                answered["storage"] = now
+            if self._stop.is_set():
+                return
+            for service, last in answered.items():
+                if time.monotonic() - last > self._timeout:
+                    self._on_timeout(
+                        f"{describe_service(self._address, service)} has not answered for "
+                        f"{self._timeout:g} s during {self._doing} (${TIMEOUT_ENV}); the "
+                        "command was stopped and wrote nothing more (a commit it had already "
+                        "sent may still land when the service is back): run it again once the "
+                        "service answers"
+                    )
+                    return
