@@ -416,3 +416,68 @@ def test_a_paused_object_store_ends_the_command_within_the_lake_timeout(faulty, 
         args = _resolve(_args(command, work), lake)
     outcome = _check_after(lake, args, first)
     print(f"FAULT-TABLE | object store paused | {case} | {lake.kind} | {outcome}")
+
+
+@pytest.fixture
+def mounted_lake(cluster: Cluster, tmp_path: Path) -> Iterator[tuple[Warehouse, Path, Path]]:
+    """A directory lake whose data path is a small tmpfs of its own (to fill, or to remount
+    read-only), with a test set and a training corpus."""
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)], capture_output=True
+    )
+    if made.returncode != 0:
+        pytest.fail(f"cannot mount a tmpfs for the data path: {made.stderr!r}")
+    name = f"faults_mnt_{next(_counter)}"
+    with psycopg.connect(cluster.dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    lake = Warehouse(
+        "lake-dir",
+        f"ducklake:postgres:host=127.0.0.1 port={cluster.port} user=postgres dbname={name}",
+        str(mount / "lake"),
+    )
+    rng = random.Random(9)
+    lines = [" ".join(rng.choice(VOCABULARY) for _ in range(7)) for _ in range(SEGMENTS)]
+    for file, text in {"test.src": lines, "test.ref": [s.upper() for s in lines]}.items():
+        (tmp_path / file).write_text("".join(t + "\n" for t in text), encoding="utf-8")
+    done = _run(
+        lake, [], ["testset", "add", "ts", "--src", tmp_path / "test.src", "--ref",
+                   tmp_path / "test.ref"]
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    try:
+        yield lake, mount, tmp_path
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", str(mount)], capture_output=True)
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+@pytest.mark.parametrize("fault", ["read-only", "full"])
+def test_a_data_directory_that_turns_read_only_or_full_loses_nothing(mounted_lake, fault):
+    lake, mount, work = mounted_lake
+    runs_before = lake.sql("SELECT count(*) FROM runs")
+    args = ["ingest", "--testset", "ts", "--hyp", _hyp(work), "--model-slug", "m"]
+    filler = mount / "filler"
+    if fault == "read-only":
+        action = f"mount -o remount,ro {shlex.quote(str(mount))}"
+    else:
+        action = f"dd if=/dev/zero of={shlex.quote(str(filler))} bs=64k 2>/dev/null; true"
+    try:
+        first = _run(lake, ["warehouse.ingest.write._write_one", action], args)
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", str(mount)], capture_output=True)
+        filler.unlink(missing_ok=True)
+    assert "was never reached" not in first.stderr, first.stderr
+    # A full disk is exit 2 as on a file (docs/cli.md), a read-only one a storage failure (4).
+    assert first.returncode == (4 if fault == "read-only" else 2), first.stderr
+    errors = [line for line in first.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "nothing" in errors[0], first.stderr
+    assert "internal error" not in first.stderr and "Traceback" not in first.stderr
+    assert lake.sql("SELECT count(*) FROM runs") == runs_before
+    assert lake.sql(PARTIAL_RUNS) == []
+    again = _run(lake, [], args)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(_run(lake, [], ["doctor", "--json"]).stdout)["ok"] is True
+    print(f"FAULT-TABLE | data directory {fault} | ingest mid-write | lake-dir | clear error "
+          f"(exit {first.returncode}), nothing lost")  # fmt: skip
