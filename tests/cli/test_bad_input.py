@@ -203,3 +203,57 @@ def test_a_warehouse_path_that_is_a_fifo_is_refused_at_once(tmp_path, command):
     result = CliRunner().invoke(main, ["--db", str(fifo), *command])
     assert result.exit_code == 2 and "not a regular file" in result.stderr
     assert time.monotonic() - started < 5
+
+
+def _bomb(path, megabytes: int = 512):
+    """A gzip file of a few hundred KiB that decompresses to `megabytes` MiB of newlines."""
+    import gzip
+
+    with gzip.open(path, "wb", compresslevel=9) as handle:
+        block = b"\n" * 2**20
+        for _ in range(megabytes):
+            handle.write(block)
+    return path
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ingest", "--testset", "bt", "--hyp", "{bomb}"],
+        ["corpus", "add", "c2", "--src", "{bomb}", "--tgt", "{bomb}"],
+        ["testset", "add", "t2", "--src", "{bomb}", "--ref", "{bomb}"],
+    ],
+)
+def test_a_gzip_bomb_is_refused_within_seconds(run_cli, populated, db_path, tmp_path, command):
+    import time
+
+    bomb = _bomb(tmp_path / "bomb.gz")
+    started = time.monotonic()
+    result = run_cli(*[str(bomb) if a == "{bomb}" else a for a in command])
+    _assert_rejected(result, db_path, populated, f"{bomb}:", "decompression bomb")
+    assert time.monotonic() - started < 10
+
+
+def test_text_inputs_are_bounded_in_size_and_line_length(
+    run_cli, write_lines, populated, db_path, monkeypatch
+):
+    long_line = write_lines("long.txt", ["short", "x" * 50, "short"])
+    monkeypatch.setenv("TAME_WH_MAX_LINE_CHARS", "40")
+    result = run_cli("testset", "add", "t3", "--src", long_line, "--ref", long_line)
+    _assert_rejected(result, db_path, populated, f"{long_line}:2:", "50 characters", "40")
+    monkeypatch.delenv("TAME_WH_MAX_LINE_CHARS")
+    big = write_lines("big.txt", ["y" * 1000] * 1200)  # 1.2 MB
+    monkeypatch.setenv("TAME_WH_MAX_INPUT_MB", "1")
+    result = run_cli("testset", "add", "t4", "--src", big, "--ref", big)
+    _assert_rejected(result, db_path, populated, f"{big}:", "limit")
+    zipped = write_lines("big.txt.gz", ["y" * 1000] * 1200)
+    result = run_cli("testset", "add", "t5", "--src", zipped, "--ref", zipped)
+    _assert_rejected(result, db_path, populated, f"{zipped}:", "decompresses to more than")
+
+
+def test_a_truncated_gzip_file_is_refused(run_cli, write_lines, populated, db_path):
+    whole = write_lines("whole.txt.gz", [f"line {i} of many words" for i in range(5000)])
+    cut = whole.with_name("cut.txt.gz")
+    cut.write_bytes(whole.read_bytes()[:2000])
+    result = run_cli("testset", "add", "t6", "--src", cut, "--ref", cut)
+    _assert_rejected(result, db_path, populated, f"{cut}:", "truncated")

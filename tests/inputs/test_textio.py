@@ -98,3 +98,14 @@ def test_read_jsonl_rejects_nan_non_objects_and_bad_json(write_lines):
         read_jsonl(write_lines("bad.jsonl", ['{"a": }']))
     with pytest.raises(InputError, match=r"blank.jsonl:2: blank line"):
         read_jsonl(write_lines("blank.jsonl", ['{"a": 1}', ""]))
+
+
+def test_multi_member_gzip_reads_as_the_concatenation(tmp_path):
+    import gzip
+
+    from warehouse.inputs.textio import read_bytes
+
+    first, second = b"un\ndeux\n" * 40000, b"trois\n" * 30000
+    path = tmp_path / "two.gz"
+    path.write_bytes(gzip.compress(first) + gzip.compress(second) + b"\0\0\0")
+    assert read_bytes(path) == first + second

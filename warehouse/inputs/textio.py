@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
-import io
 import os
 import stat
 import zlib
@@ -64,26 +62,87 @@ def _read_regular(path: str | Path, name: str, limit: int | None) -> bytes:
     return data
 
 
-def _gunzip(data: bytes, name: str, limit: int | None) -> bytes:
-    """Decompressed gzip data, at most `limit` bytes (a small bomb cannot fill the memory)."""
+# Bounds on text inputs (docs/inputs.md), each settable through the environment.
+MAX_INPUT_ENV = "TAME_WH_MAX_INPUT_MB"
+MAX_LINE_ENV = "TAME_WH_MAX_LINE_CHARS"
+DEFAULT_MAX_INPUT_MB = 4096
+DEFAULT_MAX_LINE_CHARS = 1_000_000
+# Real text compresses a few times over; a gzip file that expands more than this (once it has
+# produced this much) is a decompression bomb, refused before it fills the memory.
+MAX_GZIP_RATIO = 200
+_RATIO_CHECKED_AFTER = 16 * 2**20
+_IN_CHUNK = 64 * 2**10
+_OUT_CHUNK = 8 * 2**20
+
+
+def _env_limit(name: str, default: int) -> int:
+    """A positive whole number from the environment, else the default."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    if not text.isdigit() or int(text) < 1:
+        raise InputError(f"${name}={text!r}: give a whole number of at least 1")
+    return int(text)
+
+
+def input_limit() -> int:
+    """The most bytes one text input may hold, decompressed: `$TAME_WH_MAX_INPUT_MB` MiB."""
+    return _env_limit(MAX_INPUT_ENV, DEFAULT_MAX_INPUT_MB) * 2**20
+
+
+def line_limit() -> int:
+    """The most characters one line (segment, document) may hold: `$TAME_WH_MAX_LINE_CHARS`."""
+    return _env_limit(MAX_LINE_ENV, DEFAULT_MAX_LINE_CHARS)
+
+
+def _gunzip(data: bytes, name: str, limit: int) -> bytes:
+    """Decompressed gzip data (every member), at most `limit` bytes, streamed so that a bomb is
+    refused as soon as it shows: more than the limit, or expanding more than MAX_GZIP_RATIO
+    times."""
+    out: list[bytes] = []
+    produced = 0
+    position = 0  # compressed bytes handed to the inflater so far
+    inflater = zlib.decompressobj(wbits=31)
     try:
-        if limit is None:
-            return gzip.decompress(data)
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
-            out = stream.read(limit + 1)
-    except (OSError, EOFError, zlib.error) as exc:
+        while True:
+            if inflater.eof:
+                rest = inflater.unused_data + data[position:]
+                if not rest.strip(b"\0"):
+                    break  # the last member (trailing zero padding is allowed)
+                if rest[:2] != _GZIP_MAGIC:
+                    raise InputError("corrupt gzip data (garbage after the last member)", name)
+                data, position = rest, 0
+                inflater = zlib.decompressobj(wbits=31)
+            if position >= len(data) and not inflater.unconsumed_tail:
+                raise InputError("corrupt gzip data (the stream is truncated)", name)
+            piece = inflater.unconsumed_tail or data[position : position + _IN_CHUNK]
+            if not inflater.unconsumed_tail:
+                position += len(piece)
+            chunk = inflater.decompress(piece, _OUT_CHUNK)
+            produced += len(chunk)
+            out.append(chunk)
+            if produced > limit:
+                raise InputError(
+                    f"decompresses to more than the limit of {limit:,} bytes (${MAX_INPUT_ENV})",
+                    name,
+                )
+            if produced > _RATIO_CHECKED_AFTER and produced > MAX_GZIP_RATIO * position:
+                raise InputError(
+                    f"expands more than {MAX_GZIP_RATIO} times when decompressed (a "
+                    "decompression bomb?); refused before reading further",
+                    name,
+                )
+    except zlib.error as exc:
         raise InputError(f"corrupt gzip data ({exc})", name) from None
-    if len(out) > limit:
-        raise InputError(
-            f"decompresses to more than the limit for this kind of file ({limit:,} bytes)", name
-        )
-    return out
+    return b"".join(out)
 
 
 def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
     """Whole file contents, gunzipped when the file is gzip; unreadable files raise InputError.
-    Only regular files are read; `limit` bounds the size (on disk and decompressed)."""
+    Only regular files are read; `limit` (default: the input limit) bounds the size on disk and
+    decompressed."""
     name = str(path)
+    limit = input_limit() if limit is None else limit
     data = _read_regular(path, name, limit)
     if data[:2] == _GZIP_MAGIC:
         data = _gunzip(data, name, limit)
@@ -122,7 +181,17 @@ def read_lines(path: str | Path) -> list[str]:
     data = read_bytes(path)
     if not data:
         raise InputError("empty file (no segments)", name)
-    return split_lines(decode_utf8(data, name))
+    lines = split_lines(decode_utf8(data, name))
+    longest = line_limit()
+    if lines and max(map(len, lines)) > longest:
+        number = next(i for i, line in enumerate(lines, start=1) if len(line) > longest)
+        raise InputError(
+            f"the line holds {len(lines[number - 1]):,} characters; the limit is {longest:,} "
+            f"(${MAX_LINE_ENV})",
+            name,
+            number,
+        )
+    return lines
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
