@@ -140,3 +140,27 @@ def test_dashboard_without_a_warehouse_says_so_and_creates_nothing(tmp_path):
     result = CliRunner().invoke(main, ["--db", str(db), "dashboard", "--out", str(out)])
     assert result.exit_code == 2 and "no warehouse at" in result.stderr
     assert not db.exists() and not out.exists()
+
+
+def test_a_rebuild_through_a_linked_folder_deletes_nothing_outside_the_site(demo_copy, tmp_path):
+    out = tmp_path / "site"
+    assert _dashboard(demo_copy, out).exit_code == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    unrelated = elsewhere / "notes.html"
+    unrelated.write_text("<p>someone else's page</p>", encoding="utf-8")
+    (elsewhere / "page.html").symlink_to(unrelated)
+    # The site's runs/ folder replaced by a link to a folder of other pages.
+    for page in (out / "runs").iterdir():
+        page.unlink()
+    (out / "runs").rmdir()
+    (out / "runs").symlink_to(elsewhere, target_is_directory=True)
+    # And a link to an outside page among the test-set pages.
+    outside = tmp_path / "outside.html"
+    outside.write_text("<p>keep me</p>", encoding="utf-8")
+    (out / "testsets" / "gone.html").symlink_to(outside)
+    result = _dashboard(demo_copy, out)
+    assert result.exit_code == 0, result.output
+    assert unrelated.read_text(encoding="utf-8") == "<p>someone else's page</p>"
+    assert outside.read_text(encoding="utf-8") == "<p>keep me</p>"
+    assert (elsewhere / "page.html").is_symlink()

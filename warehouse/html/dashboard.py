@@ -308,15 +308,20 @@ def _remove_stale(root: Path, produced: set[str]) -> int:
     """Delete pages and data files in the dashboard's own folders that this build did not
     produce (runs, test sets or comparisons that are gone), and leftover temporary files."""
     removed = 0
+    site = root.resolve()
     for folder, suffix in _OWNED.items():
         directory = root / folder
-        if not directory.is_dir():
+        # A folder that is a link (or leads out of the site) is someone else's: nothing in it is
+        # deleted.
+        if not directory.is_dir() or directory.is_symlink():
+            continue
+        if not directory.resolve().is_relative_to(site):
             continue
         for path in directory.iterdir():
             relative = path.relative_to(root).as_posix()
             stale = path.suffix == suffix and relative not in produced
             leftover = path.name.startswith(".") and path.name.endswith(".tmp")
-            if path.is_file() and (stale or leftover):
+            if path.is_file() and not path.is_symlink() and (stale or leftover):
                 path.unlink()
                 removed += 1
     return removed
