@@ -76,20 +76,27 @@ for _option in reversed(INDEX_OPTIONS):
     index_build = _option(index_build)
 
 
+def _short_problem(item: StoredIndex) -> str | None:
+    """The problem without the file's path (the table shows the key beside it)."""
+    if item.problem is None:
+        return None
+    return item.problem.removeprefix(f"stored index {item.path}: ")
+
+
 def _print_indexes(items: list[StoredIndex]) -> None:
     """The stored-index table for people."""
     print_table(
         "stored indexes",
-        ["corpus", "key", "size", "created", "rows", "shard", "status"],
+        ["corpus", "status", "key", "size", "created", "rows", "shard"],
         [
             [
                 i.corpus or (f"({i.corpus_id})" if i.corpus_id else ""),
+                _short_problem(i) or "ok",
                 i.key,
                 _size(i.bytes),
                 i.created or "",
                 "" if i.rows is None else f"{i.rows:,}",
                 "" if i.shard is None else f"{i.shard + 1}/{i.shards} from row {i.row_offset:,}",
-                i.problem or "ok",
             ]
             for i in items
         ],
@@ -98,7 +105,10 @@ def _print_indexes(items: list[StoredIndex]) -> None:
 
 @index.command("list")
 @click.option(
-    "--verify", is_flag=True, help="Check every checksum (reads the files; default: headers)."
+    "--verify/--headers-only",
+    default=True,
+    show_default=True,
+    help="Check every checksum (reads each file whole), or only the headers' (quick).",
 )
 @json_option
 @pass_app

@@ -71,6 +71,12 @@ def test_a_corrupted_index_is_rebuilt_with_a_warning(run_cli, db_path, registere
     stored.write_bytes(bytes(data))
     listed = json.loads(run_cli("index", "list", "--verify", "--json").stdout)
     assert "corrupted" in listed[0]["problem"]
+    # `index list` checks every checksum by default: a corrupted file is never called ok.
+    assert json.loads(run_cli("index", "list", "--json").stdout) == listed
+    table = run_cli("index", "list").stdout
+    assert "corrupted" in table and " ok" not in table
+    quick = json.loads(run_cli("index", "list", "--headers-only", "--json").stdout)
+    assert quick[0]["problem"] is None  # the header alone is intact
     redone = run_cli("audit", "--train", "tr", "--testset", "te", "--force")
     assert redone.exit_code == 0, redone.output
     assert f"warning: stored index {stored}: corrupted" in redone.stderr
@@ -153,3 +159,20 @@ def test_audit_shard_options(run_cli, db_path, registered):
     assert ray_limit.exit_code == 2 and "local executor only" in ray_limit.stderr
     bad = run_cli("audit", "--train", "tr", "--testset", "te", "--memory-limit", "lots")
     assert bad.exit_code == 2 and "--memory-limit: expected a size" in bad.stderr
+
+
+def test_a_fifo_in_place_of_a_stored_index_is_replaced_not_read(run_cli, db_path, registered):
+    import os
+    import time
+
+    assert run_cli("audit", "--train", "tr", "--testset", "te").exit_code == 0
+    reference = _exposures(run_cli)
+    [stored] = _files(db_path)
+    stored.unlink()
+    os.mkfifo(stored)
+    started = time.monotonic()
+    redone = run_cli("audit", "--train", "tr", "--testset", "te", "--force")
+    assert redone.exit_code == 0, redone.output
+    assert time.monotonic() - started < 60
+    assert "is not a regular file; rebuilding the index" in redone.stderr
+    assert _exposures(run_cli) == reference and stored.is_file()

@@ -270,7 +270,10 @@ def open_shard(
     `saves` when given); also whether it was loaded. An unusable file is reported to `notify`
     and rebuilt."""
     path = directory / shard.file_name if directory is not None else None
-    if path is not None and path.exists():
+    if path is not None and path.exists() and not path.is_file():
+        # A FIFO or device would block or never end a read: it is no index, and is replaced.
+        notify(f"warning: {path} is not a regular file; rebuilding the index")
+    elif path is not None and path.exists():
         try:
             return load_shard(path.parent, shard), True
         except IndexFileError as exc:
