@@ -353,3 +353,42 @@ def test_card_columns_exist_in_the_migrated_table(pg_dsn):
             )
         }
     assert set(CARD_COLUMNS) <= columns
+
+
+def test_sync_checks_its_credentials_even_when_nothing_changed(pg_dsn, run_cli, db_path):
+    import uuid
+
+    assert run_cli("demo").exit_code == 0
+    role = f"tame_sync_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(
+            "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = "
+            "'tame_password_login') THEN CREATE ROLE tame_password_login NOLOGIN; END IF; END $$"
+        )
+        conn.execute(f"CREATE ROLE {role} LOGIN SUPERUSER PASSWORD 'right-pw-123' "
+                     "IN ROLE tame_password_login")  # fmt: skip
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(pg_dsn)
+        right = psycopg.conninfo.make_conninfo(**{**info, "user": role, "password": "right-pw-123"})
+        wrong = psycopg.conninfo.make_conninfo(**{**info, "user": role, "password": "wrong-pw"})
+        try:
+            psycopg.connect(wrong).close()
+        except psycopg.OperationalError:
+            pass
+        else:
+            if os.environ.get("CI"):
+                pytest.fail("the test cluster does not check passwords (+tame_password_login)")
+            pytest.skip("the test cluster does not check passwords")
+        assert run_cli("migrate", "--dsn", right).exit_code == 0
+        first = run_cli("sync", "--dsn", right, "--json")
+        assert first.exit_code == 0 and json.loads(first.stdout)["sent_runs"] == 3
+        unchanged = run_cli("sync", "--dsn", right, "--json")
+        assert unchanged.exit_code == 0 and json.loads(unchanged.stdout)["sent_runs"] == 0
+        refused = run_cli("sync", "--dsn", wrong)
+        assert refused.exit_code in (2, 4), refused.output
+        assert "password authentication failed" in refused.stderr
+        assert "wrong-pw" not in refused.output
+    finally:
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute(f"DROP OWNED BY {role} CASCADE")
+            conn.execute(f"DROP ROLE IF EXISTS {role}")

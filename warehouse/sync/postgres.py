@@ -487,12 +487,18 @@ def sync_direct(
         warnings=found.warnings,
         skipped=list(found.skipped),
     )
-    if dry_run or not pending:
+    if dry_run:
         report.seconds = time.perf_counter() - started
         return report
+    # Connected even when nothing changed: wrong credentials or an unmigrated target are told
+    # now, not on the day a run changes.
     conn = connect_pg(dsn, autocommit=True)  # the explicit transactions below are the only ones
+    sent: list[RunPayload] = []
     try:
         _require_migrations(conn, target)
+        if not pending:
+            report.seconds = time.perf_counter() - started
+            return report
         try:
             try:
                 with conn.transaction():
