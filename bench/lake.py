@@ -12,6 +12,13 @@ child process (start-up included), the median of --repeat:
 - `leaderboard --json` over all runs;
 - start-up: `init` on the up-to-date warehouse (attach, schema check, nothing to do).
 Targets (issue 12): ingest on the lake <= 2x the file's, leaderboard < 2 s, start-up < 1 s.
+
+`--soak [--writers 8] [--runs-each 50]`: the concurrency soak instead. WRITERS processes each
+ingest RUNS_EACH distinct runs, one command at a time, while an auditor recomputes the audit,
+two readers loop over `leaderboard` and `query`, and two more processes send the same run at
+once (the children of tests/ingest/lake_workers.py). Verdicts: every command succeeded; WRITERS x
+RUNS_EACH + 1 runs stored, none lost, none twice, none partial; the twin stored once; no reader
+ever saw a partial run; `doctor` healthy. The test suite runs the same scenario at 8 x 8.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the soak's workers
 
 from analytics import fill
 from measure import Measurement, load_average, median_each, print_ratio_table, run_child
@@ -94,12 +102,127 @@ def _timed(label: str, argv: list[str], repeat: int) -> Measurement:
     return median_each(label, [run_child(label, argv) for _ in range(repeat)])
 
 
+def _lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def soak(lake: str, data_path: str, work: Path, writers: int, runs_each: int) -> bool:
+    """The concurrency soak (see the module's docstring); prints its verdicts, returns whether
+    all held."""
+    import json
+    import subprocess
+
+    from tests.ingest.lake_workers import PARTIAL_RUNS
+    from warehouse.store.connection import close_connection, connect
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "TAME_WH_DB": lake, "TAME_WH_DATA_PATH": data_path,
+           "PYTHONPATH": str(root)}  # fmt: skip
+
+    def child(module: str, *args: object) -> subprocess.Popen:
+        """A child process; what it prints goes to a file of its own in `work`."""
+        log = (work / f"child-{len(list(work.glob('child-*')))}.out").open("w")
+        return subprocess.Popen(
+            [sys.executable, "-m", module, *map(str, args)],
+            cwd=root,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    rng = random.Random(3)
+
+    def sentence() -> str:
+        return " ".join(rng.choice(WORDS) for _ in range(6))
+
+    train = [sentence() for _ in range(80)]
+    test = train[:3] + [sentence() for _ in range(9)]
+    refs = [t.upper() for t in test]
+    setup = [
+        ["corpus", "add", "tr", "--src", _lines(work / "tr.src", train),
+         "--tgt", _lines(work / "tr.tgt", [t.upper() for t in train])],
+        ["testset", "add", "ts", "--src", _lines(work / "ts.src", test),
+         "--ref", _lines(work / "ts.ref", refs)],
+        ["audit", "--train", "tr", "--testset", "ts"],
+    ]  # fmt: skip
+    for args in setup:
+        if child("cli", *args).wait() != 0:
+            raise SystemExit(f"soak set-up failed: tame-wh {' '.join(map(str, args))}")
+    plans = []
+    for w in range(writers):
+        files = []
+        for k in range(runs_each):
+            hyps = [r if rng.random() < 0.5 else r.lower() for r in refs]
+            hyps[0] = f"writer {w} run {k}"
+            files.append(_lines(work / f"w{w}-r{k:03d}.txt", hyps))
+        plans.append(files)
+    same = _lines(work / "same.txt", refs)
+    stop = work / "stop"
+    started = time.perf_counter()
+    readers = [child("tests.ingest.lake_workers", "read", work / f"read{i}.log", stop)
+               for i in range(2)]  # fmt: skip
+    auditor = child("tests.ingest.lake_workers", "audit", work / "audit.log", "tr", "ts", stop)
+    twins = [child("cli", "ingest", "--testset", "ts", "--hyp", same, "--model-slug", "twin",
+                   "--no-ci") for _ in range(2)]  # fmt: skip
+    ingesters = [child("tests.ingest.lake_workers", "ingest", work / f"w{w}.log", "ts", *plans[w])
+                 for w in range(writers)]  # fmt: skip
+    verdicts: list[tuple[str, bool]] = []
+    codes = [p.wait() for p in ingesters + twins]
+    writing = time.perf_counter() - started
+    stop.touch()
+    codes += [p.wait() for p in [*readers, auditor]]
+    verdicts.append(("every process ended with 0", all(c == 0 for c in codes)))
+    records = [
+        json.loads(line)
+        for w in range(writers)
+        for line in (work / f"w{w}.log").read_text(encoding="utf-8").splitlines()
+    ]
+    failed = [r for r in records if r["code"] != 0 or "ingested run" not in r["output"]]
+    verdicts.append((f"{len(records)} ingest commands, {len(failed)} failed", not failed))
+    con = connect(parse_address(lake), read_only=True)
+    try:
+        total, distinct = con.execute(
+            "SELECT count(*), count(DISTINCT run_id) FROM runs"
+        ).fetchone()
+        partial = con.execute(PARTIAL_RUNS).fetchall()
+        twin = con.execute("SELECT count(*) FROM runs WHERE model_slug = 'twin'").fetchone()[0]
+    finally:
+        close_connection(con)
+    expected = writers * runs_each + 1
+    verdicts += [
+        (f"{total} runs stored of {expected}: {expected - distinct} lost, "
+         f"{total - distinct} duplicated", total == distinct == expected),
+        (f"{len(partial)} partial runs", not partial),
+        (f"the run sent twice at once stored {twin} time(s)", twin == 1),
+    ]  # fmt: skip
+    seen = [
+        json.loads(line)
+        for i in range(2)
+        for line in (work / f"read{i}.log").read_text(encoding="utf-8").splitlines()
+    ]
+    bad_reads = [r for r in seen if r["code"] != 0 or r.get("partial")]
+    verdicts.append((f"{len(seen)} reads, {len(bad_reads)} saw a partial run or failed",
+                     not bad_reads))  # fmt: skip
+    doctor = subprocess.run(_cli(lake, "doctor", "--json"), env=env, capture_output=True, text=True)
+    verdicts.append(("doctor healthy", json.loads(doctor.stdout).get("ok") is True))
+    print(f"\nsoak: {writers} writers x {runs_each} runs, an auditor and 2 readers: "
+          f"{writing:.1f} s of writing; load average {load_average()}")  # fmt: skip
+    for text, held in verdicts:
+        print(f"  {'held' if held else 'FAILED'}: {text}")
+    return all(held for _, held in verdicts)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--segments", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--s3", action="store_true", help="Data path on the S3 server.")
+    parser.add_argument("--soak", action="store_true", help="Run the concurrency soak instead.")
+    parser.add_argument("--writers", type=int, default=8, help="Soak: writer processes.")
+    parser.add_argument("--runs-each", type=int, default=50, help="Soak: runs per writer.")
     args = parser.parse_args()
     admin = os.environ.get("TAME_WH_TEST_PG_DSN")
     if not admin:
@@ -114,6 +237,10 @@ def main() -> None:
             data_path = _s3_data_path(endpoint)
         else:
             data_path = str(work / "lake-data")
+        if args.soak:
+            if not soak(lake, data_path, work, args.writers, args.runs_each):
+                raise SystemExit(1)
+            return
         local = str(work / "local.duckdb")
         print(
             f"{args.runs} runs x {args.segments} segments; lake data path: "
