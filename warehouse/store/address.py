@@ -126,6 +126,9 @@ def parse_lake(text: str, data_path: str | None = None) -> LakeAddress:
             f"the lake address must not contain {secret[0]}=…: give the password in "
             "$PGPASSWORD or ~/.pgpass (it would be printed and logged with the address)"
         )
+    timeout = parsed.get("connect_timeout")
+    if timeout is not None and not str(timeout).strip().isdigit():
+        raise UsageError(f"the lake address's connect_timeout={timeout} is not a whole number")
     if not parsed.get("dbname") and not parsed.get("service"):
         raise UsageError("the lake address names no database: add dbname=NAME")
     items = tuple(sorted((str(k), str(v)) for k, v in parsed.items() if v is not None))

@@ -40,6 +40,8 @@ EXTENSIONS = ("ducklake", "postgres", "httpfs")
 # DuckLake retries a commit that met a concurrent one (writers outside tame-wh, which take no
 # lock); the default of 10 is low for a busy lake.
 MAX_RETRY_COUNT = 100
+# Seconds to wait for the catalog's server to accept a connection (connect_timeout=N in the lake
+# address overrides it).
 CONNECT_TIMEOUT = 10
 # One advisory lock for every tame-wh writer of a catalog database.
 _WRITER_LOCK_KEY = int.from_bytes(
@@ -266,7 +268,9 @@ def catalog_connection(address: LakeAddress) -> Any:
     import psycopg
 
     try:
-        return psycopg.connect(address.libpq, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+        # The address's own connect_timeout (libpq's key) wins over the default.
+        timeout = dict(address.conninfo).get("connect_timeout") or CONNECT_TIMEOUT
+        return psycopg.connect(address.libpq, autocommit=True, connect_timeout=int(timeout))
     except psycopg.Error as exc:
         reason = _pg_reason(exc)
         message = f"lake catalog {address}: cannot connect ({reason}); nothing was written"
