@@ -60,6 +60,7 @@ def test_init_creates_then_reports_up_to_date(run_cli, db_path):
         "schema_version": code_schema_version(),
         "created": False,
         "upgraded": False,
+        "catalog_moved": False,
     }
 
 

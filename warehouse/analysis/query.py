@@ -260,6 +260,14 @@ def vet_query(sql: str, known_relations: set[str]) -> None:
             "only SELECT / WITH / FROM-first queries, SHOW TABLES, DESCRIBE and SUMMARIZE "
             "are allowed"
         )
+    if isinstance(tree, (exp.Describe, exp.Summarize)) and not isinstance(
+        tree.this, (exp.Table, exp.Query)
+    ):
+        # `SUMMARIZE 'file.csv'`: a string names a file to DuckDB, never a table.
+        raise UsageError(
+            f"{tree.key.upper()} takes a table, a view or a query of the warehouse, not "
+            f"{tree.this.sql(dialect='duckdb')}"
+        )
     for table in tree.find_all(exp.Table):
         _vet_table(table, known_relations)
     for node in tree.find_all(exp.Func):

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import duckdb
 
@@ -30,6 +29,7 @@ from warehouse.store.address import (
     LakeAddress,
     missing_warehouse,
 )
+from warehouse.store.s3 import S3Settings, s3_settings
 
 LAKE_ALIAS = "tame"
 _LAKE_SECRET = "tame_lake"
@@ -164,55 +164,6 @@ def load_extensions(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = EXT
 
 
 # --- Object storage credentials ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class S3Settings:
-    """S3 settings from the standard AWS environment variables (keys never printed)."""
-
-    key_id: str | None
-    secret: str | None
-    session_token: str | None
-    region: str
-    endpoint: str | None
-    url_style: str
-    use_ssl: bool
-
-    def describe(self) -> str:
-        """Endpoint, region and URL style, without credentials."""
-        where = self.endpoint or "AWS"
-        scheme = "https" if self.use_ssl else "http"
-        return f"{scheme}://{where} (region {self.region}, {self.url_style}-style URLs)"
-
-
-def s3_settings(env: dict[str, str] | None = None) -> S3Settings:
-    """`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION` (or
-    `AWS_DEFAULT_REGION`), `AWS_ENDPOINT_URL_S3` (or `AWS_ENDPOINT_URL`; its scheme sets SSL) and
-    `TAME_WH_S3_URL_STYLE` (`path`, the default with an endpoint, or `vhost`)."""
-    env = dict(os.environ if env is None else env)
-    endpoint_url = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
-    endpoint = None
-    use_ssl = True
-    if endpoint_url:
-        parts = urlsplit(endpoint_url if "://" in endpoint_url else f"https://{endpoint_url}")
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise UsageError(
-                "AWS_ENDPOINT_URL(_S3) must be an http:// or https:// URL of the S3 endpoint"
-            )
-        endpoint = parts.netloc + parts.path.rstrip("/")
-        use_ssl = parts.scheme == "https"
-    url_style = env.get("TAME_WH_S3_URL_STYLE") or ("path" if endpoint else "vhost")
-    if url_style not in ("path", "vhost"):
-        raise UsageError(f"TAME_WH_S3_URL_STYLE must be path or vhost, got {url_style!r}")
-    return S3Settings(
-        key_id=env.get("AWS_ACCESS_KEY_ID") or None,
-        secret=env.get("AWS_SECRET_ACCESS_KEY") or None,
-        session_token=env.get("AWS_SESSION_TOKEN") or None,
-        region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",
-        endpoint=endpoint,
-        url_style=url_style,
-        use_ssl=use_ssl,
-    )
 
 
 def _create_s3_secret(con: duckdb.DuckDBPyConnection, settings: S3Settings) -> None:
@@ -619,11 +570,13 @@ def attach(
 def metadata_table(con: duckdb.DuckDBPyConnection, name: str) -> str:
     """The qualified name of one of the attached lake's catalog tables (`ducklake_…`), for
     reading it through DuckDB's attachment of the catalog database."""
-    row = con.execute(f"SELECT getvariable('{_SCHEMA_VARIABLE}')").fetchone()
-    schema = row[0] if row and row[0] in (CATALOG_SCHEMA, LEGACY_CATALOG_SCHEMA) else CATALOG_SCHEMA
     if not name.startswith("ducklake_") or not name.replace("_", "").isalnum():
         raise ValueError(f"not a DuckLake catalog table: {name}")
-    return f"__ducklake_metadata_{LAKE_ALIAS}.{schema}.{name}"
+    row = con.execute(f"SELECT getvariable('{_SCHEMA_VARIABLE}')").fetchone()
+    if not row or row[0] not in (CATALOG_SCHEMA, LEGACY_CATALOG_SCHEMA):
+        # Attached by someone else (a DuckDB-file catalog, say): its default schema.
+        return f"__ducklake_metadata_{LAKE_ALIAS}.{name}"
+    return f"__ducklake_metadata_{LAKE_ALIAS}.{row[0]}.{name}"
 
 
 def open_lake(

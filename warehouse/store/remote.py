@@ -218,7 +218,7 @@ def store_endpoint(address: LakeAddress) -> str | None:
     """The URL of the object store a lake's S3 data path lives on (None for a directory)."""
     if not address.is_s3:
         return None
-    from warehouse.store.lake import s3_settings
+    from warehouse.store.s3 import s3_settings
 
     settings = s3_settings()
     scheme = "https" if settings.use_ssl else "http"
