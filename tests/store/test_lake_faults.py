@@ -326,6 +326,46 @@ def _resolve(args: list[object], lake: Warehouse) -> list[object]:
     return [lake.db if a == "$DB" else a for a in args]
 
 
+# A paused service never answers; the command must stop within the lake timeout (here 6 s).
+PAUSE_TIMEOUT = 6
+PAUSE_CASES = ("ingest mid-write", "audit before commit", "copy mid-read")
+STORAGE_CASES = ("ingest mid-write", "ingest before commit", "audit mid-write", "copy mid-read")
+
+
+def _strike(
+    faulty: tuple[Warehouse, Cluster, Proxy | None, Path],
+    case: str,
+    fault: str,
+    paused: str | None = None,
+) -> tuple[list[object], subprocess.CompletedProcess]:
+    """Run a case's command with `fault` (a shell command) struck at its point, then bring every
+    service back. With `paused` (the service the message must name), the fault silences a
+    service: the command must end with exit 4 within the lake timeout. Returns the arguments
+    that run the same command again (a new file for `copy`) and the struck run."""
+    lake, cluster, proxy, work = faulty
+    command, point = CASES[case]
+    args = _resolve(_args(command, work), lake)
+    timeout = {"TAME_WH_LAKE_TIMEOUT": str(PAUSE_TIMEOUT)} if paused else {}
+    started = time.monotonic()
+    try:
+        first = _run(lake, [point, fault], args, timeout)
+    finally:
+        cluster.ensure_running()
+        if proxy is not None:
+            proxy.ensure_running()
+    elapsed = time.monotonic() - started
+    assert "was never reached" not in first.stderr, (case, first.stderr)
+    if paused:
+        assert first.returncode == 4, first.stderr
+        assert f"has not answered for {PAUSE_TIMEOUT} s" in first.stderr, first.stderr
+        assert paused in first.stderr
+        # Bounded: the timeout, one probe interval, and the command's own start-up.
+        assert elapsed < PAUSE_TIMEOUT + 20, elapsed
+    if command == "copy":
+        args = _resolve(_args(command, work), lake)
+    return args, first
+
+
 @pytest.mark.parametrize(
     ("faulty", "case", "fault"),
     [
@@ -337,63 +377,23 @@ def _resolve(args: list[object], lake: Warehouse) -> list[object]:
     indirect=["faulty"],
 )
 def test_a_catalog_fault_ends_in_a_documented_status_and_loses_nothing(faulty, case, fault):
-    lake, cluster, proxy, work = faulty
-    command, point = CASES[case]
-    args = _resolve(_args(command, work), lake)
-    try:
-        first = _run(lake, [point, cluster.command(fault)], args)
-    finally:
-        cluster.ensure_running()
-        if proxy is not None:
-            proxy.ensure_running()
-    assert "was never reached" not in first.stderr, (case, first.stderr)
-    if command == "copy":  # the same command again: into a new file
-        args = _resolve(_args(command, work), lake)
+    lake, cluster = faulty[:2]
+    args, first = _strike(faulty, case, cluster.command(fault))
     outcome = _check_after(lake, args, first)
     print(f"FAULT-TABLE | catalog {fault} | {case} | {lake.kind} | {outcome}")
-
-
-STORAGE_CASES = ("ingest mid-write", "ingest before commit", "audit mid-write", "copy mid-read")
 
 
 @pytest.mark.parametrize(
     ("faulty", "case"), [("lake-s3", case) for case in STORAGE_CASES], indirect=["faulty"]
 )
 def test_an_object_store_cut_off_ends_in_a_documented_status_and_loses_nothing(faulty, case):
-    lake, cluster, proxy, work = faulty
-    assert proxy is not None
-    command, point = CASES[case]
-    args = _resolve(_args(command, work), lake)
-    kill = f"kill -9 {proxy.process.pid if proxy.process else 0}"
-    try:
-        first = _run(lake, [point, kill], args)
-    finally:
-        proxy.ensure_running()
-        cluster.ensure_running()
-    assert "was never reached" not in first.stderr, (case, first.stderr)
-    if command == "copy":
-        args = _resolve(_args(command, work), lake)
+    lake, proxy = faulty[0], faulty[2]
+    assert proxy is not None and proxy.process is not None
+    args, first = _strike(faulty, case, f"kill -9 {proxy.process.pid}")
     outcome = _check_after(lake, args, first)
     if first.returncode == 4:
         assert "lake data path (object store" in first.stderr, first.stderr
     print(f"FAULT-TABLE | object store killed | {case} | {lake.kind} | {outcome}")
-
-
-# A paused service never answers; the command must stop within the lake timeout (here 6 s).
-PAUSE_TIMEOUT = 6
-PAUSE_CASES = ("ingest mid-write", "audit before commit", "copy mid-read")
-
-
-def _paused(lake, args, driver, said_service: str) -> subprocess.CompletedProcess:
-    started = time.monotonic()
-    first = _run(lake, driver, args, {"TAME_WH_LAKE_TIMEOUT": str(PAUSE_TIMEOUT)})
-    elapsed = time.monotonic() - started
-    assert first.returncode == 4, first.stderr
-    assert f"has not answered for {PAUSE_TIMEOUT} s" in first.stderr, first.stderr
-    assert said_service in first.stderr
-    # Bounded: the timeout, one probe interval, and the command's own start-up.
-    assert elapsed < PAUSE_TIMEOUT + 20, elapsed
-    return first
 
 
 @pytest.mark.parametrize(
@@ -402,17 +402,8 @@ def _paused(lake, args, driver, said_service: str) -> subprocess.CompletedProces
     indirect=["faulty"],
 )
 def test_a_paused_catalog_ends_the_command_within_the_lake_timeout(faulty, case):
-    lake, cluster, proxy, work = faulty
-    command, point = CASES[case]
-    args = _resolve(_args(command, work), lake)
-    try:
-        first = _paused(lake, args, [point, cluster.command("pause")], "lake catalog (PostgreSQL")
-    finally:
-        cluster.ensure_running()
-        if proxy is not None:
-            proxy.ensure_running()
-    if command == "copy":
-        args = _resolve(_args(command, work), lake)
+    lake, cluster = faulty[:2]
+    args, first = _strike(faulty, case, cluster.command("pause"), "lake catalog (PostgreSQL")
     outcome = _check_after(lake, args, first)
     print(f"FAULT-TABLE | catalog paused | {case} | {lake.kind} | {outcome}")
 
@@ -423,18 +414,10 @@ def test_a_paused_catalog_ends_the_command_within_the_lake_timeout(faulty, case)
     indirect=["faulty"],
 )
 def test_a_paused_object_store_ends_the_command_within_the_lake_timeout(faulty, case):
-    lake, cluster, proxy, work = faulty
-    assert proxy is not None
-    command, point = CASES[case]
-    args = _resolve(_args(command, work), lake)
-    pause = f"kill -STOP {proxy.process.pid if proxy.process else 0}"
-    try:
-        first = _paused(lake, args, [point, pause], "lake data path (object store")
-    finally:
-        proxy.ensure_running()
-        cluster.ensure_running()
-    if command == "copy":
-        args = _resolve(_args(command, work), lake)
+    lake, proxy = faulty[0], faulty[2]
+    assert proxy is not None and proxy.process is not None
+    pause = f"kill -STOP {proxy.process.pid}"
+    args, first = _strike(faulty, case, pause, "lake data path (object store")
     outcome = _check_after(lake, args, first)
     print(f"FAULT-TABLE | object store paused | {case} | {lake.kind} | {outcome}")
 
