@@ -253,30 +253,22 @@ def _pg_reason(exc: BaseException) -> str:
 def catalog_state(conn: Any) -> CatalogState:
     """Read the lake's metadata (format version, data path) straight from PostgreSQL: from the
     catalog schema, else from `public` where earlier versions made lakes."""
-    for schema in (CATALOG_SCHEMA, LEGACY_CATALOG_SCHEMA):
-        row = conn.execute(
-            "SELECT to_regclass(quote_ident(%s) || '.ducklake_metadata') IS NOT NULL", [schema]
-        ).fetchone()
-        if row and row[0]:
-            break
-    else:
-        return CatalogState(False, None, None)
-    values = dict(
-        conn.execute(
-            psycopg_sql(
-                "SELECT key, value FROM {}.ducklake_metadata WHERE scope IS NULL OR scope = ''",
-                schema,
-            )
-        ).fetchall()
-    )
-    return CatalogState(True, values.get("version"), values.get("data_path"), schema)
-
-
-def psycopg_sql(template: str, schema: str) -> Any:
-    """A statement naming the catalog schema as a quoted identifier (never pasted as text)."""
     from psycopg import sql
 
-    return sql.SQL(template).format(sql.Identifier(schema))
+    schemas = (CATALOG_SCHEMA, LEGACY_CATALOG_SCHEMA)
+    found = conn.execute(  # both places in one round trip (every lake command starts here)
+        "SELECT to_regclass(quote_ident(%s) || '.ducklake_metadata') IS NOT NULL, "
+        "to_regclass(quote_ident(%s) || '.ducklake_metadata') IS NOT NULL",
+        list(schemas),
+    ).fetchone()
+    schema = next((name for name, there in zip(schemas, found or (), strict=False) if there), None)
+    if schema is None:
+        return CatalogState(False, None, None)
+    query = sql.SQL(
+        "SELECT key, value FROM {}.ducklake_metadata WHERE scope IS NULL OR scope = ''"
+    ).format(sql.Identifier(schema))
+    values = dict(conn.execute(query).fetchall())
+    return CatalogState(True, values.get("version"), values.get("data_path"), schema)
 
 
 def check_data_path(address: LakeAddress, state: CatalogState) -> LakeAddress:

@@ -68,23 +68,15 @@ _STORAGE_TEXTS = (
 )
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def _service(address: LakeAddress, exc: BaseException) -> str | None:
     """Which of the lake's services an error comes from (None: neither, as far as it tells)."""
     import duckdb
+    import psycopg
 
     text = str(exc).lower()
-    module = type(exc).__module__ or ""
-    if module.startswith("psycopg") and isinstance(exc, Exception):
-        import psycopg
-
-        if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
-            return "catalog"
-        return "catalog" if any(t in text for t in _CATALOG_TEXTS) else None
+    if isinstance(exc, psycopg.Error):  # only the catalog is reached through psycopg
+        lost = isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
+        return "catalog" if lost or any(t in text for t in _CATALOG_TEXTS) else None
     if not isinstance(exc, duckdb.Error):
         return None
     data_path = (address.data_path or "").lower()
