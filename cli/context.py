@@ -23,7 +23,13 @@ from warehouse.store.connection import (
     warehouse_exists,
 )
 from warehouse.store.lake import AsOf, parse_as_of
-from warehouse.store.schema import code_schema_version, stored_schema_version, writing
+from warehouse.store.schema import (
+    StagedWrite,
+    code_schema_version,
+    staged_write,
+    stored_schema_version,
+    writing,
+)
 
 
 @dataclass
@@ -46,6 +52,13 @@ class AppContext:
         the writers' lock is held until the block ends."""
         with writing(self.db, lock_timeout=self.lock_timeout) as con:
             yield con
+
+    @contextmanager
+    def staged_write(self) -> Iterator[StagedWrite]:
+        """The warehouse to read first and write later (one attach on a lake; no lock held in
+        between)."""
+        with staged_write(self.db, lock_timeout=self.lock_timeout) as stage:
+            yield stage
 
     @contextmanager
     def reader(self, as_of: AsOf | None = None) -> Iterator[duckdb.DuckDBPyConnection]:

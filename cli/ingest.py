@@ -138,21 +138,22 @@ def ingest(
     if not reports and not (testset and hyp):
         raise click.UsageError("give JSON reports, or both --testset and --hyp")
     options = MetricOptions(tokenize, lowercase, int(chrf_word_order), not no_ter)
-    # One read-only look at the warehouse, when it exists (released again before scoring): the
-    # registered test set, the bootstrap defaults from its settings, and which runs it holds.
-    with app.existing_warehouse() as con:
+    with app.staged_write() as stage:
+        # A look at the warehouse, when it exists: the registered test set, the bootstrap
+        # defaults from its settings, and which runs it holds. Nothing is locked while scoring.
+        con = stage.look
         source = con if con is not None else app.db
         prepared = _prepare(source, reports, testset, hyp, model_slug, condition, run_card, options)
         ci = None if no_ci else bootstrap_settings(con, n_bootstrap_ci, ci_alpha, seed)
         stored = stored_run_ids(con, [p.run_id for p in prepared]) if con is not None else set()
-    for run in prepared:
-        run.bootstrap = ci
-    to_score = [p for p in prepared if replace or p.run_id not in stored]
-    with status("scoring"):
-        for run in to_score:
-            run.score()
-    with app.warehouse() as con, status("writing"):
-        results = write_runs(con, prepared, replace=replace, notify=say)
+        for run in prepared:
+            run.bootstrap = ci
+        to_score = [p for p in prepared if replace or p.run_id not in stored]
+        with status("scoring"):
+            for run in to_score:
+                run.score()
+        with stage.writer() as con, status("writing"):
+            results = write_runs(con, prepared, replace=replace, notify=say)
     if as_json:
         emit_json([r.to_dict() for r in results])
         return

@@ -44,7 +44,8 @@ def _require_lake(app: AppContext) -> None:
 def maintain(
     app: AppContext, keep_days: int, grace_hours: int, dry_run: bool, as_json: bool
 ) -> None:
-    """Merge small data files, expire old snapshots and delete files no snapshot needs."""
+    """Flush rows inlined in the catalog to Parquet, merge small data files, expire old
+    snapshots and delete files no snapshot needs."""
     _require_lake(app)
     with app.warehouse() as con:
         result = maintain_lake(con, keep_days=keep_days, grace_hours=grace_hours, dry_run=dry_run)
@@ -53,6 +54,7 @@ def maintain(
         return
     print_fields(
         [
+            ("inlined rows flushed", result.rows_flushed),
             ("files merged", f"{result.files_merged} into {result.files_created}"),
             (
                 "snapshots expired" if not dry_run else "snapshots to expire",

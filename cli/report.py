@@ -10,7 +10,6 @@ import click
 from cli.context import AppContext, as_of_option, as_of_value, json_option, pass_app
 from cli.output import emit_json, fmt_number, fmt_share, print_fields, print_table, say
 from warehouse.analysis.report import build_report
-from warehouse.html.report_file import write_report_html
 
 
 def _print_quality(doc: dict[str, Any]) -> None:
@@ -266,6 +265,10 @@ def report(
     """Report one run (id or unique prefix): quality, exposure, bins, composite, cost, speed."""
     when = as_of_value(as_of)
     if html_file is not None:
+        # The page's libraries (altair, the Vega bundle) load only for a page: a third of a
+        # second that `report` and `demo` in a terminal do not need.
+        from warehouse.html.report_file import write_report_html
+
         with app.reader(when) as con:
             written = write_report_html(con, run, html_file, train=train)
         if as_json:

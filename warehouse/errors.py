@@ -30,6 +30,10 @@ class UsageError(WarehouseError):
     """An option value or name that does not make sense (unknown corpus, bad threshold, ...)."""
 
 
+class MissingWarehouseError(UsageError):
+    """A read found no warehouse at the address (nothing was created)."""
+
+
 class SchemaError(WarehouseError):
     """The warehouse file cannot be used by this version of tame-wh."""
 

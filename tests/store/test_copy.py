@@ -17,11 +17,12 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import main
+from tests.backends import Warehouse
 from tests.ingest.lake_workers import PARTIAL_RUNS
 from warehouse.store import copy as copy_module
 from warehouse.store.connection import close_connection, connect
 from warehouse.store.copy import copy_warehouse, table_names
-from warehouse.store.lake import AsOf
+from warehouse.store.lake import AsOf, metadata_table
 from warehouse.store.schema import code_schema_version
 
 real_copy_table = copy_module._copy_table
@@ -87,8 +88,26 @@ def test_copy_refuses_a_destination_with_data_and_the_same_warehouse(lake, tmp_p
     assert missing.exit_code == 2 and not (tmp_path / "x.duckdb").exists()
 
 
-def test_maintain_compacts_and_expires_history_but_keeps_the_data(lake):
+def _inlined_rows(lake: Warehouse) -> int:
+    """Live rows the lake's catalog holds inline (DuckLake's inlined-data tables), all tables."""
+    con = connect(lake.address, read_only=True)
+    try:
+        listed = metadata_table(con, "ducklake_inlined_data_tables")
+        names = [name for (name,) in con.execute(f"SELECT table_name FROM {listed}").fetchall()]
+        counted = (
+            f"SELECT count(*) FROM {metadata_table(con, name)} WHERE end_snapshot IS NULL"
+            for name in names
+        )
+        return sum(con.execute(sql).fetchone()[0] for sql in counted)
+    finally:
+        close_connection(con)
+
+
+def test_maintain_flushes_inlined_rows_compacts_and_expires_history_but_keeps_the_data(lake):
     assert lake.run("demo").exit_code == 0
+    # The demo's runs are small: their rows sit in the catalog, not in Parquet files.
+    hypotheses = lake.sql("SELECT count(*) FROM ducklake_list_files('tame', 'hypotheses')")[0][0]
+    assert hypotheses == 0 and _inlined_rows(lake) > 120
     first = lake.sql("SELECT min(snapshot_id) FROM ducklake_snapshots('tame')")[0][0]
     board = json.loads(lake.run("leaderboard", "--json").output)
     listed = json.loads(lake.run("lake", "snapshots", "--json").output)
@@ -99,6 +118,8 @@ def test_maintain_compacts_and_expires_history_but_keeps_the_data(lake):
     assert done.exit_code == 0, done.output
     result = json.loads(done.output)
     assert result["files_merged"] >= result["files_created"] and result["snapshots_left"] >= 1
+    assert result["rows_flushed"] > 120 and _inlined_rows(lake) == 0
+    assert lake.sql("SELECT count(*) FROM ducklake_list_files('tame', 'hypotheses')")[0][0] >= 1
     assert json.loads(lake.run("leaderboard", "--json").output) == board
     gone = lake.run("leaderboard", "--as-of", str(listed[1]["snapshot_id"]))
     assert gone.exit_code == 2 and "no such snapshot" in gone.output

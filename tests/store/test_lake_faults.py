@@ -315,8 +315,8 @@ def _check_after(lake: Warehouse, args: list[object], first: subprocess.Complete
         errors = [line for line in said.splitlines() if line.startswith("error: ")]
         assert len(errors) == 1 and "lake " in errors[0], said
     assert lake.sql(PARTIAL_RUNS) == []
-    again = _run(lake, [], args)
-    assert again.returncode == 0, again.stderr
+    again = lake.run(*args)  # in-process: the same command, without a second start-up
+    assert again.exit_code == 0, again.output
     doctor = json.loads(lake.run("doctor", "--json").stdout)
     assert doctor["ok"] is True, doctor["warehouse"]
     return "succeeded" if first.returncode == 0 else "clear error (exit 4), nothing lost"
@@ -375,6 +375,7 @@ def _strike(
         for fault in ("stop", "restart")
     ],
     indirect=["faulty"],
+    scope="module",
 )
 def test_a_catalog_fault_ends_in_a_documented_status_and_loses_nothing(faulty, case, fault):
     lake, cluster = faulty[:2]
@@ -384,7 +385,10 @@ def test_a_catalog_fault_ends_in_a_documented_status_and_loses_nothing(faulty, c
 
 
 @pytest.mark.parametrize(
-    ("faulty", "case"), [("lake-s3", case) for case in STORAGE_CASES], indirect=["faulty"]
+    ("faulty", "case"),
+    [("lake-s3", case) for case in STORAGE_CASES],
+    indirect=["faulty"],
+    scope="module",
 )
 def test_an_object_store_cut_off_ends_in_a_documented_status_and_loses_nothing(faulty, case):
     lake, proxy = faulty[0], faulty[2]
@@ -400,6 +404,7 @@ def test_an_object_store_cut_off_ends_in_a_documented_status_and_loses_nothing(f
     ("faulty", "case"),
     [("lake-dir", case) for case in PAUSE_CASES] + [("lake-s3", "ingest mid-write")],
     indirect=["faulty"],
+    scope="module",
 )
 def test_a_paused_catalog_ends_the_command_within_the_lake_timeout(faulty, case):
     lake, cluster = faulty[:2]
@@ -412,6 +417,7 @@ def test_a_paused_catalog_ends_the_command_within_the_lake_timeout(faulty, case)
     ("faulty", "case"),
     [("lake-s3", "ingest mid-write"), ("lake-s3", "copy mid-read")],
     indirect=["faulty"],
+    scope="module",
 )
 def test_a_paused_object_store_ends_the_command_within_the_lake_timeout(faulty, case):
     lake, proxy = faulty[0], faulty[2]
@@ -480,8 +486,8 @@ def test_a_data_directory_that_turns_read_only_or_full_loses_nothing(mounted_lak
     assert "internal error" not in first.stderr and "Traceback" not in first.stderr
     assert lake.sql("SELECT count(*) FROM runs") == runs_before
     assert lake.sql(PARTIAL_RUNS) == []
-    again = _run(lake, [], args)
-    assert again.returncode == 0, again.stderr
+    again = lake.run(*args)
+    assert again.exit_code == 0, again.output
     assert json.loads(lake.run("doctor", "--json").stdout)["ok"] is True
     print(f"FAULT-TABLE | data directory {fault} | ingest mid-write | lake-dir | clear error "
           f"(exit {first.returncode}), nothing lost")  # fmt: skip

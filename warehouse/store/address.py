@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from warehouse.errors import UsageError
+from warehouse.errors import MissingWarehouseError, UsageError
 
 DB_ENV_VAR = "TAME_WH_DB"
 DATA_PATH_ENV_VAR = "TAME_WH_DATA_PATH"
@@ -156,9 +156,9 @@ def parse_address(
     return Path(text)
 
 
-def missing_warehouse(path: str | Path | LakeAddress) -> UsageError:
+def missing_warehouse(path: str | Path | LakeAddress) -> MissingWarehouseError:
     """The error of a read-only command run where no warehouse exists (nothing is created)."""
-    return UsageError(
+    return MissingWarehouseError(
         f"no warehouse at {path}: nothing to read (create one with `tame-wh init` or "
         "`tame-wh demo`, or pass --db PATH)"
     )

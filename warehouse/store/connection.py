@@ -48,6 +48,8 @@ def is_lake_connection(con: duckdb.DuckDBPyConnection) -> bool:
 # Writers' locks on lakes held by this process, by catalog: the lock and the connections sharing
 # it (a second writer in the same process shares the lock, as it would share a local file).
 _HELD: dict[str, tuple[WriterLock, list[duckdb.DuckDBPyConnection]]] = {}
+# Lake writers opened with `lock_later`, and the lock's session each takes its lock on.
+_LATER: list[tuple[duckdb.DuckDBPyConnection, LakeAddress, WriterLock]] = []
 
 
 def _is_open(con: duckdb.DuckDBPyConnection) -> bool:
@@ -67,8 +69,10 @@ def _connect_lake(
     as_of: AsOf | None,
     create: bool,
     relocate: bool = False,
+    lock_later: bool = False,
 ) -> duckdb.DuckDBPyConnection:
-    """A lake connection; a writer's holds (or shares) the writers' lock until closed."""
+    """A lake connection; a writer's holds (or shares) the writers' lock until closed (with
+    `lock_later`, from `hold_writers_lock` on)."""
     if read_only or as_of is not None:
         con, _ = open_lake(
             address, read_only=True, lock_timeout=lock_timeout, config=config, as_of=as_of
@@ -99,16 +103,46 @@ def _connect_lake(
         config=config,
         create=create,
         relocate=relocate,
+        lock_later=lock_later,
     )
     assert new_lock is not None
-    _HELD[key] = (new_lock, [con])
+    if new_lock.held:
+        _HELD[key] = (new_lock, [con])
+    else:
+        _LATER.append((con, address, new_lock))
     return con
+
+
+def hold_writers_lock(con: duckdb.DuckDBPyConnection, lock_timeout: float) -> None:
+    """Take the lake writers' lock that `connect(..., lock_later=True)` left for later (a file's
+    writer, or a lake writer holding the lock, has nothing to take)."""
+    found = [entry for entry in _LATER if entry[0] is con]
+    if not found:
+        return
+    _LATER.remove(found[0])
+    _, address, lock = found[0]
+    held = _HELD.get(address.libpq)
+    if held is not None:  # another connection of this process took it meanwhile: share it
+        lock.release()
+        held[1].append(con)
+        return
+    try:
+        lock.acquire(address, lock_timeout)
+    except BaseException:
+        lock.release()
+        raise
+    _HELD[address.libpq] = (lock, [con])
 
 
 def close_connection(con: duckdb.DuckDBPyConnection) -> None:
     """Close a warehouse connection; the last writer of a lake in this process gives the writers'
     lock back."""
     con.close()
+    for index, (waiting, _, lock) in enumerate(_LATER):
+        if waiting is con:
+            del _LATER[index]
+            lock.release()
+            break
     for key, (lock, users) in list(_HELD.items()):
         if any(c is con for c in users):
             users[:] = [c for c in users if c is not con and _is_open(c)]
@@ -127,6 +161,7 @@ def connect(
     as_of: AsOf | None = None,
     create: bool = True,
     relocate: bool = False,
+    lock_later: bool = False,
 ) -> duckdb.DuckDBPyConnection:
     """Open the warehouse: a file, retrying with jittered backoff while another process holds it,
     or a lake (see `warehouse.store.lake`). Close it with `close_connection`.
@@ -134,12 +169,16 @@ def connect(
     Read-only connections share the file with other readers (another tame-wh, a BI tool); only a
     writer makes them wait. A file this user may not write is opened read-only just the same.
     `as_of` (a lake's past snapshot, read-only) is a usage error on a file; `relocate` (a lake
-    writer's) moves a catalog made by an earlier version out of PostgreSQL's `public` schema."""
+    writer's) moves a catalog made by an earlier version out of PostgreSQL's `public` schema.
+    `lock_later` (a lake writer's) leaves the writers' lock of an existing lake to
+    `hold_writers_lock`, so that a command can read before it waits for the lock."""
     config = dict(config or {})
     if threads is not None:
         config["threads"] = threads
     if isinstance(path, LakeAddress):
-        return _connect_lake(path, read_only, lock_timeout, config, as_of, create, relocate)
+        return _connect_lake(
+            path, read_only, lock_timeout, config, as_of, create, relocate, lock_later
+        )
     if as_of is not None:
         raise UsageError(
             f"--as-of needs a lake warehouse (--db ducklake:postgres:…): the local file {path} "

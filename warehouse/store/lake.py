@@ -40,6 +40,10 @@ EXTENSIONS = ("ducklake", "postgres", "httpfs")
 # DuckLake retries a commit that met a concurrent one (writers outside tame-wh, which take no
 # lock); the default of 10 is low for a busy lake.
 MAX_RETRY_COUNT = 100
+# A writer's inserts (and deletes) of at most this many rows go into the catalog instead of a new
+# Parquet file (DuckLake's data inlining; its default is 10): a run's intervals, sums, warnings and
+# tags, and every row of a small test set's run. `tame-wh lake maintain` flushes them to Parquet.
+INLINE_ROW_LIMIT = 250
 # Seconds to wait for the catalog's server to accept a connection (connect_timeout=N in the lake
 # address overrides it).
 CONNECT_TIMEOUT = 10
@@ -540,6 +544,8 @@ def attach(
     options = []
     if read_only or as_of is not None:
         options.append("READ_ONLY")
+    else:
+        options.append(f"DATA_INLINING_ROW_LIMIT {INLINE_ROW_LIMIT}")
     if as_of is not None:
         options.append(as_of.option())
     suffix = f" ({', '.join(options)})" if options else ""
@@ -581,6 +587,7 @@ def open_lake(
     create: bool = True,
     lock: WriterLock | None = None,
     relocate: bool = False,
+    lock_later: bool = False,
 ) -> tuple[duckdb.DuckDBPyConnection, WriterLock | None]:
     """Connect to a lake: the catalog checked first (reachable, a lake there or not, the data path
     matching), the storage probed, the attach, and for a writer the writers' lock (unless `lock`,
@@ -588,9 +595,12 @@ def open_lake(
     its catalog moved). Without a lake in the catalog, a reader (or a writer with `create`
     False) gets `missing_warehouse` and nothing is created. A new lake's catalog schema is sealed
     before DuckLake fills it; `relocate` (a writer's) moves an earlier version's catalog out of
-    `public` and seals it.
+    `public` and seals it. With `lock_later`, a writer of an existing lake gets its lock's
+    session without the lock: the caller reads first and takes it (`WriterLock.acquire`) before
+    it writes.
 
-    Returns the connection and the lock this call took (None for readers and shared locks)."""
+    Returns the connection and the lock this call took or prepared (None for readers and shared
+    locks)."""
     pg = catalog_connection(address)
     taken: WriterLock | None = None
     con: duckdb.DuckDBPyConnection | None = None
@@ -620,7 +630,8 @@ def open_lake(
             # An existing lake: extensions and attach are done outside the lock; every
             # transaction from here on reads the snapshot current when it begins.
             taken = WriterLock(pg)
-            taken.acquire(address, lock_timeout)
+            if not lock_later:
+                taken.acquire(address, lock_timeout)
     except BaseException:
         if con is not None:
             con.close()

@@ -1,6 +1,8 @@
 """Lake maintenance: DuckLake's compaction, snapshot expiry and file clean-up with safe defaults.
 
-Every ingest writes small Parquet files; merging adjacent ones keeps scans fast. Snapshots older
+Small writes are inlined in the catalog (`INLINE_ROW_LIMIT` rows, DuckLake's data inlining) and
+larger ones are Parquet files; a pass first flushes the inlined rows to Parquet (the catalog's
+tables stay small), then merges adjacent small files, which keeps scans fast. Snapshots older
 than `keep_days` are expired (the history `--as-of` can reach shrinks accordingly; the newest
 snapshot always stays), and the files they alone referenced are deleted once they have been
 scheduled for deletion for `grace_hours` (readers that started before are still safe), as are
@@ -25,6 +27,7 @@ DEFAULT_GRACE_HOURS = 24
 class MaintainResult:
     """What a maintenance pass did (or, with `dry_run`, would do)."""
 
+    rows_flushed: int
     files_merged: int
     files_created: int
     snapshots_expired: int
@@ -50,12 +53,15 @@ def maintain_lake(
     grace_hours: int = DEFAULT_GRACE_HOURS,
     dry_run: bool = False,
 ) -> MaintainResult:
-    """Merge small files, expire old snapshots, delete files no snapshot needs (a lake's writer
-    connection; the writers' lock keeps tame-wh writers out meanwhile)."""
+    """Flush inlined rows to Parquet, merge small files, expire old snapshots, delete files no
+    snapshot needs (a lake's writer connection; the writers' lock keeps tame-wh writers out
+    meanwhile)."""
     if keep_days < 0 or grace_hours < 0:
         raise UsageError("--keep-days and --grace-hours must be 0 or more")
-    merged = created = 0
+    flushed = merged = created = 0
     if not dry_run:
+        inlined = _call(con, f"CALL ducklake_flush_inlined_data('{LAKE_ALIAS}')", [])
+        flushed = sum(int(v or 0) for v in inlined.column("rows_flushed").to_pylist())
         files = _call(con, f"CALL ducklake_merge_adjacent_files('{LAKE_ALIAS}')", [])
         merged = sum(v or 0 for v in files.column("files_processed").to_pylist())
         created = sum(v or 0 for v in files.column("files_created").to_pylist())
@@ -77,4 +83,4 @@ def maintain_lake(
         ).num_rows
     row = con.execute(f"SELECT count(*) FROM ducklake_snapshots('{LAKE_ALIAS}')").fetchone()
     left = int(row[0]) if row else 0
-    return MaintainResult(merged, created, expired, deleted, left, dry_run)
+    return MaintainResult(flushed, merged, created, expired, deleted, left, dry_run)

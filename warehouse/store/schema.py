@@ -10,12 +10,13 @@ from pathlib import Path
 import duckdb
 
 from warehouse import __version__
-from warehouse.errors import SchemaError
+from warehouse.errors import MissingWarehouseError, SchemaError
 from warehouse.store.address import LakeAddress
 from warehouse.store.connection import (
     DEFAULT_LOCK_TIMEOUT,
     close_connection,
     connect,
+    hold_writers_lock,
     is_lake_connection,
     transaction,
 )
@@ -137,6 +138,63 @@ def writing(
         yield con
     finally:
         close_connection(con)
+
+
+class StagedWrite:
+    """A command that reads the warehouse, works without it (scoring, say), then writes: `look`
+    is the warehouse to read (None while there is none), `writer()` the warehouse to write.
+
+    On a lake both are one attach, and `writer()` waits for the writers' lock; on a file the
+    read-only look is closed before the file is opened for writing, so other processes may write
+    meanwhile. Either way nothing holds the lock while the command works in between."""
+
+    def __init__(self, path: str | Path | LakeAddress, lock_timeout: float) -> None:
+        self.path = path
+        self.lock_timeout = lock_timeout
+        self.look: duckdb.DuckDBPyConnection | None = None
+        self._con: duckdb.DuckDBPyConnection | None = None
+        if isinstance(path, LakeAddress):
+            try:
+                self._con = connect(path, lock_timeout=lock_timeout, create=False, lock_later=True)
+            except MissingWarehouseError:
+                return
+            if stored_schema_version(self._con) > 0:
+                self.look = self._con
+        elif Path(path).exists():
+            self._con = connect(path, read_only=True, lock_timeout=lock_timeout)
+            self.look = self._con
+
+    @contextmanager
+    def writer(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The warehouse (created or upgraded as needed) for writing during the block."""
+        if isinstance(self.path, LakeAddress) and self._con is not None:
+            self.look = None
+            hold_writers_lock(self._con, self.lock_timeout)
+            ensure_schema(self._con, str(self.path))
+            yield self._con
+            return
+        self.close()
+        with writing(self.path, lock_timeout=self.lock_timeout) as con:
+            yield con
+
+    def close(self) -> None:
+        """Close what is open (a lake's writers' lock is given back)."""
+        self.look = None
+        if self._con is not None:
+            close_connection(self._con)
+            self._con = None
+
+
+@contextmanager
+def staged_write(
+    path: str | Path | LakeAddress, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+) -> Iterator[StagedWrite]:
+    """Read, then write, the warehouse at `path` (see `StagedWrite`)."""
+    stage = StagedWrite(path, lock_timeout)
+    try:
+        yield stage
+    finally:
+        stage.close()
 
 
 def init_warehouse(
