@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import duckdb
 import pytest
 
 from warehouse.errors import SchemaError
+from warehouse.ingest.runs import PreparedRun
+from warehouse.store import lake as lake_module
+from warehouse.store.connection import warehouse_exists
 from warehouse.store.resources import schema_files
-from warehouse.store.schema import code_schema_version, init_warehouse, open_warehouse
+from warehouse.store.schema import (
+    code_schema_version,
+    init_warehouse,
+    open_warehouse,
+    staged_write,
+)
 
 
 def test_init_creates_every_core_table(db_path):
@@ -115,3 +126,58 @@ def test_bin_and_tm_rules_are_the_sql_macros_the_audit_uses(db_path):
     assert tm == ("target", "src", "")
     views = {v for (v,) in con.execute("SELECT view_name FROM duckdb_views()").fetchall()}
     assert "run_stat_sums" not in views and "run_surface" in views
+
+
+def _test_set(tmp_path, n: int = 12) -> tuple[Path, Path]:
+    src = tmp_path / "src.txt"
+    ref = tmp_path / "ref.txt"
+    src.write_text("".join(f"sentence number {i}\n" for i in range(n)), encoding="utf-8")
+    ref.write_text("".join(f"phrase numero {i}\n" for i in range(n)), encoding="utf-8")
+    return src, ref
+
+
+def test_a_lake_ingest_attaches_once_and_scores_while_others_may_write(
+    lake, tmp_path, monkeypatch
+):
+    src, ref = _test_set(tmp_path)
+    assert lake.run("testset", "add", "ts", "--src", src, "--ref", ref).exit_code == 0
+    attaches: list[bool] = []
+    real_attach = lake_module.attach
+
+    def counted_attach(*args: Any, **kwargs: Any) -> None:
+        attaches.append(kwargs["read_only"])
+        real_attach(*args, **kwargs)
+
+    # While the run is scored, another session can take the writers' lock at once.
+    taken_while_scoring: list[bool] = []
+    real_score = PreparedRun.score
+
+    def score(self: PreparedRun) -> None:
+        if taken_while_scoring:  # the write calls it again, a no-op once scored
+            return real_score(self)
+        with lake_module.catalog_session(lake.address) as pg:
+            other = lake_module.WriterLock(pg)
+            other.acquire(lake.address, 2)
+            taken_while_scoring.append(other.held)
+            other.release()
+        real_score(self)
+
+    monkeypatch.setattr(lake_module, "attach", counted_attach)
+    monkeypatch.setattr(PreparedRun, "score", score)
+    done = lake.run("ingest", "--testset", "ts", "--hyp", ref, "--model-slug", "m", "--json")
+    assert done.exit_code == 0, done.output
+    assert attaches == [False]  # one attach, a writer's
+    assert taken_while_scoring == [True]
+    assert lake.sql("SELECT count(*) FROM hypotheses") == [(12,)]
+
+
+def test_a_staged_write_creates_nothing_until_it_writes(lake, tmp_path):
+    with staged_write(lake.address) as stage:
+        assert stage.look is None
+    assert not warehouse_exists(lake.address)
+    with staged_write(lake.address) as stage, stage.writer() as con:
+        con.execute("UPDATE settings SET value = 500 WHERE key = 'bootstrap.n'")
+    with staged_write(lake.address) as stage:
+        assert stage.look is not None
+        rows = stage.look.execute("SELECT value FROM settings WHERE key = 'bootstrap.n'")
+        assert rows.fetchall() == [(500,)]
