@@ -52,7 +52,7 @@ def demo(app: AppContext, as_json: bool) -> None:
             f"  audit {audit.audit_id}  demo-test against demo-train, exact "
             f"({state}); PairLeak@0.85 {leak:.1%}"
         )
-    with app.warehouse() as con:
+    with app.reader() as con:
         rows = leaderboard(con)
         doc = build_report(con, rows[0]["run_id"])
     click.echo("\nleaderboard")

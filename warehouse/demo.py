@@ -18,7 +18,7 @@ from warehouse.store.address import LakeAddress
 from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT, close_connection, connect
 from warehouse.store.corpora import AddResult, Notify, add_corpus
 from warehouse.store.resources import example_dir
-from warehouse.store.schema import SchemaStatus, ensure_schema, writing
+from warehouse.store.schema import SchemaStatus, ensure_schema
 
 DEMO_TRAIN = "demo-train"
 DEMO_TEST = "demo-test"
@@ -69,29 +69,31 @@ def run_demo(
             "en",
             "es",
         )
+        # One connection throughout (on a lake: one attach, the writers' lock held until the
+        # end; the demo is loaded in well under a minute).
         con = connect(db, lock_timeout=lock_timeout)
         try:
             result = DemoResult(str(db), ensure_schema(con, str(db)))
             for data in (train, test):
                 result.corpora.append(add_corpus(con, data, replace=True, notify=say))
+            prepared = [
+                prepare_from_files(
+                    con,
+                    testset=DEMO_TEST,
+                    hyp_path=folder / f"{system}.hyp",
+                    model_slug=None,
+                    run_card_path=folder / f"{system}.run_card.json",
+                    lock_timeout=lock_timeout,
+                    ci=BootstrapSettings(),
+                )
+                for system in DEMO_PLAIN_SYSTEMS
+            ]
+            prepared += [
+                prepare_from_document(folder / name, ci=BootstrapSettings())
+                for name in DEMO_REPORTS
+            ]
+            result.runs = write_runs(con, prepared, notify=say)
+            result.audit = run_audit(con, DEMO_TRAIN, DEMO_TEST)
         finally:
             close_connection(con)
-        prepared = [
-            prepare_from_files(
-                db,
-                testset=DEMO_TEST,
-                hyp_path=folder / f"{system}.hyp",
-                model_slug=None,
-                run_card_path=folder / f"{system}.run_card.json",
-                lock_timeout=lock_timeout,
-                ci=BootstrapSettings(),
-            )
-            for system in DEMO_PLAIN_SYSTEMS
-        ]
-        prepared += [
-            prepare_from_document(folder / name, ci=BootstrapSettings()) for name in DEMO_REPORTS
-        ]
-    with writing(db, lock_timeout=lock_timeout) as con:
-        result.runs = write_runs(con, prepared, notify=say)
-        result.audit = run_audit(con, DEMO_TRAIN, DEMO_TEST)
     return result

@@ -136,9 +136,7 @@ def _test_set(tmp_path, n: int = 12) -> tuple[Path, Path]:
     return src, ref
 
 
-def test_a_lake_ingest_attaches_once_and_scores_while_others_may_write(
-    lake, tmp_path, monkeypatch
-):
+def test_a_lake_ingest_attaches_once_and_scores_while_others_may_write(lake, tmp_path, monkeypatch):
     src, ref = _test_set(tmp_path)
     assert lake.run("testset", "add", "ts", "--src", src, "--ref", ref).exit_code == 0
     attaches: list[bool] = []
