@@ -11,7 +11,8 @@ child process (start-up included), the median of --repeat:
 - `ingest` of a new --segments-segment run (statistics, bootstrap intervals, storage);
 - `leaderboard --json` over all runs;
 - start-up: `init` on the up-to-date warehouse (attach, schema check, nothing to do).
-Targets (issue 12): ingest on the lake <= 2x the file's, leaderboard < 2 s, start-up < 1 s.
+Targets: ingest on the lake <= 1.2x the file's (docs/lake.md), CPU seconds of that ingest,
+leaderboard < 2 s, start-up < 1 s.
 
 `--soak [--writers 8] [--runs-each 50]`: the concurrency soak instead. WRITERS processes each
 ingest RUNS_EACH distinct runs, one command at a time, while an auditor recomputes the audit,
@@ -309,7 +310,9 @@ def main() -> None:
         print_ratio_table("command start-up on an up-to-date warehouse", start_file, [start_lake])
         ratio = ingest_lake.seconds / ingest_file.seconds
         print(
-            f"\ntargets: ingest lake/file {ratio:.2f}x (<= 2x: {'met' if ratio <= 2 else 'MISSED'})"
+            f"\ntargets: ingest lake/file {ratio:.2f}x (<= 1.2x: "
+            f"{'met' if ratio <= 1.2 else 'MISSED'}), {ingest_lake.cpu_seconds:.2f} CPU s per "
+            f"ingest on a lake of {args.runs} runs"
             f"; leaderboard on the lake {board_lake.seconds:.2f} s (< 2 s: "
             f"{'met' if board_lake.seconds < 2 else 'MISSED'}); start-up on the lake "
             f"{start_lake.seconds:.2f} s (< 1 s: {'met' if start_lake.seconds < 1 else 'MISSED'})"

@@ -41,9 +41,12 @@ from tests.backends import (
 )
 from tests.conftest import VOCABULARY
 from tests.ingest.lake_workers import PARTIAL_RUNS
+from warehouse.store.lake import INLINE_ROW_LIMIT
 
 ROOT = Path(__file__).resolve().parents[2]
-SEGMENTS = 40
+# More rows than a write inlines in the catalog: every run and corpus is Parquet files on the data
+# path, so the object store and the data directory have writes and reads in flight.
+SEGMENTS = INLINE_ROW_LIMIT + 50
 # What the commands may end with under a fault: success, or a remote service's failure.
 DOCUMENTED = (0, 4)
 
