@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,12 @@ from click.testing import CliRunner, Result
 
 from cli.main import main
 from tests.backends import lake, warehouse  # noqa: F401 (fixtures: every backend, lakes only)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker per core and one more. Lake tests wait on the catalog's PostgreSQL,
+    the object store and child processes, which the extra worker fills with work."""
+    return (os.cpu_count() or 1) + 1
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

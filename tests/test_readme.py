@@ -28,7 +28,7 @@ def demo_db(tmp_path_factory):
     from cli.main import main
 
     db = tmp_path_factory.mktemp("readme") / "demo.duckdb"
-    assert CliRunner().invoke(main, ["--db", str(db), "demo"]).exit_code == 0
+    assert CliRunner().invoke(main, ["--db", str(db), "demo", "--json"]).exit_code == 0
     return db
 
 

@@ -77,7 +77,7 @@ HOSTILE = [
 def demo_db(tmp_path_factory):
     """One demo warehouse shared by the module (every test checks it stays unchanged)."""
     path = tmp_path_factory.mktemp("query") / "demo.duckdb"
-    assert CliRunner().invoke(main, ["--db", str(path), "demo"]).exit_code == 0
+    assert CliRunner().invoke(main, ["--db", str(path), "demo", "--json"]).exit_code == 0
     return path
 
 

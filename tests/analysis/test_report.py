@@ -9,7 +9,7 @@ import pytest
 
 @pytest.fixture
 def demo(run_cli, db_path):
-    assert run_cli("demo").exit_code == 0
+    assert run_cli("demo", "--json").exit_code == 0
     return db_path
 
 

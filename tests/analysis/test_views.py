@@ -324,7 +324,7 @@ def test_leaderboard_sorts_and_flags_differing_metric_coverage(con, tmp_path):
 
 
 def test_leaderboard_cli_json_and_bad_sort(run_cli):
-    assert run_cli("demo").exit_code == 0
+    assert run_cli("demo", "--json").exit_code == 0
     rows = json.loads(run_cli("leaderboard", "--json").output)
     assert [r["model_slug"] for r in rows] == ["demo-large", "demo-small", "demo-small"]
     assert rows[0]["quality_tier"] == "fluent"

@@ -163,7 +163,7 @@ def test_demo_and_doctor(warehouse):
 
 
 def test_query_stays_read_only_and_fenced(warehouse, tmp_path):
-    _ok(warehouse.run("demo"))
+    _ok(warehouse.run("demo", "--json"))
     for sql in (
         "SELECT * FROM read_csv('/etc/passwd')",
         "SELECT * FROM duckdb_secrets()",
@@ -180,7 +180,7 @@ def test_query_stays_read_only_and_fenced(warehouse, tmp_path):
 
 
 def test_sync_sends_the_leaderboard(warehouse, pg_dsn):
-    _ok(warehouse.run("demo"))
+    _ok(warehouse.run("demo", "--json"))
     _ok(warehouse.run("migrate", "--dsn", pg_dsn))
     sent = json.loads(_ok(warehouse.run("sync", "--dsn", pg_dsn, "--json")))
     assert sent["sent_runs"] == 3 and sent["total_runs"] == 3

@@ -57,7 +57,7 @@ EACH_READER = [
 def demo(tmp_path_factory):
     """A demo warehouse built once, and its run ids."""
     path = tmp_path_factory.mktemp("readers") / "demo.duckdb"
-    assert CliRunner().invoke(main, ["--db", str(path), "demo"]).exit_code == 0
+    assert CliRunner().invoke(main, ["--db", str(path), "demo", "--json"]).exit_code == 0
     con = duckdb.connect(str(path), read_only=True)
     try:
         ids = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]

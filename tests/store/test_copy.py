@@ -53,7 +53,7 @@ def _cli(*args):
 
 def test_local_to_lake_to_local_gives_identical_tables_and_views(lake, tmp_path):
     original = tmp_path / "original.duckdb"
-    assert _cli("--db", original, "demo").exit_code == 0
+    assert _cli("--db", original, "demo", "--json").exit_code == 0
     there = _cli(
         "copy", "--from", original, "--to", lake.db, "--to-data-path", lake.data_path, "--json"
     )
@@ -76,8 +76,8 @@ def test_local_to_lake_to_local_gives_identical_tables_and_views(lake, tmp_path)
 
 def test_copy_refuses_a_destination_with_data_and_the_same_warehouse(lake, tmp_path):
     original = tmp_path / "o.duckdb"
-    assert _cli("--db", original, "demo").exit_code == 0
-    assert lake.run("demo").exit_code == 0
+    assert _cli("--db", original, "demo", "--json").exit_code == 0
+    assert lake.run("demo", "--json").exit_code == 0
     snapshots = lake.sql("SELECT count(*) FROM ducklake_snapshots('tame')")
     refused = _cli("copy", "--from", original, "--to", lake.db)
     assert refused.exit_code == 2 and "already holds data" in refused.output
@@ -104,7 +104,7 @@ def _inlined_rows(lake: Warehouse) -> int:
 
 
 def test_maintain_flushes_inlined_rows_compacts_and_expires_history_but_keeps_the_data(lake):
-    assert lake.run("demo").exit_code == 0
+    assert lake.run("demo", "--json").exit_code == 0
     # The demo's runs are small: their rows sit in the catalog, not in Parquet files.
     hypotheses = lake.sql("SELECT count(*) FROM ducklake_list_files('tame', 'hypotheses')")[0][0]
     assert hypotheses == 0 and _inlined_rows(lake) > 120
@@ -147,7 +147,7 @@ def _tables_of(address, as_of=None) -> dict[str, list[tuple]]:
 
 def test_a_copy_that_fails_midway_leaves_no_destination_file(tmp_path, monkeypatch):
     original = tmp_path / "o.duckdb"
-    assert _cli("--db", original, "demo").exit_code == 0
+    assert _cli("--db", original, "demo", "--json").exit_code == 0
     copied = []
 
     def failing(src, dst, table):
@@ -178,7 +178,7 @@ def test_a_copy_that_fails_midway_leaves_no_destination_file(tmp_path, monkeypat
 
 def test_a_killed_copy_never_leaves_a_partial_destination(tmp_path):
     original = tmp_path / "o.duckdb"
-    assert _cli("--db", original, "demo").exit_code == 0
+    assert _cli("--db", original, "demo", "--json").exit_code == 0
     expected = _tables_of(original)
     root = Path(__file__).resolve().parents[2]
     for trial, delay in enumerate((0.4, 0.9, 1.4, 2.0)):
@@ -208,7 +208,7 @@ def test_a_killed_copy_never_leaves_a_partial_destination(tmp_path):
 
 @pytest.mark.slow
 def test_a_copy_during_eight_writers_equals_the_lake_at_one_snapshot(lake, tmp_path):
-    assert lake.run("demo").exit_code == 0
+    assert lake.run("demo", "--json").exit_code == 0
     testset = lake.sql("SELECT name FROM corpora WHERE role = 'test'")[0][0]
     n = lake.sql("SELECT n_segments FROM corpora WHERE name = ?", [testset])[0][0]
     root = Path(__file__).resolve().parents[2]

@@ -83,7 +83,7 @@ def supabase_lake(lake: Warehouse) -> Warehouse:
 
 def test_client_roles_reach_no_catalog_table_under_supabase_defaults(supabase_lake):
     lake = supabase_lake
-    assert lake.run("demo").exit_code == 0
+    assert lake.run("demo", "--json").exit_code == 0
     relations, _ = _catalog_objects(_libpq(lake))
     # Every catalog table sits in the catalog schema, none in public.
     assert {schema for schema, _name, _kind in relations} == {CATALOG_SCHEMA}
@@ -120,7 +120,7 @@ def _make_legacy(libpq: str) -> None:
 
 def test_init_moves_an_earlier_versions_open_catalog_and_keeps_every_row(supabase_lake):
     lake = supabase_lake
-    assert lake.run("demo").exit_code == 0
+    assert lake.run("demo", "--json").exit_code == 0
     tables = lake.tables()
     board = json.loads(lake.run("leaderboard", "--json").output)
     _make_legacy(_libpq(lake))

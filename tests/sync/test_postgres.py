@@ -33,7 +33,7 @@ KEY = "test-service-role.key.sekrit"
 def demo_template(tmp_path_factory):
     """The demo warehouse, built once per module; tests get their own copy."""
     path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
-    assert CliRunner().invoke(main, ["--db", str(path), "demo"]).exit_code == 0
+    assert CliRunner().invoke(main, ["--db", str(path), "demo", "--json"]).exit_code == 0
     return path
 
 
@@ -358,7 +358,7 @@ def test_card_columns_exist_in_the_migrated_table(pg_dsn):
 def test_sync_checks_its_credentials_even_when_nothing_changed(pg_dsn, run_cli, db_path):
     import uuid
 
-    assert run_cli("demo").exit_code == 0
+    assert run_cli("demo", "--json").exit_code == 0
     role = f"tame_sync_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         conn.execute(

@@ -56,7 +56,7 @@ ATTACKS = [
 def demo_db(tmp_path_factory):
     """The demo warehouse, built once for the module."""
     path = tmp_path_factory.mktemp("privileges") / "demo.duckdb"
-    assert CliRunner().invoke(main, ["--db", str(path), "demo"]).exit_code == 0
+    assert CliRunner().invoke(main, ["--db", str(path), "demo", "--json"]).exit_code == 0
     return path
 
 

@@ -239,7 +239,7 @@ def target(tmp_path_factory):
         conn.execute(f'CREATE DATABASE "{name}"')
     info = psycopg.conninfo.conninfo_to_dict(admin)
     demo = tmp_path_factory.mktemp("secrets") / "demo.duckdb"
-    assert CliRunner().invoke(main, ["--db", str(demo), "demo"]).exit_code == 0
+    assert CliRunner().invoke(main, ["--db", str(demo), "demo", "--json"]).exit_code == 0
     yield {"host": info.get("host", "127.0.0.1"), "port": info.get("port", 5432), "db": name}, demo
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')

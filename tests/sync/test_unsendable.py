@@ -56,7 +56,7 @@ SPOILERS = [
 @pytest.fixture(scope="module")
 def demo_template(tmp_path_factory):
     path = tmp_path_factory.mktemp("unsendable") / "demo.duckdb"
-    assert CliRunner().invoke(main, ["--db", str(path), "demo"]).exit_code == 0
+    assert CliRunner().invoke(main, ["--db", str(path), "demo", "--json"]).exit_code == 0
     return path
 
 
