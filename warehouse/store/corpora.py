@@ -8,16 +8,19 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
 
 from warehouse import __version__
 from warehouse.errors import UsageError
-from warehouse.inputs.corpus_files import CorpusData
 from warehouse.store.connection import transaction
 from warehouse.store.purge import delete_corpus, dependents
+
+if TYPE_CHECKING:  # read-only commands (leaderboard, report) need neither Arrow nor NumPy
+    import pyarrow as pa
+
+    from warehouse.inputs.corpus_files import CorpusData
 
 Notify = Callable[[str], None]
 
