@@ -38,7 +38,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the soak's workers
 
 from analytics import fill
-from measure import Measurement, load_average, median_each, print_ratio_table, run_child
+from measure import (
+    Measurement,
+    load_average,
+    median_each,
+    median_ingests,
+    print_ratio_table,
+    run_child,
+)
 
 from warehouse.store.address import parse_address
 from warehouse.store.copy import copy_warehouse
@@ -271,28 +278,13 @@ def main() -> None:
             )
             hyp_files.append(path)
 
-        def ingests(db: str, label: str, files: list[Path]) -> Measurement:
-            runs = [
-                run_child(
-                    label,
-                    _cli(
-                        db,
-                        "ingest",
-                        "--testset",
-                        "bench-test",
-                        "--hyp",
-                        str(f),
-                        "--model-slug",
-                        f"bench-{f.stem}",
-                    ),
-                )
-                for f in files
-            ]
-            return median_each(label, runs)
-
         half = args.repeat
-        ingest_file = ingests(local, "ingest, local file", hyp_files[:half])
-        ingest_lake = ingests(lake, "ingest, lake", hyp_files[half:])
+        ingest_file = median_ingests(
+            "ingest, local file", _cli(local), "bench-test", [str(f) for f in hyp_files[:half]]
+        )
+        ingest_lake = median_ingests(
+            "ingest, lake", _cli(lake), "bench-test", [str(f) for f in hyp_files[half:]]
+        )
         board_file = _timed(
             "leaderboard --json, local file", _cli(local, "leaderboard", "--json"), args.repeat
         )

@@ -87,6 +87,19 @@ def median_each(label: str, runs: Sequence[Measurement]) -> Measurement:
     )
 
 
+def median_ingests(
+    label: str, tame_wh: Sequence[str], testset: str, hyps: Sequence[str], *extra: str
+) -> Measurement:
+    """`TAME_WH ingest --testset TESTSET --hyp H --model-slug bench-NAME EXTRA…` as a child once
+    per hypothesis file H (each a new run); the medians."""
+    runs = []
+    for hyp in hyps:
+        slug = "bench-" + os.path.splitext(os.path.basename(hyp))[0]
+        argv = [*tame_wh, "ingest", "--testset", testset, "--hyp", hyp, "--model-slug", slug]
+        runs.append(run_child(label, [*argv, *extra]))
+    return median_each(label, runs)
+
+
 def compile_package_sources() -> None:
     """Byte-compile the repository's Python packages as an installer does, so that every timed
     child loads them from bytecode, as the installed reference tools load theirs (where

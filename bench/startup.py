@@ -29,6 +29,7 @@ from measure import (
     compile_package_sources,
     load_average,
     median_each,
+    median_ingests,
     print_ratio_table,
     run_child,
 )
@@ -80,27 +81,7 @@ def main() -> None:
             lines[0] = f"start-up bench run {k}"
             path = work / f"hyp{k}.txt"
             path.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
-            hyps.append(path)
-
-        def ingests(label: str, files: list[Path], *extra: str) -> Measurement:
-            runs = [
-                run_child(
-                    label,
-                    _tame(
-                        db,
-                        "ingest",
-                        "--testset",
-                        "demo-test",
-                        "--hyp",
-                        str(f),
-                        "--model-slug",
-                        f"bench-{f.stem}",
-                        *extra,
-                    ),
-                )
-                for f in files
-            ]
-            return median_each(label, runs)
+            hyps.append(str(path))
 
         floor = _timed(
             "python -c 'import duckdb' (the floor)",
@@ -114,8 +95,16 @@ def main() -> None:
                 _tame(db, "leaderboard", "--json"),
                 args.repeat,
             ),
-            ingests("ingest, 40 segments, --no-ci", hyps[: args.repeat], "--no-ci"),
-            ingests("ingest, 40 segments, with intervals", hyps[args.repeat :]),
+            median_ingests(
+                "ingest, 40 segments, --no-ci",
+                _tame(db),
+                "demo-test",
+                hyps[: args.repeat],
+                "--no-ci",
+            ),
+            median_ingests(
+                "ingest, 40 segments, with intervals", _tame(db), "demo-test", hyps[args.repeat :]
+            ),
             _timed("init (up to date)", _tame(db, "init"), args.repeat),
         ]
         print(f"local-file start-up; load average {load_average()}")
