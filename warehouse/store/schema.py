@@ -158,8 +158,12 @@ class StagedWrite:
                 self._con = connect(path, lock_timeout=lock_timeout, create=False, lock_later=True)
             except MissingWarehouseError:
                 return
-            if stored_schema_version(self._con) > 0:
-                self.look = self._con
+            try:
+                if stored_schema_version(self._con) > 0:
+                    self.look = self._con
+            except BaseException:
+                self.close()
+                raise
         elif Path(path).exists():
             self._con = connect(path, read_only=True, lock_timeout=lock_timeout)
             self.look = self._con
