@@ -113,14 +113,24 @@ def _connect_lake(
     return con
 
 
+def _take_later(
+    con: duckdb.DuckDBPyConnection,
+) -> tuple[duckdb.DuckDBPyConnection, LakeAddress, WriterLock] | None:
+    """Remove and return the `lock_later` entry of a connection (None: it has none)."""
+    for entry in _LATER:
+        if entry[0] is con:
+            _LATER.remove(entry)
+            return entry
+    return None
+
+
 def hold_writers_lock(con: duckdb.DuckDBPyConnection, lock_timeout: float) -> None:
     """Take the lake writers' lock that `connect(..., lock_later=True)` left for later (a file's
     writer, or a lake writer holding the lock, has nothing to take)."""
-    found = [entry for entry in _LATER if entry[0] is con]
-    if not found:
+    entry = _take_later(con)
+    if entry is None:
         return
-    _LATER.remove(found[0])
-    _, address, lock = found[0]
+    _, address, lock = entry
     held = _HELD.get(address.libpq)
     if held is not None:  # another connection of this process took it meanwhile: share it
         lock.release()
@@ -138,11 +148,9 @@ def close_connection(con: duckdb.DuckDBPyConnection) -> None:
     """Close a warehouse connection; the last writer of a lake in this process gives the writers'
     lock back."""
     con.close()
-    for index, (waiting, _, lock) in enumerate(_LATER):
-        if waiting is con:
-            del _LATER[index]
-            lock.release()
-            break
+    waiting = _take_later(con)
+    if waiting is not None:
+        waiting[2].release()
     for key, (lock, users) in list(_HELD.items()):
         if any(c is con for c in users):
             users[:] = [c for c in users if c is not con and _is_open(c)]
