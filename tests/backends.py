@@ -39,15 +39,17 @@ def require_service(variable: str, what: str) -> str:
     return value
 
 
-def new_catalog_database() -> tuple[str, str]:
-    """A fresh, empty PostgreSQL database: (its name, a libpq key=value string for it)."""
+def new_catalog_database(template: str | None = None) -> tuple[str, str]:
+    """A fresh PostgreSQL database, empty or a copy of `template`: (its name, a libpq
+    key=value string for it)."""
     import psycopg
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     admin = require_service(PG_DSN_ENV, "PostgreSQL")
     name = f"tame_lake_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+        copy = f' TEMPLATE "{template}"' if template else ""
+        conn.execute(f'CREATE DATABASE "{name}"{copy}')
     info = {k: v for k, v in conninfo_to_dict(admin).items() if v is not None}
     info["dbname"] = name
     return name, make_conninfo("", **info)
@@ -152,13 +154,18 @@ class Warehouse:
 
 
 def make_warehouse(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, empty: bool = False
 ) -> Iterator[Warehouse]:
-    """Set up one backend (environment patched for S3) and drop its catalog afterwards."""
+    """Set up one backend (environment patched for S3) and drop its catalog afterwards: a
+    warehouse that does not exist yet, or with `empty` one whose schema is already there (a copy
+    of this process's template, see `Templates`)."""
     if kind == "local":
-        yield Warehouse(kind, str(tmp_path / "wh.duckdb"))
+        path = tmp_path / "wh.duckdb"
+        if empty:
+            TEMPLATES.copy_file(path)
+        yield Warehouse(kind, str(path))
         return
-    name, libpq = new_catalog_database()
+    name, libpq = new_catalog_database(TEMPLATES.catalog() if empty else None)
     env: dict[str, str] = {}
     if kind == "lake-s3":
         endpoint = require_service(S3_ENDPOINT_ENV, "S3")
@@ -169,13 +176,109 @@ def make_warehouse(
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     try:
+        if empty:
+            TEMPLATES.point_catalog(libpq, data_path)
         yield Warehouse(kind, "ducklake:postgres:" + libpq, data_path, env)
     finally:
         drop_catalog_database(name)
 
 
+class Templates:
+    """Empty warehouses made once per test process and copied for each test that needs the
+    schema but does not test its creation (creating it binds every view: about a second on a
+    file and several on a lake). A lake's copy is `CREATE DATABASE … TEMPLATE` with the data
+    path rewritten in its metadata: an empty lake's catalog names no data file (the schema's
+    rows are inlined) and its table paths are relative to the data path."""
+
+    def __init__(self) -> None:
+        self.root: Path | None = None
+        self._file: Path | None = None
+        self._catalog: str | None = None
+        self._tree: Path | None = None
+
+    def _root(self) -> Path:
+        if self.root is None:
+            import tempfile
+
+            self.root = Path(tempfile.mkdtemp(prefix="tame-templates-"))
+        return self.root
+
+    def copy_file(self, path: Path) -> None:
+        """Put an empty local warehouse at `path`."""
+        import shutil
+
+        from warehouse.store.schema import init_warehouse
+
+        if self._file is None:
+            made = self._root() / "template.duckdb"
+            init_warehouse(made)
+            self._file = made
+        shutil.copyfile(self._file, path)
+
+    def catalog(self) -> str:
+        """The name of this process's empty-lake catalog database (made on first use)."""
+        if self._catalog is None:
+            from warehouse.store.schema import init_warehouse
+
+            name, libpq = new_catalog_database()
+            tree = self._root() / "lake-data"
+            init_warehouse(parse_address("ducklake:postgres:" + libpq, str(tree)))
+            self._catalog, self._tree = name, tree
+        return self._catalog
+
+    def point_catalog(self, libpq: str, data_path: str) -> None:
+        """Record `data_path` in a copied catalog (a directory gets the template's empty table
+        directories, as a new lake's creation makes them)."""
+        import shutil
+
+        import psycopg
+
+        from warehouse.store.address import CATALOG_SCHEMA
+
+        if not data_path.startswith("s3://"):
+            assert self._tree is not None
+            shutil.copytree(self._tree, data_path)
+        stored = data_path if data_path.endswith("/") else data_path + "/"
+        with psycopg.connect(libpq, autocommit=True) as conn:
+            conn.execute(
+                f'UPDATE "{CATALOG_SCHEMA}".ducklake_metadata SET value = %s '
+                "WHERE key = 'data_path' AND (scope IS NULL OR scope = '')",
+                [stored],
+            )
+
+    def drop(self) -> None:
+        """Remove what this process made."""
+        import shutil
+
+        if self._catalog is not None:
+            drop_catalog_database(self._catalog)
+            self._catalog = None
+        if self.root is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
+            self.root = None
+        self._file = self._tree = None
+
+
+TEMPLATES = Templates()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _drop_templates() -> Iterator[None]:
+    """Drop the template catalog and files when the test process ends."""
+    yield
+    TEMPLATES.drop()
+
+
 @pytest.fixture(params=BACKENDS)
 def warehouse(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Warehouse]:
+    """An empty warehouse (its schema created, no data), on each backend in turn."""
+    yield from make_warehouse(request.param, tmp_path, monkeypatch, empty=True)
+
+
+@pytest.fixture(params=BACKENDS)
+def new_warehouse(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Warehouse]:
     """A warehouse that does not exist yet, on each backend in turn."""
@@ -184,6 +287,14 @@ def warehouse(
 
 @pytest.fixture(params=BACKENDS[1:])
 def lake(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Warehouse]:
+    """An empty lake (its schema created, no data): a directory data path, then an S3 one."""
+    yield from make_warehouse(request.param, tmp_path, monkeypatch, empty=True)
+
+
+@pytest.fixture(params=BACKENDS[1:])
+def new_lake(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Warehouse]:
     """A lake that does not exist yet: a directory data path, then an S3 one."""

@@ -13,7 +13,14 @@ import pytest
 from click.testing import CliRunner, Result
 
 from cli.main import main
-from tests.backends import lake, warehouse  # noqa: F401 (fixtures: every backend, lakes only)
+from tests.backends import (  # noqa: F401 (fixtures: every backend or lakes only; empty or new)
+    TEMPLATES,
+    _drop_templates,
+    lake,
+    new_lake,
+    new_warehouse,
+    warehouse,
+)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -30,6 +37,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
+    """Path of an empty warehouse file (its schema created, no data)."""
+    path = tmp_path / "wh.duckdb"
+    TEMPLATES.copy_file(path)
+    return path
+
+
+@pytest.fixture
+def new_db_path(tmp_path: Path) -> Path:
     """Path of a warehouse file that does not exist yet."""
     return tmp_path / "wh.duckdb"
 
@@ -50,12 +65,15 @@ def write_lines(tmp_path: Path) -> Callable[..., Path]:
 
 
 @pytest.fixture
-def run_cli(db_path: Path) -> Callable[..., Result]:
-    """Invoke `tame-wh --db <db_path> ARGS…` in-process."""
+def run_cli(request: pytest.FixtureRequest) -> Callable[..., Result]:
+    """Invoke `tame-wh --db DB ARGS…` in-process; DB defaults to the test's `new_db_path` when it
+    asks for one, else to `db_path` (made only when a call needs it)."""
+    default = "new_db_path" if "new_db_path" in request.fixturenames else "db_path"
 
     def run(*args: Any, db: Path | None = None) -> Result:
         runner = CliRunner()
-        return runner.invoke(main, ["--db", str(db or db_path), *map(str, args)])
+        target = db or request.getfixturevalue(default)
+        return runner.invoke(main, ["--db", str(target), *map(str, args)])
 
     return run
 

@@ -43,11 +43,11 @@ def _report(tmp_path, name, quality, *, n=30, ids=None, created="2026-01-01T00:0
     return path
 
 
-def test_compare_report_files_never_touches_the_warehouse(run_cli, tmp_path, db_path):
+def test_compare_report_files_never_touches_the_warehouse(run_cli, tmp_path, new_db_path):
     good, bad = _report(tmp_path, "good", 1.0), _report(tmp_path, "bad", 0.5)
     result = run_cli("compare", good, bad, "--significance", "--n-bootstrap", "200", "--json")
     assert result.exit_code == 0, result.output
-    assert not db_path.exists()
+    assert not new_db_path.exists()
     doc = json.loads(result.stdout)
     assert doc["method"] == "sign" and doc["seed"] == 12345 and doc["n_bootstrap"] == 200
     assert [m["metric"] for m in doc["metrics"]][:4] == [
@@ -117,7 +117,7 @@ def test_mismatched_ids_warn_with_the_dropped_counts(run_cli, tmp_path):
     assert json.loads(result.stdout)["pairs"][0]["n_segments"] == 16
 
 
-def test_no_common_ids_and_too_few_runs_are_usage_errors(run_cli, tmp_path):
+def test_no_common_ids_and_too_few_runs_are_usage_errors(run_cli, tmp_path, new_db_path):
     a = _report(tmp_path, "a", 0.9, ids=["a1", "a2"])
     b = _report(tmp_path, "b", 0.9, ids=["b1", "b2"])
     result = run_cli("compare", a, b, "--allow-different-testsets")
@@ -266,7 +266,7 @@ def test_paired_ar_runs_sacrebleus_10000_trials_by_default(run_cli, tmp_path):
     assert json.loads(explicit.stdout)["n_bootstrap"] == 50
 
 
-def test_a_regression_gate_that_compared_nothing_fails_and_says_why(run_cli, tmp_path):
+def test_a_regression_gate_that_compared_nothing_fails_and_says_why(run_cli, tmp_path, new_db_path):
     nothing = run_cli("regressions", "--latest", "--fail-on-regression")
     assert nothing.exit_code == 2 and "no warehouse at" in nothing.stderr
     assert run_cli("init").exit_code == 0

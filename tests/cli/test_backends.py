@@ -80,11 +80,14 @@ def _constraints_hold(wh: Warehouse) -> None:
         close_connection(con)
 
 
-def test_init_creates_then_is_up_to_date(warehouse):
-    _ok(warehouse.run("init"), "created warehouse", "schema version")
-    again = json.loads(_ok(warehouse.run("init", "--json")))
+def test_init_creates_then_is_up_to_date(new_warehouse):
+    _ok(new_warehouse.run("init"), "created warehouse", "schema version")
+    again = json.loads(_ok(new_warehouse.run("init", "--json")))
     assert again["created"] is False and again["upgraded"] is False
-    assert warehouse.sql("SELECT max(version) FROM schema_version")[0][0] == again["schema_version"]
+    assert (
+        new_warehouse.sql("SELECT max(version) FROM schema_version")[0][0]
+        == again["schema_version"]
+    )
 
 
 def test_every_command_on_every_backend(warehouse, texts, tmp_path):

@@ -48,14 +48,14 @@ def test_the_command_line_gives_arrow_the_system_allocator_unless_told_otherwise
     assert printed_by_child(code, pinned) == "mimalloc"
 
 
-def test_init_creates_then_reports_up_to_date(run_cli, db_path):
+def test_init_creates_then_reports_up_to_date(run_cli, new_db_path):
     first = run_cli("init")
     assert first.exit_code == 0 and "created warehouse" in first.output
     second = run_cli("init", "--json")
     assert second.exit_code == 0
     doc = json.loads(second.output)
     assert doc == {
-        "path": str(db_path),
+        "path": str(new_db_path),
         "schema_version_before": code_schema_version(),
         "schema_version": code_schema_version(),
         "created": False,
@@ -174,9 +174,9 @@ def search_kernel_for_this_cpu() -> str:
     return "avx2" if "avx2" in flags else "portable"
 
 
-def test_doctor_reports_versions_and_schema(run_cli, db_path):
+def test_doctor_reports_versions_and_schema(run_cli, new_db_path):
     before = json.loads(run_cli("doctor", "--json").output)
-    assert before["warehouse"]["exists"] is False and not db_path.exists()
+    assert before["warehouse"]["exists"] is False and not new_db_path.exists()
     run_cli("init")
     report = json.loads(run_cli("doctor", "--json").output)
     assert report["ok"] is True
@@ -203,14 +203,14 @@ def test_doctor_exits_3_when_the_warehouse_is_unusable(run_cli, db_path):
     assert json.loads(result.output)["warehouse"]["error"]
 
 
-def test_demo_loads_example_and_is_idempotent(run_cli, db_path):
+def test_demo_loads_example_and_is_idempotent(run_cli, new_db_path):
     first = run_cli("demo")
     assert first.exit_code == 0, first.output
     assert "created warehouse" in first.output and "(added)" in first.output
     second = json.loads(run_cli("demo", "--json").output)
     assert [s["action"] for s in second["corpora"]] == ["unchanged", "unchanged"]
     assert [r["action"] for r in second["runs"]] == ["unchanged"] * 3
-    con = duckdb.connect(str(db_path), read_only=True)
+    con = duckdb.connect(str(new_db_path), read_only=True)
     counts = con.execute("SELECT name, role, n_segments FROM corpora ORDER BY name").fetchall()
     assert counts == [("demo-test", "test", 40), ("demo-train", "train", 251)]
     assert con.execute(

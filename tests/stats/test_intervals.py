@@ -216,11 +216,11 @@ def test_a_bad_bootstrap_setting_is_a_clear_error_unless_the_option_overrides_it
 
 
 def test_ingest_without_a_warehouse_uses_the_spec_defaults_and_creates_it_only_to_write(
-    run_cli, tmp_path, db_path
+    run_cli, tmp_path, new_db_path
 ):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     assert run_cli("ingest", bad).exit_code == 2
-    assert not db_path.exists()
+    assert not new_db_path.exists()
     [run] = json.loads(run_cli("ingest", _doc(tmp_path, _entries(30)), "--json").output)
     assert {(i["n_bootstrap"], i["seed"]) for i in run["intervals"]} == {(1000, 12345)}

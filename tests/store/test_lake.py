@@ -186,17 +186,17 @@ def test_an_existing_lake_needs_no_data_path_and_a_wrong_one_writes_nothing(lake
     assert lake.sql("SELECT count(*) FROM ducklake_snapshots('tame')") == snapshots
 
 
-def test_a_new_lake_needs_a_data_path(lake):
-    line = _one_line_exit_2(CliRunner().invoke(main, ["--db", lake.db, "init"]))
+def test_a_new_lake_needs_a_data_path(new_lake):
+    line = _one_line_exit_2(CliRunner().invoke(main, ["--db", new_lake.db, "init"]))
     assert "needs --data-path" in line
-    assert _catalog_tables(lake) == 0
+    assert _catalog_tables(new_lake) == 0
 
 
-def test_readers_of_a_catalog_without_a_lake_create_nothing(lake):
+def test_readers_of_a_catalog_without_a_lake_create_nothing(new_lake):
     for command in (("runs", "list"), ("leaderboard",), ("query", "SELECT 1"), ("report", "x")):
-        line = _one_line_exit_2(lake.run(*command))
+        line = _one_line_exit_2(new_lake.run(*command))
         assert "no warehouse at ducklake:postgres:" in line
-    assert _catalog_tables(lake) == 0
+    assert _catalog_tables(new_lake) == 0
 
 
 def test_an_unreachable_catalog_is_one_line_and_exit_4(tmp_path):
@@ -297,14 +297,17 @@ def test_secrets_appear_in_no_output_and_no_stored_row(lake, monkeypatch):
     assert outputs[0].exit_code == 0 and json.loads(outputs[1].output)["ok"] is True
 
 
-def test_address_values_that_can_carry_secrets_are_shown_redacted(lake, tmp_path):
+def test_address_values_that_can_carry_secrets_are_shown_redacted(new_lake, tmp_path):
     # Only host, port, dbname, user, sslmode and service are shown verbatim; `options`,
     # `passfile`, `application_name` and any other key's value is `***` in every message.
     secrets = ("appsecret-91f2", "/tmp/passfile-secret-55c1", "statement_timeout=987654")
-    db = f"{lake.db} application_name={secrets[0]} passfile={secrets[1]} options='-c {secrets[2]}'"
+    db = (
+        f"{new_lake.db} application_name={secrets[0]} passfile={secrets[1]} "
+        f"options='-c {secrets[2]}'"
+    )
     outputs = []
     for args in (
-        ["--data-path", lake.data_path, "demo"],
+        ["--data-path", new_lake.data_path, "demo"],
         ["doctor"],
         ["doctor", "--json"],
         ["report", "no-such-run"],

@@ -217,18 +217,18 @@ def faulty(
         (work / file).write_text("".join(t + "\n" for t in text), encoding="utf-8")
     sync_name, sync_dsn = new_catalog_database()
     (work / "sync.dsn").write_text(sync_dsn, encoding="utf-8")
-    for args in (
-        ["migrate", "--dsn", sync_dsn],
-        ["corpus", "add", "tr", "--src", work / "train.src", "--tgt", work / "train.tgt"],
-        ["testset", "add", "ts", "--src", work / "test.src", "--ref", work / "test.ref"],
-        ["audit", "--train", "tr", "--testset", "ts"],
-    ):
-        done = _run(lake, [], args)
-        assert done.returncode == 0, done.stderr
     try:
-        with pytest.MonkeyPatch.context() as patch:  # in-process checks reach the store too
+        with pytest.MonkeyPatch.context() as patch:  # in-process commands reach the store too
             for key, value in env.items():
                 patch.setenv(key, value)
+            for args in (
+                ["migrate", "--dsn", sync_dsn],
+                ["corpus", "add", "tr", "--src", work / "train.src", "--tgt", work / "train.tgt"],
+                ["testset", "add", "ts", "--src", work / "test.src", "--ref", work / "test.ref"],
+                ["audit", "--train", "tr", "--testset", "ts"],
+            ):
+                done = lake.run(*args)  # in-process: the set-up is not under test
+                assert done.exit_code == 0, done.output
             yield lake, cluster, proxy, work
     finally:
         if proxy is not None:

@@ -21,10 +21,10 @@ from warehouse.store.schema import (
 )
 
 
-def test_init_creates_every_core_table(db_path):
-    status = init_warehouse(db_path)
+def test_init_creates_every_core_table(new_db_path):
+    status = init_warehouse(new_db_path)
     assert status.created and status.after == code_schema_version()
-    con = duckdb.connect(str(db_path))
+    con = duckdb.connect(str(new_db_path))
     tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     assert {
         "corpora",
@@ -63,15 +63,15 @@ def test_every_table_has_a_key(db_path):
     assert without == []
 
 
-def test_older_warehouse_is_upgraded_in_order(db_path):
-    con = duckdb.connect(str(db_path))
+def test_older_warehouse_is_upgraded_in_order(new_db_path):
+    con = duckdb.connect(str(new_db_path))
     first = schema_files()[0]
     con.execute(first.text)
     con.execute("INSERT INTO schema_version (version, tame_wh_version) VALUES (1, 'old')")
     con.close()
-    status = init_warehouse(db_path)
+    status = init_warehouse(new_db_path)
     assert (status.before, status.after) == (1, code_schema_version())
-    con = duckdb.connect(str(db_path))
+    con = duckdb.connect(str(new_db_path))
     weight = con.execute(
         "SELECT weight FROM composite_weights "
         "WHERE profile = 'A' AND metric = 'fst_acceptance_rate'"
@@ -88,12 +88,12 @@ def test_warehouse_from_newer_code_is_refused(db_path):
         open_warehouse(db_path)
 
 
-def test_foreign_duckdb_file_is_refused(db_path):
-    con = duckdb.connect(str(db_path))
+def test_foreign_duckdb_file_is_refused(new_db_path):
+    con = duckdb.connect(str(new_db_path))
     con.execute("CREATE TABLE mine (x INTEGER)")
     con.close()
     with pytest.raises(SchemaError, match="not a tame-wh warehouse"):
-        open_warehouse(db_path)
+        open_warehouse(new_db_path)
 
 
 def test_file_that_is_not_duckdb_is_refused(db_path):
@@ -169,13 +169,13 @@ def test_a_lake_ingest_attaches_once_and_scores_while_others_may_write(lake, tmp
     assert lake.sql("SELECT count(*) FROM hypotheses") == [(12,)]
 
 
-def test_a_staged_write_creates_nothing_until_it_writes(lake, tmp_path):
-    with staged_write(lake.address) as stage:
+def test_a_staged_write_creates_nothing_until_it_writes(new_lake, tmp_path):
+    with staged_write(new_lake.address) as stage:
         assert stage.look is None
-    assert not warehouse_exists(lake.address)
-    with staged_write(lake.address) as stage, stage.writer() as con:
+    assert not warehouse_exists(new_lake.address)
+    with staged_write(new_lake.address) as stage, stage.writer() as con:
         con.execute("UPDATE settings SET value = 500 WHERE key = 'bootstrap.n'")
-    with staged_write(lake.address) as stage:
+    with staged_write(new_lake.address) as stage:
         assert stage.look is not None
         rows = stage.look.execute("SELECT value FROM settings WHERE key = 'bootstrap.n'")
         assert rows.fetchall() == [(500,)]
