@@ -178,46 +178,59 @@ class Proxy:
             self.process.wait()
 
 
-@pytest.fixture(scope="module")
-def faulty(
-    request: pytest.FixtureRequest, cluster: Cluster, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[Warehouse, Cluster, Proxy | None, Path]]:
-    """A lake on the module's cluster with a test set, a training corpus, an audit and a run."""
-    name = f"faults_{request.param.replace('-', '_')}"
-    with psycopg.connect(cluster.dsn, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    work = tmp_path_factory.mktemp(name)
-    proxy = None
-    env: dict[str, str] = {}
-    if request.param == "lake-s3":
-        endpoint = require_service(S3_ENDPOINT_ENV, "S3")
-        bucket = new_bucket(endpoint)
-        proxy = Proxy(_free_port(), int(endpoint.rsplit(":", 1)[1]))
-        proxy.start()
-        env = {**s3_environment(f"http://127.0.0.1:{proxy.port}")}
-        data_path = f"s3://{bucket}/lake/"
-    else:
-        data_path = str(work / "lake-data")
-    lake = Warehouse(
-        request.param,
-        f"ducklake:postgres:host=127.0.0.1 port={cluster.port} user=postgres dbname={name}",
-        data_path,
-        env,
-    )
-    rng = random.Random(5)
-    lines = [" ".join(rng.choice(VOCABULARY) for _ in range(7)) for _ in range(SEGMENTS * 3)]
-    files = {
-        "train.src": lines,
-        "train.tgt": [s.upper() for s in lines],
-        "test.src": lines[:SEGMENTS],
-        "test.ref": [s.upper() for s in lines[:SEGMENTS]],
-    }
-    for file, text in files.items():
-        (work / file).write_text("".join(t + "\n" for t in text), encoding="utf-8")
-    sync_name, sync_dsn = new_catalog_database()
-    (work / "sync.dsn").write_text(sync_dsn, encoding="utf-8")
-    try:
+class FaultLakes:
+    """The module's lakes, one per kind, each made on first use by this test process and kept
+    until the module ends (tests of both kinds interleave on a worker: nothing is made twice)."""
+
+    def __init__(self, cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self.cluster = cluster
+        self.tmp_path_factory = tmp_path_factory
+        self.made: dict[str, tuple[Warehouse, Proxy | None, Path]] = {}
+        self.sync_databases: list[str] = []
+
+    def get(self, kind: str) -> tuple[Warehouse, Proxy | None, Path]:
+        if kind not in self.made:
+            self.made[kind] = self._make(kind)
+        return self.made[kind]
+
+    def _make(self, kind: str) -> tuple[Warehouse, Proxy | None, Path]:
+        """A lake on the module's cluster with a test set, a training corpus and an audit."""
+        name = f"faults_{kind.replace('-', '_')}"
+        with psycopg.connect(self.cluster.dsn, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"')
+        work = self.tmp_path_factory.mktemp(name)
+        proxy = None
+        env: dict[str, str] = {}
+        if kind == "lake-s3":
+            endpoint = require_service(S3_ENDPOINT_ENV, "S3")
+            bucket = new_bucket(endpoint)
+            proxy = Proxy(_free_port(), int(endpoint.rsplit(":", 1)[1]))
+            proxy.start()
+            env = {**s3_environment(f"http://127.0.0.1:{proxy.port}")}
+            data_path = f"s3://{bucket}/lake/"
+        else:
+            data_path = str(work / "lake-data")
+        lake = Warehouse(
+            kind,
+            f"ducklake:postgres:host=127.0.0.1 port={self.cluster.port} user=postgres "
+            f"dbname={name}",
+            data_path,
+            env,
+        )
+        rng = random.Random(5)
+        lines = [" ".join(rng.choice(VOCABULARY) for _ in range(7)) for _ in range(SEGMENTS * 3)]
+        files = {
+            "train.src": lines,
+            "train.tgt": [s.upper() for s in lines],
+            "test.src": lines[:SEGMENTS],
+            "test.ref": [s.upper() for s in lines[:SEGMENTS]],
+        }
+        for file, text in files.items():
+            (work / file).write_text("".join(t + "\n" for t in text), encoding="utf-8")
+        sync_name, sync_dsn = new_catalog_database()
+        self.sync_databases.append(sync_name)
+        (work / "sync.dsn").write_text(sync_dsn, encoding="utf-8")
         with pytest.MonkeyPatch.context() as patch:  # in-process commands reach the store too
             for key, value in env.items():
                 patch.setenv(key, value)
@@ -229,11 +242,35 @@ def faulty(
             ):
                 done = lake.run(*args)  # in-process: the set-up is not under test
                 assert done.exit_code == 0, done.output
-            yield lake, cluster, proxy, work
+        return lake, proxy, work
+
+    def close(self) -> None:
+        for _, proxy, _ in self.made.values():
+            if proxy is not None:
+                proxy.stop()
+        for name in self.sync_databases:
+            drop_catalog_database(name)
+
+
+@pytest.fixture(scope="module")
+def fault_lakes(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultLakes]:
+    lakes = FaultLakes(cluster, tmp_path_factory)
+    try:
+        yield lakes
     finally:
-        if proxy is not None:
-            proxy.stop()
-        drop_catalog_database(sync_name)
+        lakes.close()
+
+
+@pytest.fixture
+def faulty(
+    request: pytest.FixtureRequest, fault_lakes: FaultLakes, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Warehouse, Cluster, Proxy | None, Path]:
+    """The module's lake of the kind named by the parameter, its environment set (in-process
+    checks reach the store too)."""
+    lake, proxy, work = fault_lakes.get(request.param)
+    for key, value in lake.env.items():
+        monkeypatch.setenv(key, value)
+    return lake, fault_lakes.cluster, proxy, work
 
 
 def _run(
@@ -378,7 +415,6 @@ def _strike(
         for fault in ("stop", "restart")
     ],
     indirect=["faulty"],
-    scope="module",
 )
 def test_a_catalog_fault_ends_in_a_documented_status_and_loses_nothing(faulty, case, fault):
     lake, cluster = faulty[:2]
@@ -391,7 +427,6 @@ def test_a_catalog_fault_ends_in_a_documented_status_and_loses_nothing(faulty, c
     ("faulty", "case"),
     [("lake-s3", case) for case in STORAGE_CASES],
     indirect=["faulty"],
-    scope="module",
 )
 def test_an_object_store_cut_off_ends_in_a_documented_status_and_loses_nothing(faulty, case):
     lake, proxy = faulty[0], faulty[2]
@@ -407,7 +442,6 @@ def test_an_object_store_cut_off_ends_in_a_documented_status_and_loses_nothing(f
     ("faulty", "case"),
     [("lake-dir", case) for case in PAUSE_CASES] + [("lake-s3", "ingest mid-write")],
     indirect=["faulty"],
-    scope="module",
 )
 def test_a_paused_catalog_ends_the_command_within_the_lake_timeout(faulty, case):
     lake, cluster = faulty[:2]
@@ -420,7 +454,6 @@ def test_a_paused_catalog_ends_the_command_within_the_lake_timeout(faulty, case)
     ("faulty", "case"),
     [("lake-s3", "ingest mid-write"), ("lake-s3", "copy mid-read")],
     indirect=["faulty"],
-    scope="module",
 )
 def test_a_paused_object_store_ends_the_command_within_the_lake_timeout(faulty, case):
     lake, proxy = faulty[0], faulty[2]
