@@ -1,6 +1,7 @@
 -- Recompute the stored sums of the runs in $run_ids (a VARCHAR[]): their whole-run rows in
 -- run_sums and their rows in run_bin_sums for every audit of their test sets. Run after the
--- runs' rows are written.
+-- runs' rows are written. Runs just inserted have no sums: their DELETE statements are skipped
+-- (warehouse/store/sums.py).
 
 DELETE FROM run_sums WHERE run_id IN (SELECT unnest($run_ids));
 

@@ -227,7 +227,8 @@ def _write_one(
         run.score()
         warnings = list(run.warnings) + _same_hypotheses_elsewhere(con, run)
         _insert_run(con, run)
-        refresh_runs(con, [run.run_id])  # the composite interval reads the stored sums
+        # The composite interval reads the stored sums. A replaced run's went with it above.
+        refresh_runs(con, [run.run_id], written=True)
         if run.confidence is not None:
             intervals = _store_intervals(con, run.run_id, run.confidence)
             warnings += run.confidence.warnings
