@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pytest
 
+from tests.backends import BACKENDS, make_warehouse
 from warehouse.errors import SchemaError
 from warehouse.ingest.runs import PreparedRun
 from warehouse.store import lake as lake_module
@@ -179,3 +182,33 @@ def test_a_staged_write_creates_nothing_until_it_writes(new_lake, tmp_path):
         assert stage.look is not None
         rows = stage.look.execute("SELECT value FROM settings WHERE key = 'bootstrap.n'")
         assert rows.fetchall() == [(500,)]
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_the_tests_empty_warehouse_equals_a_newly_created_one(kind, tmp_path, monkeypatch):
+    # Most tests start from a copy of a template (tests/backends.py) instead of creating the
+    # schema: the copy must hold what `init` makes, and work where it is.
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "made").mkdir()
+    with ExitStack() as stack:
+        copy = stack.enter_context(
+            contextmanager(make_warehouse)(kind, tmp_path / "copy", monkeypatch, empty=True)
+        )
+        made = stack.enter_context(
+            contextmanager(make_warehouse)(kind, tmp_path / "made", monkeypatch)
+        )
+        assert made.run("init").exit_code == 0
+        views = "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal ORDER BY view_name"
+        versions = "SELECT version, tame_wh_version FROM schema_version ORDER BY version"
+        assert copy.sql(views) == made.sql(views) and len(copy.sql(views)) >= 10
+        assert copy.sql(versions) == made.sql(versions)
+        tables = {name: rows for name, rows in copy.tables().items() if name != "schema_version"}
+        assert tables == {n: r for n, r in made.tables().items() if n != "schema_version"}
+        doctor = json.loads(copy.run("doctor", "--json").stdout)
+        assert (
+            doctor["ok"] is True and doctor["warehouse"]["schema_version"] == code_schema_version()
+        )
+        if copy.is_lake:
+            assert doctor["warehouse"]["data_path"] == copy.address.data_path
+        upgrade = copy.run("init")
+        assert upgrade.exit_code == 0 and "up to date" in upgrade.output
