@@ -191,17 +191,17 @@ class Templates:
     rows are inlined) and its table paths are relative to the data path."""
 
     def __init__(self) -> None:
-        self.root: Path | None = None
+        self._dir: Path | None = None
         self._file: Path | None = None
         self._catalog: str | None = None
         self._tree: Path | None = None
 
     def _root(self) -> Path:
-        if self.root is None:
+        if self._dir is None:
             import tempfile
 
-            self.root = Path(tempfile.mkdtemp(prefix="tame-templates-"))
-        return self.root
+            self._dir = Path(tempfile.mkdtemp(prefix="tame-templates-"))
+        return self._dir
 
     def copy_file(self, path: Path) -> None:
         """Put an empty local warehouse at `path`."""
@@ -253,9 +253,9 @@ class Templates:
         if self._catalog is not None:
             drop_catalog_database(self._catalog)
             self._catalog = None
-        if self.root is not None:
-            shutil.rmtree(self.root, ignore_errors=True)
-            self.root = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
         self._file = self._tree = None
 
 

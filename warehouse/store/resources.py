@@ -46,6 +46,7 @@ def schema_files() -> list[NumberedSql]:
 
 
 @cache
+@cache  # package data does not change; splitting opens a DuckDB connection
 def sql_statements(name: str) -> tuple[str, ...]:
     """The statements of a named (unnumbered) file in `sql/`, e.g. `refresh_run_sums`."""
     import duckdb
