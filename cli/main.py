@@ -23,6 +23,7 @@ from warehouse.store.connection import (
     is_disk_full,
     reclaim_after_failed_write,
 )
+from warehouse.store.lake import attach_ahead, drop_ahead
 from warehouse.store.remote import Watchdog, lake_timeout, remote_failure
 
 # Subcommands, imported only when used so that start-up stays fast (`name`: "module:attribute").
@@ -104,8 +105,39 @@ def _loaded() -> None:
         gc.enable()
 
 
+# Commands that open an existing lake first thing, and whether read-only: the attach starts in a
+# thread while the command's modules load. A hint only: an attach no command takes is closed.
+_ATTACH_AHEAD = {
+    "ingest": False,
+    "leaderboard": True,
+    "report": True,
+    "regressions": True,
+    "compare": True,
+}
+
+
+def _attach_ahead(ctx: click.Context, args: list[str]) -> None:
+    """Start the lake's attach for a command listed in `_ATTACH_AHEAD` (not for --help, nor
+    for --as-of, which attaches a past snapshot)."""
+    read_only = _ATTACH_AHEAD.get(args[0]) if args else None
+    if read_only is None or any(a in ("-h", "--help") or a.startswith("--as-of") for a in args):
+        return
+    try:
+        address = parse_address(ctx.params.get("db"), ctx.params.get("data_path"))
+    except WarehouseError:
+        return  # told by the group's callback
+    if isinstance(address, LakeAddress):
+        attach_ahead(address, read_only=read_only)
+
+
 class _Group(click.Group):
     """Lazy command group that turns warehouse errors into one-line messages with exit codes."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        _attach_ahead(ctx, args)
+        return super().resolve_command(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -132,6 +164,12 @@ class _Group(click.Group):
             formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return self._invoke(ctx)
+        finally:
+            drop_ahead()
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except WarehouseError as exc:

@@ -9,7 +9,7 @@ SELECT
     e.audit_id,
     coalesce(e.bin, 'all'),
     count(*),
-    sum(e.source_exposure),
+    sum(e.source_exposure ORDER BY e.seg_idx),
     CAST(bleu_stats_sum(st.bleu_stats) AS BIGINT[]),
     CAST(chrf_stats_sum(st.chrf_stats) AS BIGINT[]),
     CAST(bleu_stats_sum(tm.bleu_stats) AS BIGINT[]),

@@ -1,7 +1,10 @@
 -- Recompute the stored sums of the runs in $run_ids (a VARCHAR[]): their whole-run rows in
 -- run_sums and their rows in run_bin_sums for every audit of their test sets. Run after the
--- runs' rows are written. Runs just inserted have no sums: their DELETE statements are skipped
--- (warehouse/store/sums.py).
+-- runs' rows are written. The rows are read from the relations named by $segment_stats,
+-- $hypotheses and $runs: the stored tables, or, for runs just inserted, the rows that were
+-- inserted (on a lake, reading the stored tables lists each of their data files); floating-point
+-- sums run in segment order, so both give the same sums to the last bit. Runs just inserted have
+-- no sums: their DELETE statements are skipped (warehouse/store/sums.py).
 
 DELETE FROM run_sums WHERE run_id IN (SELECT unnest($run_ids));
 
@@ -15,8 +18,8 @@ WITH stats AS (
         ter_stats_sum(ter_stats) AS ter_stats,
         count(exact_match) AS n_exact_evaluated,
         count(*) FILTER (WHERE exact_match) AS n_exact,
-        avg(length_ratio) AS length_ratio
-    FROM segment_stats
+        avg(length_ratio ORDER BY seg_idx) AS length_ratio
+    FROM query_table($segment_stats)
     WHERE run_id IN (SELECT unnest($run_ids))
     GROUP BY run_id
 ),
@@ -25,10 +28,10 @@ entries AS (
         run_id,
         count(*) FILTER (WHERE error IS NOT NULL) AS n_errors,
         count(latency_s) AS n_latencies,
-        avg(latency_s) AS avg_latency,
+        avg(latency_s ORDER BY seg_idx) AS avg_latency,
         quantile_cont(latency_s, 0.5) AS median_latency,
         quantile_cont(latency_s, 0.95) AS p95_latency
-    FROM hypotheses
+    FROM query_table($hypotheses)
     WHERE run_id IN (SELECT unnest($run_ids))
     GROUP BY run_id
 )
@@ -46,13 +49,13 @@ SELECT
     e.audit_id,
     coalesce(e.bin, 'all'),
     count(*),
-    sum(e.source_exposure),
+    sum(e.source_exposure ORDER BY e.seg_idx),
     CAST(bleu_stats_sum(st.bleu_stats) AS BIGINT[]),
     CAST(chrf_stats_sum(st.chrf_stats) AS BIGINT[]),
     CAST(bleu_stats_sum(tm.bleu_stats) AS BIGINT[]),
     CAST(chrf_stats_sum(tm.chrf_stats) AS BIGINT[])
-FROM segment_stats st
-JOIN runs r ON r.run_id = st.run_id
+FROM query_table($segment_stats) st
+JOIN query_table($runs) r ON r.run_id = st.run_id
 JOIN audits a ON a.test_corpus_id = r.test_corpus_id
 JOIN exposures e ON e.audit_id = a.audit_id AND e.seg_idx = st.seg_idx
 JOIN tm_segment_stats tm ON tm.audit_id = e.audit_id AND tm.seg_idx = e.seg_idx

@@ -107,6 +107,34 @@ def test_composite_worked_example_profile_a_with_three_metrics(con, tmp_path):
     assert [w / 0.45 for w in weights] == pytest.approx([0.15 / 0.45, 0.05 / 0.45, 0.25 / 0.45])
 
 
+def test_metric_values_prefer_the_run_level_value_and_inputs_say_their_source(con, tmp_path):
+    entries = _metric_entries()
+    for i, entry in enumerate(entries):
+        entry["comet_score"] = 0.5 + i / 10
+        entry["semantic_score"] = 0.2  # per-entry, and a run-level value below
+    run_id = _ingest(con, tmp_path, entries, scores={"semantic_score": 0.6})
+    rows = con.execute(
+        "SELECT metric, value, source FROM run_metric_values WHERE run_id = ? ORDER BY metric",
+        [run_id],
+    ).fetchall()
+    assert rows == [("comet_score", pytest.approx(0.65), "entries"), ("semantic_score", 0.6, "run")]
+    inputs = con.execute("SELECT inputs FROM run_composite WHERE run_id = ?", [run_id]).fetchone()[
+        0
+    ]
+    shown = {i["metric"]: (i["transform"], i["source"]) for i in inputs}
+    assert shown["chrf_plus_plus"] == ("percent", "surface")
+    assert shown["exact_match_rate"] == ("identity", "surface")
+    assert shown["semantic_score"] == ("identity", "run")
+    sources = con.execute(
+        "SELECT metric, weight, transform, value, source FROM run_composite_sources "
+        "WHERE run_id = ? ORDER BY metric",
+        [run_id],
+    ).fetchall()
+    assert sources == [
+        (i["metric"], i["weight"], i["transform"], i["value"], i["source"]) for i in inputs
+    ]
+
+
 def test_composite_inverts_lower_is_better_rates_in_profile_b(con, tmp_path):
     card = {"semantic_score": 0.6, "code_switching_rate": 0.2, "hallucination_rate": 0.1}
     run_id = _ingest(con, tmp_path, _metric_entries(), scores=card)

@@ -5,6 +5,8 @@ in DuckLake's dialect and the constraints the application keeps."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import uuid
 
 import psycopg
@@ -20,8 +22,10 @@ from tests.backends import (
     new_catalog_database,
     require_service,
 )
-from warehouse.errors import UsageError
+from warehouse.errors import LockTimeoutError, RemoteError, UsageError
+from warehouse.store import lake as lake_module
 from warehouse.store.address import LakeAddress, parse_address
+from warehouse.store.connection import close_connection, connect
 from warehouse.store.lake import parse_as_of, s3_settings
 from warehouse.store.lake_dialect import enforced_constraints, lake_schema_files
 
@@ -329,3 +333,85 @@ def test_address_values_that_can_carry_secrets_are_shown_redacted(new_lake, tmp_
     assert outputs[0].startswith("created warehouse ducklake:postgres:application_name=*** ")
     assert "application_name=*** " in outputs[1] and "passfile=*** " in outputs[1]
     assert "dbname=" in outputs[1] and "options=***" in outputs[1]
+
+
+# --- Opening without a look at the catalog first ----------------------------------------------
+
+
+def test_a_reader_attaches_an_existing_lake_without_loading_a_postgresql_driver(lake):
+    script = (
+        "import sys\n"
+        "from cli.main import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit as exit:\n"
+        "    print('exit', exit.code, 'psycopg' in sys.modules, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, *lake.args(), "leaderboard", "--json"],
+        env=lake.child_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert json.loads(done.stdout) == []
+    assert done.stderr.strip().splitlines()[-1] == "exit 0 False"
+
+
+def test_an_attach_started_ahead_is_taken_by_the_command_that_opens_the_lake(lake):
+    address = lake.address
+    assert isinstance(address, LakeAddress)
+    opened: list[bool] = []
+    real = lake_module._open_existing
+
+    def counted(*args, **kwargs):
+        opened.append(kwargs["read_only"])
+        return real(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lake_module, "_open_existing", counted)
+        lake_module.attach_ahead(address, read_only=True)
+        lake_module.attach_ahead(address, read_only=False)  # no command takes this one
+        con = connect(address, read_only=True)
+        try:
+            assert con.execute("SELECT count(*) FROM runs").fetchone() == (0,)
+        finally:
+            close_connection(con)
+        assert len(lake_module._AHEAD) == 1
+        lake_module.drop_ahead()
+    assert sorted(opened) == [False, True]  # one attach each: the reader did not attach again
+    assert lake_module._AHEAD == []
+
+
+def test_an_attach_ahead_of_a_command_that_does_not_open_the_lake_is_closed(lake, monkeypatch):
+    closed: list[bool] = []
+    monkeypatch.setattr(lake_module._Ahead, "discard", lambda self: closed.append(self.read_only))
+    assert lake.run("leaderboard", "--help").exit_code == 0
+    assert closed == []  # --help starts nothing
+    assert lake.run("ingest", "--no-such-option").exit_code == 2
+    assert closed == [False]  # started for ingest, which stopped before opening the lake
+
+
+def test_a_writers_lock_session_connects_while_the_command_goes_on(lake):
+    address = lake.address
+    assert isinstance(address, LakeAddress)
+    lock = lake_module.WriterLock.connecting(address)
+    try:
+        lock.acquire(address, 5)
+        assert lock.held
+        with lake_module.catalog_session(address) as pg:
+            other = lake_module.WriterLock(pg)
+            with pytest.raises(LockTimeoutError):
+                other.acquire(address, 0.2)
+    finally:
+        lock.release()
+    assert not lock.held
+
+
+def test_a_lock_session_that_cannot_connect_fails_when_the_lock_is_wanted(tmp_path):
+    address = parse_address("ducklake:postgres:host=127.0.0.1 port=1 dbname=none user=x")
+    assert isinstance(address, LakeAddress)
+    lock = lake_module.WriterLock.connecting(address)
+    with pytest.raises(RemoteError, match="cannot connect"):
+        lock.acquire(address, 1)
+    lock.release()  # nothing to give back, and no error

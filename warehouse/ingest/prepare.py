@@ -31,7 +31,7 @@ from warehouse.store.connection import (
     connect,
     warehouse_exists,
 )
-from warehouse.store.corpora import corpus_texts, get_corpus
+from warehouse.store.corpora import get_corpus
 
 _LANG_PAIR = re.compile(
     r"^([A-Za-z]{2,3}(?:[_-][A-Za-z0-9]{2,8})*)[→>]([A-Za-z]{2,3}(?:[_-][A-Za-z0-9]{2,8})*)$"
@@ -58,13 +58,18 @@ class RegisteredTestSet:
 def read_test_set(con: duckdb.DuckDBPyConnection, name: str) -> RegisteredTestSet:
     """A registered test set, read through an open connection to the warehouse."""
     info = get_corpus(con, name, "test")
-    rows = con.execute(
-        "SELECT seg_key, difficulty FROM segments WHERE corpus_id = ? ORDER BY seg_idx",
+    table = con.execute(  # one scan of the segments (on a lake each scan reads the catalog)
+        "SELECT seg_key, src, refs, difficulty FROM segments WHERE corpus_id = ? ORDER BY seg_idx",
         [info.corpus_id],
-    ).fetchall()
-    sources, refs = corpus_texts(con, info.corpus_id)
+    ).to_arrow_table()
+    column = table.column
     return RegisteredTestSet(
-        info.corpus_id, info.name, [r[0] for r in rows], sources, refs, [r[1] for r in rows]
+        info.corpus_id,
+        info.name,
+        column("seg_key").to_pylist(),
+        column("src").to_pylist(),
+        column("refs").to_pylist(),
+        column("difficulty").to_pylist(),
     )
 
 

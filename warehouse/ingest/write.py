@@ -104,8 +104,9 @@ def _resolve_test_set(con: duckdb.DuckDBPyConnection, run: PreparedRun) -> tuple
     return data.name, True
 
 
-def _insert_run(con: duckdb.DuckDBPyConnection, run: PreparedRun) -> None:
-    """Insert the run row, its hypotheses, statistics and metric values (bulk via Arrow)."""
+def _insert_run(con: duckdb.DuckDBPyConnection, run: PreparedRun) -> dict[str, pa.Table]:
+    """Insert the run row, its hypotheses, statistics and metric values (bulk via Arrow); the
+    rows inserted, by table."""
     doc = run.document
     totals = doc.tokens if doc else dict.fromkeys(TOKEN_FIELDS)
     settings = {**run.settings, "tame_wh": __version__}
@@ -166,19 +167,21 @@ def _insert_run(con: duckdb.DuckDBPyConnection, run: PreparedRun) -> None:
             "value": pa.array([r[2] for r in metric_rows], pa.float64()),
         }
     )
-    for view, table, statement in (
-        ("_tame_run", run_row, "INSERT INTO runs BY NAME SELECT * FROM _tame_run"),
-        ("_tame_hyps", hypotheses, "INSERT INTO hypotheses BY NAME SELECT * FROM _tame_hyps"),
-        ("_tame_stats", stats, "INSERT INTO segment_stats BY NAME SELECT * FROM _tame_stats"),
-        ("_tame_metrics", metrics, "INSERT INTO metric_values BY NAME SELECT * FROM _tame_metrics"),
-    ):
-        if table.num_rows == 0:
+    inserted = {
+        "runs": run_row,
+        "hypotheses": hypotheses,
+        "segment_stats": stats,
+        "metric_values": metrics,
+    }
+    for table, rows in inserted.items():
+        if rows.num_rows == 0:
             continue  # most runs have no metric values: no statement for them
-        con.register(view, table)
+        con.register("_tame_rows", rows)
         try:
-            con.execute(statement)
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _tame_rows")
         finally:
-            con.unregister(view)
+            con.unregister("_tame_rows")
+    return inserted
 
 
 def _store_intervals(
@@ -226,9 +229,9 @@ def _write_one(
             action = "replaced"
         run.score()
         warnings = list(run.warnings) + _same_hypotheses_elsewhere(con, run)
-        _insert_run(con, run)
+        inserted = _insert_run(con, run)
         # The composite interval reads the stored sums. A replaced run's went with it above.
-        refresh_runs(con, [run.run_id], written=True)
+        refresh_runs(con, [run.run_id], written=inserted)
         if run.confidence is not None:
             intervals = _store_intervals(con, run.run_id, run.confidence)
             warnings += run.confidence.warnings

@@ -154,22 +154,22 @@ def composite_interval(
 ) -> Interval | None:
     """The composite's interval for a stored run: each resample recombines the resampled inputs
     with the run's profile weights (missing inputs redistribute their weight, as in the view)."""
-    row = con.execute("SELECT composite FROM run_composite WHERE run_id = ?", [run_id]).fetchone()
+    # One read of the view: the composite and its present inputs (each with its transform and
+    # source), in metric order.
+    row = con.execute(
+        "SELECT composite, inputs FROM run_composite WHERE run_id = ?", [run_id]
+    ).fetchone()
     if row is None or row[0] is None or not confidence.resampled:
         return None
-    inputs = con.execute(
-        "SELECT metric, weight, transform, value, source FROM run_composite_sources "
-        "WHERE run_id = ? ORDER BY metric",
-        [run_id],
-    ).fetchall()
     n_resamples = confidence.settings.n_bootstrap
     weighted = np.zeros(n_resamples)
     weights = np.zeros(n_resamples)
-    for metric, weight, transform, value, source in inputs:
+    for item in row[1]:
+        metric, weight, source = item["metric"], item["weight"], item["source"]
         if source in ("surface", "entries") and metric in confidence.resampled:
-            values = _TRANSFORMS[transform](confidence.resampled[metric])
+            values = _TRANSFORMS[item["transform"]](confidence.resampled[metric])
         else:
-            values = np.full(n_resamples, value)
+            values = np.full(n_resamples, item["value"])
         present = np.isfinite(values)
         weighted += np.where(present, weight * values, 0.0)
         weights += np.where(present, weight, 0.0)
@@ -181,11 +181,10 @@ def composite_interval(
 def write_intervals(
     con: duckdb.DuckDBPyConnection, run_id: str, intervals: Sequence[Interval]
 ) -> None:
-    """Store a run's intervals, replacing any it had (one INSERT for all of them: on a lake each
-    statement costs catalog round trips)."""
+    """Store the intervals of a run just written (it has none yet: deleting a run deletes its
+    intervals) in one INSERT: on a lake each statement costs catalog round trips."""
     import pyarrow as pa
 
-    con.execute("DELETE FROM run_intervals WHERE run_id = ?", [run_id])
     if not intervals:
         return
     rows = pa.Table.from_pylist(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from warehouse.errors import MissingWarehouseError, UsageError
+from warehouse.store.conninfo import ConninfoError, make_conninfo, parse_conninfo
 
 DB_ENV_VAR = "TAME_WH_DB"
 DATA_PATH_ENV_VAR = "TAME_WH_DATA_PATH"
@@ -40,9 +41,7 @@ class LakeAddress:
     @property
     def libpq(self) -> str:
         """The catalog's libpq connection string (no secrets: they are refused when parsed)."""
-        from psycopg.conninfo import make_conninfo
-
-        return make_conninfo("", **dict(self.conninfo))
+        return make_conninfo(dict(self.conninfo))
 
     @property
     def database(self) -> str:
@@ -73,10 +72,8 @@ class LakeAddress:
     def __str__(self) -> str:
         """The address as messages show it: harmless keys verbatim, every other value `***`
         (`options`, `passfile`, `application_name` and the like can carry secrets)."""
-        from psycopg.conninfo import make_conninfo
-
         shown = {k: (v if k in _SHOWN_KEYS else "***") for k, v in self.conninfo}
-        return LAKE_PREFIX + make_conninfo("", **shown)
+        return LAKE_PREFIX + make_conninfo(shown)
 
 
 Address = Path | LakeAddress
@@ -109,13 +106,10 @@ def normalize_data_path(text: str) -> str:
 
 def parse_lake(text: str, data_path: str | None = None) -> LakeAddress:
     """Parse `ducklake:postgres:<conninfo>`; a password in it is refused (never echoed)."""
-    from psycopg import ProgrammingError
-    from psycopg.conninfo import conninfo_to_dict
-
     conninfo = text[len(LAKE_PREFIX) :].strip()
     try:
-        parsed = conninfo_to_dict(conninfo)
-    except ProgrammingError:
+        parsed = parse_conninfo(conninfo)
+    except ConninfoError:
         raise UsageError(
             "the lake address is not a libpq connection string: write "
             "ducklake:postgres:host=HOST port=PORT dbname=DB user=USER"

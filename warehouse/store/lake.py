@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -191,12 +192,17 @@ def prepare(con: duckdb.DuckDBPyConnection, address: LakeAddress) -> None:
     S3 secret from the environment."""
     load_extensions(con, extensions_for(address))
     if address.is_s3:
-        _create_s3_secret(con, s3_settings())
-        # A store that stops answering ends a request after the lake timeout, retried once.
-        from warehouse.store.remote import lake_timeout
+        _prepare_s3(con)
 
-        con.execute(f"SET http_timeout = {max(1, int(lake_timeout()))}")
-        con.execute("SET http_retries = 1")
+
+def _prepare_s3(con: duckdb.DuckDBPyConnection) -> None:
+    """The S3 secret from the environment, and the bound on each request to the store."""
+    _create_s3_secret(con, s3_settings())
+    # A store that stops answering ends a request after the lake timeout, retried once.
+    from warehouse.store.remote import lake_timeout
+
+    con.execute(f"SET http_timeout = {max(1, int(lake_timeout()))}")
+    con.execute("SET http_retries = 1")
 
 
 # --- The catalog, seen before attaching --------------------------------------------------------
@@ -446,17 +452,45 @@ class WriterLock:
 
     def __init__(self, conn: Any) -> None:
         self._conn = conn
+        self._connecting: threading.Thread | None = None
+        self._failure: BaseException | None = None
         self.held = False
+
+    @classmethod
+    def connecting(cls, address: LakeAddress) -> WriterLock:
+        """A lock whose session connects in a thread of its own while the caller goes on (the
+        PostgreSQL driver takes a tenth of a second to load); `acquire` waits for it."""
+        lock = cls(None)
+
+        def connect() -> None:
+            try:
+                lock._conn = catalog_connection(address)
+            except BaseException as exc:  # handed to the caller by `_session`
+                lock._failure = exc
+
+        lock._connecting = threading.Thread(target=connect, name="tame-wh-lock", daemon=True)
+        lock._connecting.start()
+        return lock
+
+    def _session(self) -> Any:
+        """The lock's session (its connection error, if connecting failed)."""
+        if self._connecting is not None:
+            self._connecting.join()
+            self._connecting = None
+        if self._failure is not None:
+            raise self._failure
+        return self._conn
 
     def acquire(self, address: LakeAddress, timeout: float) -> None:
         """Wait in PostgreSQL's queue (first come, first served) until the lock is ours, at most
         `timeout` seconds."""
+        conn = self._session()
         import psycopg
 
         millis = max(1, int(timeout * 1000))
         try:
-            self._conn.execute("SELECT set_config('lock_timeout', %s, false)", [f"{millis}ms"])
-            self._conn.execute("SELECT pg_advisory_lock(%s)", [_WRITER_LOCK_KEY])
+            conn.execute("SELECT set_config('lock_timeout', %s, false)", [f"{millis}ms"])
+            conn.execute("SELECT pg_advisory_lock(%s)", [_WRITER_LOCK_KEY])
         except psycopg.errors.LockNotAvailable:
             raise LockTimeoutError(
                 f"{address}: another tame-wh process is writing the lake and kept it for "
@@ -467,17 +501,20 @@ class WriterLock:
                 f"lake catalog {address}: cannot take the writers' lock ({_pg_reason(exc)}); "
                 "nothing was written"
             ) from None
-        self._conn.execute("SELECT set_config('lock_timeout', '0', false)")
+        conn.execute("SELECT set_config('lock_timeout', '0', false)")
         self.held = True
 
     def release(self) -> None:
         """Give the lock back and close its session."""
+        with contextlib.suppress(BaseException):
+            self._session()
         with contextlib.suppress(Exception):
             if self.held:
                 self._conn.execute("SELECT pg_advisory_unlock(%s)", [_WRITER_LOCK_KEY])
         self.held = False
         with contextlib.suppress(Exception):
-            self._conn.close()
+            if self._conn is not None:
+                self._conn.close()
 
 
 # --- Attaching ---------------------------------------------------------------------------------
@@ -532,11 +569,16 @@ def attach(
     read_only: bool,
     as_of: AsOf | None = None,
     alias: str = LAKE_ALIAS,
+    existing: bool = False,
 ) -> None:
     """Attach the lake as `alias` and make it the default catalog (settings passed as parameters;
-    the S3 secret, when the data path needs one, is created by `prepare`)."""
+    the S3 secret, when the data path needs one, is created by `prepare`). With `existing`, a
+    catalog that holds no lake is an error and nothing is created."""
+    libpq = address.libpq
+    if "connect_timeout" not in dict(address.conninfo):
+        libpq += f" connect_timeout={CONNECT_TIMEOUT}"
     names = ["TYPE ducklake", "METADATA_PATH ?", "METADATA_SCHEMA ?"]
-    values = ["postgres:" + address.libpq, address.catalog_schema]
+    values = ["postgres:" + libpq, address.catalog_schema]
     if address.data_path:
         names.append("DATA_PATH ?")
         values.append(address.data_path)
@@ -548,6 +590,8 @@ def attach(
         options.append(f"DATA_INLINING_ROW_LIMIT {INLINE_ROW_LIMIT}")
     if as_of is not None:
         options.append(as_of.option())
+    if existing:
+        options.append("CREATE_IF_NOT_EXISTS false")
     suffix = f" ({', '.join(options)})" if options else ""
     try:
         con.execute(f"ATTACH 'ducklake:{_LAKE_SECRET}' AS {alias}{suffix}")
@@ -601,6 +645,15 @@ def open_lake(
 
     Returns the connection and the lock this call took or prepared (None for readers and shared
     locks)."""
+    if not relocate:
+        ahead = _take_ahead(address, read_only, config, as_of)
+        if ahead is not None:
+            found = ahead.outcome()
+        else:
+            found = _open_existing(address, read_only=read_only, config=config, as_of=as_of)
+        if found is not None:
+            writer = not read_only and lock is None
+            return _with_lock(found[0], found[1], writer, lock_later, lock_timeout)
     pg = catalog_connection(address)
     taken: WriterLock | None = None
     con: duckdb.DuckDBPyConnection | None = None
@@ -644,6 +697,139 @@ def open_lake(
     if taken is None:
         pg.close()
     return con, taken
+
+
+def _with_lock(
+    con: duckdb.DuckDBPyConnection,
+    address: LakeAddress,
+    writer: bool,
+    lock_later: bool,
+    lock_timeout: float,
+) -> tuple[duckdb.DuckDBPyConnection, WriterLock | None]:
+    """An attached existing lake with, for a writer, its lock's session (connecting meanwhile)
+    and the lock itself unless `lock_later`."""
+    if not writer:
+        return con, None
+    lock = WriterLock.connecting(address)
+    if not lock_later:
+        try:
+            lock.acquire(address, lock_timeout)
+        except BaseException:
+            con.close()
+            lock.release()
+            raise
+    return con, lock
+
+
+def _open_existing(
+    address: LakeAddress,
+    *,
+    read_only: bool,
+    config: dict[str, Any] | None,
+    as_of: AsOf | None,
+) -> tuple[duckdb.DuckDBPyConnection, LakeAddress] | None:
+    """The common case without a look at the catalog first (and without loading the PostgreSQL
+    driver): a lake in the catalog schema, attached as it is and its recorded data path checked.
+    None when that attach fails (no lake there, an earlier version's catalog in `public`, any
+    error): `open_lake` then looks at the catalog first and tells what is wrong."""
+    here = address.in_schema(CATALOG_SCHEMA)
+    con = duckdb.connect(":memory:", config=connection_config(config, here))
+    try:
+        prepare(con, here)
+        try:
+            attach(con, here.with_data_path(None), read_only=read_only, as_of=as_of, existing=True)
+        except (duckdb.Error, UsageError, RemoteError):
+            con.close()
+            return None
+        row = con.execute(
+            f"SELECT value FROM {metadata_table(con, 'ducklake_metadata')} "
+            "WHERE key = 'data_path' AND (scope IS NULL OR scope = '')"
+        ).fetchone()
+        resolved = check_data_path(here, CatalogState(True, None, row[0] if row else None))
+        if resolved.is_s3 and not here.is_s3:
+            # Only now is httpfs known to be needed: loaded without its signature check only
+            # when it was checked before, like the others.
+            unsigned = con.execute("SELECT current_setting('allow_unsigned_extensions')").fetchone()
+            if unsigned and unsigned[0] and not _checked(EXTENSIONS):
+                con.close()
+                return None
+            load_extensions(con, ("httpfs",))
+            _prepare_s3(con)
+        probe_storage(con, resolved, create=False)
+    except BaseException:
+        con.close()
+        raise
+    return con, resolved
+
+
+# --- Attaching ahead ---------------------------------------------------------------------------
+
+
+class _Ahead:
+    """An existing lake being attached in a thread of its own (see `attach_ahead`)."""
+
+    def __init__(self, address: LakeAddress, read_only: bool) -> None:
+        self.address = address
+        self.read_only = read_only
+        self._found: tuple[duckdb.DuckDBPyConnection, LakeAddress] | None = None
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="tame-wh-attach", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._found = _open_existing(
+                self.address, read_only=self.read_only, config=None, as_of=None
+            )
+        except BaseException as exc:  # handed to the command by `outcome`
+            self._failure = exc
+
+    def outcome(self) -> tuple[duckdb.DuckDBPyConnection, LakeAddress] | None:
+        """What `_open_existing` returned (its error raised here), once the thread is done."""
+        self._thread.join()
+        if self._failure is not None:
+            raise self._failure
+        return self._found
+
+    def discard(self) -> None:
+        """Wait for the thread and close what it attached."""
+        with contextlib.suppress(BaseException):
+            found = self.outcome()
+            if found is not None:
+                found[0].close()
+
+
+_AHEAD: list[_Ahead] = []
+
+
+def attach_ahead(address: LakeAddress, *, read_only: bool) -> None:
+    """Start attaching an existing lake while the command's modules load (the attach waits on
+    the catalog and runs outside Python's lock): the command's `open_lake` with the same
+    address and mode takes it. Attaches that no command took are closed by `drop_ahead`."""
+    _AHEAD.append(_Ahead(address, read_only))
+
+
+def _take_ahead(
+    address: LakeAddress,
+    read_only: bool,
+    config: dict[str, Any] | None,
+    as_of: AsOf | None,
+) -> _Ahead | None:
+    """The attach started ahead for this address and mode (None: there is none, or the caller
+    needs other settings)."""
+    if config or as_of is not None:
+        return None
+    for ahead in _AHEAD:
+        if ahead.address == address and ahead.read_only == read_only:
+            _AHEAD.remove(ahead)
+            return ahead
+    return None
+
+
+def drop_ahead() -> None:
+    """Close every attach started ahead that no command took."""
+    while _AHEAD:
+        _AHEAD.pop().discard()
 
 
 @contextlib.contextmanager

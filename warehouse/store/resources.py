@@ -45,16 +45,30 @@ def schema_files() -> list[NumberedSql]:
     return _numbered("sql")
 
 
-@cache
+@dataclass(frozen=True)
+class SqlStatement:
+    """One statement of an unnumbered SQL file: its text, whether it is a DELETE, and the names
+    of its `$` parameters."""
+
+    query: str
+    is_delete: bool
+    parameters: frozenset[str]
+
+
 @cache  # package data does not change; splitting opens a DuckDB connection
-def sql_statements(name: str) -> tuple[str, ...]:
+def sql_statements(name: str) -> tuple[SqlStatement, ...]:
     """The statements of a named (unnumbered) file in `sql/`, e.g. `refresh_run_sums`."""
     import duckdb
 
     text = (resources.files("warehouse") / "sql" / f"{name}.sql").read_text("utf-8")
     splitter = duckdb.connect(":memory:")
     try:
-        return tuple(statement.query for statement in splitter.extract_statements(text))
+        return tuple(
+            SqlStatement(
+                s.query, s.type == duckdb.StatementType.DELETE, frozenset(s.named_parameters)
+            )
+            for s in splitter.extract_statements(text)
+        )
     finally:
         splitter.close()
 

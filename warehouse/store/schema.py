@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -153,12 +154,17 @@ class StagedWrite:
         self.lock_timeout = lock_timeout
         self.look: duckdb.DuckDBPyConnection | None = None
         self._con: duckdb.DuckDBPyConnection | None = None
+        self._reading = False  # the look's read transaction is open
         if isinstance(path, LakeAddress):
             try:
                 self._con = connect(path, lock_timeout=lock_timeout, create=False, lock_later=True)
             except MissingWarehouseError:
                 return
             try:
+                # Every read of the look in one transaction: one snapshot, and DuckLake reads
+                # each table's catalog entries once instead of once per statement.
+                self._con.execute("BEGIN TRANSACTION")
+                self._reading = True
                 if stored_schema_version(self._con) > 0:
                     self.look = self._con
             except BaseException:
@@ -173,6 +179,7 @@ class StagedWrite:
         """The warehouse (created or upgraded as needed) for writing during the block."""
         if isinstance(self.path, LakeAddress) and self._con is not None:
             self.look = None
+            self._end_reading()
             hold_writers_lock(self._con, self.lock_timeout)
             ensure_schema(self._con, str(self.path))
             yield self._con
@@ -181,9 +188,17 @@ class StagedWrite:
         with writing(self.path, lock_timeout=self.lock_timeout) as con:
             yield con
 
+    def _end_reading(self) -> None:
+        """End the look's read transaction (it wrote nothing: rolled back)."""
+        if self._reading and self._con is not None:
+            self._reading = False
+            with contextlib.suppress(duckdb.Error):
+                self._con.execute("ROLLBACK")
+
     def close(self) -> None:
         """Close what is open (a lake's writers' lock is given back)."""
         self.look = None
+        self._end_reading()
         if self._con is not None:
             close_connection(self._con)
             self._con = None
