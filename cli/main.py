@@ -15,6 +15,7 @@ import click
 from cli.context import AppContext
 from cli.output import configure
 from warehouse import __version__
+from warehouse.basics import first_line
 from warehouse.errors import RemoteError, WarehouseError
 from warehouse.store.address import DATA_PATH_ENV_VAR, DB_ENV_VAR, LakeAddress, parse_address
 from warehouse.store.connection import (
@@ -199,7 +200,7 @@ class _Group(click.Group):
                 if remote is not None:
                     click.echo(f"error: {remote}", err=True)
                     ctx.exit(remote.exit_code)
-            message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            message = first_line(exc, "")
             message = _shown(ctx, message)
             click.echo(
                 f"internal error: {type(exc).__name__}: {message} (rerun with --debug for details)",

@@ -26,6 +26,7 @@ from warehouse.analysis.query import (
     parse_memory_limit,
     run_query,
 )
+from warehouse.basics import first_line
 from warehouse.errors import UsageError
 
 
@@ -110,7 +111,7 @@ def _export(result: QueryResult, fmt: str, out: Path) -> None:
                 pq.write_table(result.arrow, path)
             except (pyarrow.lib.ArrowNotImplementedError, pyarrow.lib.ArrowInvalid) as exc:
                 raise UsageError(
-                    f"the result cannot be written as parquet ({str(exc).splitlines()[0]}); "
+                    f"the result cannot be written as parquet ({first_line(exc)}); "
                     "cast that column, e.g. to VARCHAR"
                 ) from None
 

@@ -3,6 +3,10 @@
 -- millions of per-segment vectors on every leaderboard query is too slow, so the sums are written
 -- when a run is ingested or an audit computed (sql/refresh_run_sums.sql,
 -- sql/refresh_audit_sums.sql), in the same transaction, and the views read them.
+--
+-- Its views and macros have their one current definition in sql/views/ (re-applied whenever the
+-- schema version moves).
+
 
 -- One row per run: summed statistics, exact-match counts, mean length ratio, latency summary.
 CREATE TABLE run_sums (
@@ -35,29 +39,3 @@ CREATE TABLE run_bin_sums (
     tm_chrf_stats       BIGINT[] NOT NULL,
     PRIMARY KEY (run_id, audit_id, bin)
 );
-
-CREATE VIEW run_stat_sums AS
-SELECT run_id, n_segments, bleu_stats, chrf_stats, ter_stats, n_exact_evaluated, n_exact,
-       length_ratio
-FROM run_sums;
-
--- One row per run: identity, test set, counts and summed statistics (what `runs list` reads).
-CREATE VIEW run_summaries AS
-SELECT
-    r.run_id,
-    r.model_slug,
-    r.condition,
-    c.name AS test_set,
-    r.test_corpus_id,
-    r.n_entries,
-    coalesce(s.n_errors, 0) AS n_errors,
-    r.created_at,
-    r.ingested_at,
-    s.bleu_stats,
-    s.chrf_stats,
-    s.ter_stats,
-    s.n_exact / nullif(s.n_exact_evaluated, 0) AS exact_match_rate,
-    s.length_ratio
-FROM runs r
-JOIN corpora c ON c.corpus_id = r.test_corpus_id
-LEFT JOIN run_sums s USING (run_id);

@@ -7,14 +7,6 @@
 -- used a BLEU precision twice; the leaderboard expands them through several views, and spent
 -- most of its time planning. The arithmetic is the same operations in the same order, so every
 -- score is unchanged to the bit; the leaderboard plans and runs about twice as fast.
-
-CREATE OR REPLACE MACRO _floored_log(p) AS
-    list_transform([p], lambda x: CASE WHEN x = 0 THEN -9999999999 ELSE ln(x) END)[1];
-
-CREATE OR REPLACE MACRO _chrf_from_averages(p, r) AS
-    list_transform(
-        [[p, r]],
-        lambda x: CASE WHEN x[1] + x[2] > 0
-                       THEN 100 * (((1 + 4) * x[1] * x[2]) / ((4 * x[1]) + x[2]))
-                       ELSE 0.0 END
-    )[1];
+--
+-- Its views and macros have their one current definition in sql/views/ (re-applied whenever the
+-- schema version moves).

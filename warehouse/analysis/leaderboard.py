@@ -7,6 +7,7 @@ from typing import Any
 
 import duckdb
 
+from warehouse.basics import rows_as_dicts
 from warehouse.errors import UsageError
 from warehouse.metrics.registry import SORT_KEYS
 from warehouse.store.corpora import get_corpus
@@ -58,8 +59,7 @@ def leaderboard(
             limit if limit is not None else 2**62,
         ],
     )
-    names = [d[0] for d in cursor.description or []]
-    rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    rows = rows_as_dicts(cursor)
     usual = Counter(tuple(r["composite_metrics"] or ()) for r in rows).most_common(1)
     common = usual[0][0] if usual else ()
     for row in rows:

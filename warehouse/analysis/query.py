@@ -32,6 +32,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError
 
+from warehouse.basics import first_line
 from warehouse.errors import UsageError
 from warehouse.exposure.memory import MAX_MEMORY_BYTES
 from warehouse.metrics.cyzil import register_cyzil_functions
@@ -222,7 +223,7 @@ def _parse(sql: str) -> Any:
     try:
         trees = [t for t in sqlglot.parse(sql, read="duckdb") if t is not None]
     except (ParseError, SqlglotError) as exc:
-        raise UsageError(f"SQL does not parse: {str(exc).splitlines()[0]}") from None
+        raise UsageError(f"SQL does not parse: {first_line(exc)}") from None
     except RecursionError:
         raise UsageError("SQL is nested too deeply (e.g. thousands of parentheses)") from None
     if len(trees) != 1:
@@ -244,7 +245,7 @@ def vet_query(sql: str, known_relations: set[str]) -> None:
     try:
         statements = splitter.extract_statements(sql)
     except duckdb.Error as exc:
-        raise UsageError(f"SQL does not parse: {str(exc).splitlines()[0]}") from None
+        raise UsageError(f"SQL does not parse: {first_line(exc)}") from None
     finally:
         splitter.close()
     if len(statements) != 1:
@@ -395,10 +396,6 @@ def _process_memory_bound(memory_mb: float) -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
 
 
-def _first_line(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
 def _execute(
     con: duckdb.DuckDBPyConnection, sql: str, limits: QueryLimits, arrow: bool
 ) -> QueryResult:
@@ -436,7 +433,7 @@ def _execute(
                 f"query stopped after its time limit of {limits.timeout:g} s "
                 f"(--timeout, or settings {TIMEOUT_SETTING})"
             ) from None
-        raise UsageError(f"query failed: {_first_line(exc)}") from None
+        raise UsageError(f"query failed: {first_line(exc)}") from None
     finally:
         timer.cancel()
 

@@ -9,6 +9,7 @@ import duckdb
 
 from warehouse.analysis.leaderboard import TRAIN_RULE
 from warehouse.analysis.runs import resolve_run, run_warnings
+from warehouse.basics import rows_as_dicts
 from warehouse.exposure.summary import choose_audit, load_audit
 from warehouse.store.settings import read_settings
 
@@ -17,9 +18,7 @@ REPORT_FORMAT = 1
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
     """Query rows as dicts."""
-    cursor = con.execute(sql, params)
-    names = [d[0] for d in cursor.description or []]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    return rows_as_dicts(con.execute(sql, params))
 
 
 def _one(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> dict[str, Any]:

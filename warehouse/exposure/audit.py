@@ -10,13 +10,13 @@ import json
 import random
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
 from warehouse import __version__
+from warehouse.basics import silent, utc_now
 from warehouse.errors import UsageError
 from warehouse.exposure.config import AuditConfig, audit_id_for, resolve_audit_config
 from warehouse.exposure.direction import reversed_direction, sample_lines
@@ -44,15 +44,6 @@ EXECUTORS = ("local", "ray")
 VALIDATION_SEED = 12345
 
 
-def _silent(_message: str) -> None:
-    """Default notifier: say nothing."""
-
-
-def _utcnow() -> datetime:
-    """Naive UTC timestamp."""
-    return datetime.now(timezone.utc).replace(tzinfo=None)
-
-
 def _insert_audit_row(
     con: duckdb.DuckDBPyConnection,
     audit_id: str,
@@ -78,7 +69,7 @@ def _insert_audit_row(
             json.dumps(config.identity()),
             config.signature(),
             f"tame-wh-native {__version__}",
-            _utcnow(),
+            utc_now(),
             input_warnings,
         ],
     )
@@ -129,7 +120,8 @@ def _store_tm_stats(con: duckdb.DuckDBPyConnection, audit_id: str, refs: list[li
         con.unregister("_tame_tm_stats")
 
 
-# Fast against exact on a sample: bins and TM hypotheses of both, by the rules of sql/008.
+# Fast against exact on a sample: bins and TM hypotheses of both, by the rules of
+# sql/views/02_exposure_rules.sql.
 _VALIDATION_SQL = """
 SELECT e.source_nn = s.exact_nn OR (e.source_nn IS NULL AND s.exact_nn IS NULL) AS same_nn,
        exposure_bin(e.source_exposure, e.source_exact, $near, $far)
@@ -378,14 +370,14 @@ def run_audit(
             config,
             threads=threads,
             progress=progress,
-            notify=notify or _silent,
+            notify=notify or silent,
             store_index=store_index,
             memory_limit=memory_limit,
             shard_rows=shard_rows,
             cluster=(ray_address or "") if executor == "ray" else None,
         )
     if memory_limit is not None:
-        (notify or _silent)(
+        (notify or silent)(
             f"peak memory {size_text(int(timings['peak_rss_bytes']))} "
             f"(--memory-limit {size_text(memory_limit)})"
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -21,6 +21,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from warehouse.basics import Notify, first_line, silent
 from warehouse.errors import RemoteError, UsageError
 from warehouse.exposure.config import AuditConfig
 from warehouse.exposure.normalize import NormalizationConfig
@@ -41,17 +42,12 @@ from warehouse.store.corpora import CorpusInfo, training_texts
 if TYPE_CHECKING:
     from warehouse._native import AuditBuffers, SourceSearch, TargetSearch
 
-Notify = Callable[[str], None]
 
 INSTALL_HINT = "pip install 'tame-wh[ray]'"
 ADDRESS_ENV = "RAY_ADDRESS"
 MAX_RETRIES = 3  # attempts after a worker is lost
 CONNECT_TIMEOUT = 5.0  # seconds to reach the cluster's address
 _SIDES = ("source", "target", "pair")
-
-
-def _silent(_message: str) -> None:
-    """Default notifier: say nothing."""
 
 
 def _ray() -> Any:
@@ -99,8 +95,7 @@ def connect(address: str | None) -> Any:
             )
         except (ConnectionError, RuntimeError) as exc:
             raise UsageError(
-                f"Ray cluster at {address}: cannot connect ({str(exc).splitlines()[0]}); "
-                "nothing was written"
+                f"Ray cluster at {address}: cannot connect ({first_line(exc)}); nothing was written"
             ) from None
     return ray
 
@@ -186,7 +181,7 @@ class ClusterIndex:
     """A training index searched on a Ray cluster, one task per shard; results equal the local
     audit's (exact mode)."""
 
-    def __init__(self, ray: Any, shards: Sequence[ClusterShard], notify: Notify = _silent) -> None:
+    def __init__(self, ray: Any, shards: Sequence[ClusterShard], notify: Notify = silent) -> None:
         self.ray = ray
         self.shards = list(shards)
         self.notify = notify
@@ -210,8 +205,7 @@ class ClusterIndex:
                 table, problem = ray.get(ready[0])
             except Exception as exc:  # a task that still failed after its retries
                 raise RemoteError(
-                    f"the Ray task of shard {part.shard.number} failed: "
-                    f"{str(exc).strip().splitlines()[0]}"
+                    f"the Ray task of shard {part.shard.number} failed: {first_line(exc)}"
                 ) from None
             if problem:
                 self.notify(f"warning: {problem}")
@@ -290,7 +284,7 @@ def open_on_cluster(
     shard_rows: int | None = None,
     store: bool | None = None,
     threads: int | None = None,
-    notify: Notify = _silent,
+    notify: Notify = silent,
 ) -> tuple[ClusterIndex, bool]:
     """The index of `train` on the Ray cluster at `address`, and whether every shard is stored
     (so no task builds): the stored sharded layout when there is one, else shards of

@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 
 from warehouse import __version__
+from warehouse.basics import short_id
 from warehouse.errors import UsageError
 from warehouse.exposure.normalize import NormalizationConfig
 from warehouse.metrics.surface import metric_settings
@@ -29,7 +30,6 @@ DEFAULT_SHORTLIST = 64  # fast mode: candidates reranked exactly
 DEFAULT_NEAR = 0.70
 DEFAULT_FAR = 0.30
 DEFAULT_LEAK: tuple[float, float, float] = (0.70, 0.85, 0.95)
-_ID_LENGTH = 16
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ def _check_unit(name: str, value: float) -> None:
 def audit_id_for(test_corpus_id: str, train_corpus_id: str, config: AuditConfig) -> str:
     """Content id of an audit: test set, training corpus and configuration."""
     payload = {"test": test_corpus_id, "train": train_corpus_id, "config": config.identity()}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:_ID_LENGTH]
+    return short_id(hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest())
 
 
 def resolve_audit_config(

@@ -28,6 +28,7 @@ from typing import Any
 import duckdb
 
 from warehouse import __version__
+from warehouse.basics import Notify, silent
 from warehouse.errors import UsageError
 from warehouse.exposure.config import AuditConfig
 from warehouse.exposure.memory import index_budget, release_cached_blocks, shard_size, size_text
@@ -48,8 +49,6 @@ from warehouse.store.corpora import (
 from warehouse.store.lake import LAKE_ALIAS, metadata_table
 from warehouse.store.settings import read_settings
 
-Notify = Callable[[str], None]
-
 SUFFIX = ".index"
 STORE_SETTING = "index.store"  # a settings row: 0 = never store indexes, 1 = store (default)
 _KEY_LENGTH = 24
@@ -57,10 +56,6 @@ _KEY_LENGTH = 24
 _NAME = re.compile(r"^([0-9a-f]{24})(?:\.r(\d+)\.(\d+))?\.index$")
 _TEMPORARY = re.compile(r"^\..+\.(\d+)\.\d+\.tmp$")
 IndexFileError = native.IndexFileError
-
-
-def _silent(_message: str) -> None:
-    """Default notifier: say nothing."""
 
 
 def index_directory(con: duckdb.DuckDBPyConnection) -> Path | None:
@@ -263,7 +258,7 @@ def open_shard(
     store: bool,
     shard_rows: int | None = None,
     threads: int | None = None,
-    notify: Notify = _silent,
+    notify: Notify = silent,
     saves: BackgroundSaves | None = None,
 ) -> tuple[RetrievalIndex, bool]:
     """`shard`'s stored index, else a freshly built one (stored when `store`, on a thread of
@@ -310,7 +305,7 @@ def open_training_index(
     store: bool | None = None,
     memory_limit: int | None = None,
     shard_rows: int | None = None,
-    notify: Notify = _silent,
+    notify: Notify = silent,
     saves: BackgroundSaves | None = None,
 ) -> tuple[SearchIndex, bool]:
     """The index of `train` for an audit, and whether it was loaded rather than built: the
@@ -384,7 +379,7 @@ def open_within(
     directory: Path | None,
     store: bool,
     threads: int | None = None,
-    notify: Notify = _silent,
+    notify: Notify = silent,
 ) -> tuple[SearchIndex, bool]:
     """The index of `train` for an audit that must stay within `memory_limit` bytes: a stored
     index (one file, or shards) whose files fit the budget; else shards small enough to build
@@ -477,7 +472,7 @@ def build_stored_index(
     shard_rows: int | None = None,
     threads: int | None = None,
     force: bool = False,
-    progress: Notify = _silent,
+    progress: Notify = silent,
 ) -> BuildResult:
     """Build and store the index of `train` (every shard with `shard_rows`); files already
     stored and readable are kept unless `force`."""

@@ -13,7 +13,7 @@ change, and pages of runs, test sets or comparisons that are gone are removed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ import duckdb
 from warehouse.analysis.compare import Comparison, compare_runs, load_runs
 from warehouse.analysis.leaderboard import TRAIN_RULE, leaderboard
 from warehouse.analysis.runs import resolve_run
+from warehouse.basics import Notify
 from warehouse.errors import UsageError
 from warehouse.exposure.summary import AuditResult, load_audit
 from warehouse.html.assets import page_script, vega_bundle, vega_bundle_header
@@ -43,7 +44,6 @@ from warehouse.html.site_pages import (
 from warehouse.stats.resample import bootstrap_settings
 from warehouse.store.corpora import CorpusInfo, list_corpora
 
-Notify = Callable[[str], None]
 # Folders whose files the dashboard owns: files there that a build did not produce are removed.
 _OWNED = {"runs": ".html", "testsets": ".html", "compare": ".html", "assets/data": ".js"}
 _MARKER = "assets/tame.js"

@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from warehouse.analysis.leaderboard import TRAIN_RULE
 from warehouse.analysis.report import REPORT_FORMAT
+from warehouse.basics import rows_as_dicts
 from warehouse.exposure.summary import AuditResult, load_audit
 from warehouse.store.settings import read_settings
 
@@ -32,11 +33,8 @@ def _grouped(
     con: duckdb.DuckDBPyConnection, sql: str, params: list[Any], key: str = "run_id"
 ) -> dict[str, list[dict[str, Any]]]:
     """Rows of a query as dicts, grouped by `key` (which is dropped from each row)."""
-    cursor = con.execute(sql, params)
-    names = [d[0] for d in cursor.description or []]
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for values in cursor.fetchall():
-        row = dict(zip(names, values, strict=True))
+    for row in rows_as_dicts(con.execute(sql, params)):
         out[row.pop(key)].append(row)
     return out
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TypeAlias
 
 import duckdb
 
+from warehouse.basics import utc_now
 from warehouse.errors import InputError, UsageError
 from warehouse.ingest import checks
 from warehouse.ingest.runs import PreparedRun
@@ -55,7 +55,7 @@ class RegisteredTestSet:
     difficulty: list[int | None]
 
 
-def read_test_set(con: duckdb.DuckDBPyConnection, name: str) -> RegisteredTestSet:
+def stored_test_set(con: duckdb.DuckDBPyConnection, name: str) -> RegisteredTestSet:
     """A registered test set, read through an open connection to the warehouse."""
     info = get_corpus(con, name, "test")
     table = con.execute(  # one scan of the segments (on a lake each scan reads the catalog)
@@ -79,19 +79,14 @@ def load_test_set(
     """A registered test set: through `db` when it is an open connection, else from the
     warehouse at that address (opened read-only, and closed again)."""
     if isinstance(db, duckdb.DuckDBPyConnection):
-        return read_test_set(db, name)
+        return stored_test_set(db, name)
     if not warehouse_exists(db):
         raise UsageError(f"unknown test set {name!r}; the warehouse {db} does not exist yet")
     con = connect(db, read_only=True, lock_timeout=lock_timeout)
     try:
-        return read_test_set(con, name)
+        return stored_test_set(con, name)
     finally:
         close_connection(con)
-
-
-def _now() -> datetime:
-    """Current UTC time as a naive timestamp (the warehouse stores UTC)."""
-    return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
 def _pick(option: str | None, from_doc: str | None, name: str, file: str) -> str | None:
@@ -187,7 +182,7 @@ def prepare_from_files(
         new_test_set=None,
         model_slug=model_slug,
         condition=condition,
-        created_at=(document.created_at if document else None) or _now(),
+        created_at=(document.created_at if document else None) or utc_now(),
         hyps=hyps,
         errors=errors,
         latency=latency,
@@ -413,7 +408,7 @@ def prepare_from_document(
         new_test_set=new_test_set,
         model_slug=model_slug,
         condition=condition,
-        created_at=document.created_at or _now(),
+        created_at=document.created_at or utc_now(),
         hyps=hyps,
         errors=errors,
         latency=latency,

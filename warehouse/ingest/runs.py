@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from warehouse.basics import short_id
 from warehouse.ingest import checks
 from warehouse.inputs.corpus_files import CorpusData
 from warehouse.inputs.runcard import RunDocument
@@ -18,8 +19,6 @@ from warehouse.metrics.surface import compute_segment_stats as _compute_stats
 from warehouse.stats.arrays import RunArrays, build_run_arrays
 from warehouse.stats.intervals import RunConfidence, compute_confidence
 from warehouse.stats.resample import BootstrapSettings
-
-_ID_LENGTH = 16
 
 
 @dataclass
@@ -73,7 +72,7 @@ class PreparedRun:
         digest = hashlib.sha256(json.dumps(header, sort_keys=True).encode())
         digest.update(json.dumps(self.hyps, ensure_ascii=False).encode("utf-8"))
         digest.update(json.dumps([e is not None for e in self.errors]).encode())
-        return digest.hexdigest()[:_ID_LENGTH]
+        return short_id(digest.hexdigest())
 
     @property
     def scored(self) -> bool:

@@ -4,8 +4,7 @@ stored left alone (recognised by its id, without scoring it again)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from collections.abc import Sequence
 from typing import Any
 
 import duckdb
@@ -13,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from warehouse import __version__
+from warehouse.basics import Notify, utc_now
 from warehouse.errors import UsageError
 from warehouse.ingest.runs import IngestResult, PreparedRun
 from warehouse.inputs.runcard import TOKEN_FIELDS
@@ -22,13 +22,6 @@ from warehouse.store.connection import transaction
 from warehouse.store.corpora import add_corpus_row
 from warehouse.store.purge import delete_runs
 from warehouse.store.sums import refresh_runs
-
-Notify = Callable[[str], None]
-
-
-def _now() -> datetime:
-    """Current UTC time as a naive timestamp (the warehouse stores UTC)."""
-    return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
 def stored_run_ids(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> set[str]:
@@ -116,7 +109,7 @@ def _insert_run(con: duckdb.DuckDBPyConnection, run: PreparedRun) -> dict[str, p
         "model_slug": run.model_slug,
         "condition": run.condition,
         "created_at": run.created_at,
-        "ingested_at": _now(),
+        "ingested_at": utc_now(),
         "elapsed_seconds": doc.elapsed_seconds if doc else None,
         "n_entries": len(run.hyps),
         **totals,

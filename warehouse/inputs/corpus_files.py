@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from warehouse.basics import short_id
 from warehouse.errors import UsageError
 from warehouse.inputs.segment_meta import SegmentMeta, read_segment_meta
 from warehouse.inputs.textio import check_aligned, read_lines
 
 _LANG = re.compile(r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$")
-_ID_LENGTH = 16
 
 
 def name_problem(name: str) -> str | None:
@@ -86,7 +86,7 @@ class CorpusData:
     @property
     def corpus_id(self) -> str:
         """The content id: the first 16 hex digits of the content hash."""
-        return self.sha256[:_ID_LENGTH]
+        return short_id(self.sha256)
 
     @property
     def n_segments(self) -> int:

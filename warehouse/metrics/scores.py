@@ -5,7 +5,7 @@ one score per row, repeating sacrebleu 2.6's operations in sacrebleu's order wit
 module's logarithm and exponential, so every score equals sacrebleu's `corpus_score` on the same
 segments exactly. Integer sums are scored in float64; float32 sums (what sacrebleu's paired tests
 sum) are scored with float32 arithmetic where sacrebleu's is. The SQL macros of
-`sql/005_analytics.sql` compute the same formulas in SQL. Definitions: docs/metrics.md.
+`sql/views/01_score_macros.sql` compute the same formulas in SQL. Definitions: docs/metrics.md.
 """
 
 from __future__ import annotations

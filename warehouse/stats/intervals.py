@@ -35,7 +35,7 @@ from warehouse.stats.resample import (
     run_scores,
 )
 
-FEW_SEGMENTS = 30  # below this many segments the interval's coverage may be poor
+FEW_FOR_INTERVALS = 30  # below this many segments the interval's coverage may be poor
 # Stored per-entry metrics that get an interval, under the name the leaderboard uses.
 ENTRY_METRICS = {name: BY_NAME[name].aliases for name in INTERVAL_ENTRY_METRICS}
 _TRANSFORMS = {
@@ -108,9 +108,9 @@ def compute_confidence(arrays: RunArrays, settings: BootstrapSettings) -> RunCon
     out = RunConfidence(settings, n)
     if n == 0:
         return out
-    if n < FEW_SEGMENTS:
+    if n < FEW_FOR_INTERVALS:
         out.warnings.append(
-            f"only {n} segments (fewer than {FEW_SEGMENTS}): bootstrap confidence intervals "
+            f"only {n} segments (fewer than {FEW_FOR_INTERVALS}): bootstrap confidence intervals "
             "may have poor coverage"
         )
     scores = run_scores(arrays)
@@ -129,7 +129,7 @@ def compute_confidence(arrays: RunArrays, settings: BootstrapSettings) -> RunCon
     small = []
     for tier in sorted(set(arrays.difficulty.tolist()) - {0}):
         subset = arrays.take(np.flatnonzero(arrays.difficulty == tier))
-        if subset.n_segments < FEW_SEGMENTS:
+        if subset.n_segments < FEW_FOR_INTERVALS:
             small.append(f"{tier} ({subset.n_segments})")
         tier_scores = run_scores(subset)
         resampled = resampled_scores_of(
@@ -143,7 +143,7 @@ def compute_confidence(arrays: RunArrays, settings: BootstrapSettings) -> RunCon
                 out.intervals.append(interval)
     if small:
         out.warnings.append(
-            f"difficulty tiers with fewer than {FEW_SEGMENTS} segments: {', '.join(small)}; "
+            f"difficulty tiers with fewer than {FEW_FOR_INTERVALS} segments: {', '.join(small)}; "
             "their intervals may have poor coverage"
         )
     return out

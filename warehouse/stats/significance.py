@@ -48,7 +48,7 @@ from warehouse.stats.resample import (
 
 METHODS = ("sign", "paired-bs", "paired-ar")
 PAIRED_AR_TRIALS = 10_000  # sacrebleu's default number of approximate-randomisation trials
-FEW_SEGMENTS = 10  # warn below this many aligned segments
+FEW_ALIGNED = 10  # warn below this many aligned segments
 
 _FLOAT32_EXACT = 2**24  # integers below this are exact in float32, so are sums below it
 
@@ -381,9 +381,9 @@ def compare_pair(
             f"the runs are on different test sets ({a.test_corpus_id}, {b.test_corpus_id}); "
             "segments were matched by id"
         )
-    if al.n_segments < FEW_SEGMENTS:
+    if al.n_segments < FEW_ALIGNED:
         warnings.append(
-            f"only {al.n_segments} aligned segments (fewer than {FEW_SEGMENTS}): "
+            f"only {al.n_segments} aligned segments (fewer than {FEW_ALIGNED}): "
             "the test has little power"
         )
     scores_a, scores_b = run_scores(al.a), run_scores(al.b)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse.basics import first_line
 from warehouse.errors import LockTimeoutError, SchemaError, UsageError
 from warehouse.store.address import LakeAddress
 from warehouse.store.address import missing_warehouse as missing_warehouse  # re-exported
@@ -199,7 +200,7 @@ def connect(
             return duckdb.connect(str(path), read_only=read_only, config=config)
         except duckdb.IOException as exc:
             if not _is_lock_conflict(exc):
-                raise SchemaError(f"{path}: cannot open warehouse ({_first_line(exc)})") from None
+                raise SchemaError(f"{path}: cannot open warehouse ({first_line(exc)})") from None
             if time.monotonic() >= deadline:
                 raise LockTimeoutError(
                     f"{path}: warehouse is locked by another process and stayed locked for "
@@ -210,19 +211,14 @@ def connect(
                 # This process already holds the file read-write; reuse that database instance.
                 return duckdb.connect(str(path), read_only=False, config=config)
             raise SchemaError(
-                f"{path}: not a usable DuckDB warehouse ({_first_line(exc)})"
+                f"{path}: not a usable DuckDB warehouse ({first_line(exc)})"
             ) from None
         except duckdb.Error as exc:
             raise SchemaError(
-                f"{path}: not a usable DuckDB warehouse ({_first_line(exc)})"
+                f"{path}: not a usable DuckDB warehouse ({first_line(exc)})"
             ) from None
         time.sleep(min(delay * (0.5 + random.random()), max(0.0, deadline - time.monotonic())))
         delay = min(delay * 2, 1.0)
-
-
-def _first_line(exc: BaseException) -> str:
-    """The first line of an exception message (DuckDB adds hints on later lines)."""
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 @contextmanager

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from warehouse.basics import Notify
 from warehouse.errors import SchemaError, UsageError
 from warehouse.store.address import Address, LakeAddress
 from warehouse.store.connection import (
@@ -35,7 +35,6 @@ from warehouse.store.schema import (
     stored_schema_version,
 )
 
-Notify = Callable[[str], None]
 BATCH_ROWS = 100_000
 # Tables the schema files fill with defaults; every other table must be empty in a destination.
 SEEDED_TABLES = frozenset(

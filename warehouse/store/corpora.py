@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from warehouse import __version__
+from warehouse.basics import Notify, silent, utc_now
 from warehouse.errors import UsageError
 from warehouse.store.connection import transaction
 from warehouse.store.purge import delete_corpus, dependents
@@ -22,13 +21,8 @@ if TYPE_CHECKING:  # read-only commands (leaderboard, report) need neither Arrow
 
     from warehouse.inputs.corpus_files import CorpusData
 
-Notify = Callable[[str], None]
 
 ROLES = ("train", "test")
-
-
-def _silent(_message: str) -> None:
-    """Default notifier: say nothing."""
 
 
 @dataclass(frozen=True)
@@ -140,7 +134,7 @@ def add_corpus(
     data: CorpusData,
     *,
     replace: bool = False,
-    notify: Notify = _silent,
+    notify: Notify = silent,
     confirmed: Replacement | None = None,
 ) -> AddResult:
     """Register a corpus in one transaction; identical content is a no-op, new needs `replace`.
@@ -216,7 +210,7 @@ def add_corpus_row(con: duckdb.DuckDBPyConnection, data: CorpusData) -> None:
             len(data.refs),
             sum(map(len, data.src)),
             data.sha256,
-            datetime.now(timezone.utc).replace(tzinfo=None),
+            utc_now(),
             json.dumps(meta, ensure_ascii=False),
         ],
     )

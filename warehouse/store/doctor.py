@@ -9,6 +9,7 @@ from importlib import metadata
 from typing import Any
 
 from warehouse import __version__
+from warehouse.basics import first_line
 from warehouse.errors import LockTimeoutError, WarehouseError
 from warehouse.store.address import Address, LakeAddress
 from warehouse.store.connection import close_connection, connect
@@ -122,7 +123,7 @@ def _lake_status(db: LakeAddress) -> dict[str, Any]:
             status["storage_reachable"] = False
         status["error"] = str(exc)
     except duckdb.Error as exc:
-        status["error"] = redact(str(exc).strip().splitlines()[0])
+        status["error"] = redact(first_line(exc))
     return status
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import duckdb
 
+from warehouse.basics import first_line
 from warehouse.errors import LockTimeoutError, RemoteError, SchemaError, UsageError
 from warehouse.store.address import (
     CATALOG_SCHEMA,
@@ -67,8 +68,7 @@ def redact(text: str) -> str:
 
 def _first_line(exc: BaseException) -> str:
     """The first line of an error message, secrets redacted."""
-    text = str(exc).strip()
-    return redact(text.splitlines()[0]) if text else type(exc).__name__
+    return redact(first_line(exc))
 
 
 # --- Extensions --------------------------------------------------------------------------------

@@ -45,6 +45,26 @@ def schema_files() -> list[NumberedSql]:
     return _numbered("sql")
 
 
+@cache  # package data does not change; splitting opens a DuckDB connection
+def view_statements() -> tuple[str, ...]:
+    """The statements of `sql/views/*.sql` in file order: the one current definition of every
+    view and macro (CREATE OR REPLACE), applied after the numbered files whenever the schema
+    version moves."""
+    import duckdb
+
+    folder = resources.files("warehouse") / "sql" / "views"
+    texts = [
+        entry.read_text("utf-8")
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+        if entry.name.endswith(".sql")
+    ]
+    splitter = duckdb.connect(":memory:")
+    try:
+        return tuple(s.query for text in texts for s in splitter.extract_statements(text))
+    finally:
+        splitter.close()
+
+
 @dataclass(frozen=True)
 class SqlStatement:
     """One statement of an unnumbered SQL file: its text, whether it is a DELETE, and the names

@@ -22,7 +22,7 @@ from warehouse.store.connection import (
     transaction,
 )
 from warehouse.store.lake import lake_catalog_is_legacy
-from warehouse.store.resources import schema_files
+from warehouse.store.resources import schema_files, view_statements
 
 
 def code_schema_version() -> int:
@@ -71,7 +71,8 @@ def stored_schema_version(con: duckdb.DuckDBPyConnection) -> int:
 
 def apply_schema_files(con: duckdb.DuckDBPyConnection, before: int) -> None:
     """Apply the schema files after version `before` inside the caller's transaction (on a lake
-    in DuckLake's dialect, constraints kept by the application)."""
+    in DuckLake's dialect, constraints kept by the application), then every view and macro
+    (`sql/views/`)."""
     lake = None
     if is_lake_connection(con):
         # The dialect translation (sqlglot) is imported only for lakes: it costs every other
@@ -90,6 +91,9 @@ def apply_schema_files(con: duckdb.DuckDBPyConnection, before: int) -> None:
             "INSERT INTO schema_version (version, tame_wh_version) VALUES (?, ?)",
             [sql_file.number, __version__],
         )
+    if before < len(schema_files()):
+        for statement in view_statements():
+            con.execute(statement)
     if lake is not None:
         prime_table_statistics(con)
 

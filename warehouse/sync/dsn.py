@@ -19,6 +19,7 @@ from urllib.parse import unquote
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
+from warehouse.basics import first_line
 from warehouse.errors import RemoteError, UsageError
 
 DSN_ENV_VAR = "TAME_WH_PG_DSN"
@@ -119,15 +120,6 @@ def dsn_secrets(dsn: str | None) -> set[str]:
     return found
 
 
-def dsn_password(dsn: str) -> str | None:
-    """The password of a DSN as libpq reads it (URL or key=value form), if any."""
-    try:
-        password = conninfo_to_dict(dsn).get("password")
-    except (psycopg.Error, ValueError, TypeError):
-        return None
-    return str(password) if password else None
-
-
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     """`text` with URL and key=value passwords and every given secret replaced by `***`."""
     text = _URL_USERINFO.sub(rf"\1{REDACTED}\3", text)
@@ -142,12 +134,6 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 def redact_dsn(text: str, dsn: str | None) -> str:
     """`text` without any secret of `dsn`."""
     return redact(text, dsn_secrets(dsn))
-
-
-def _first_line(exc: BaseException) -> str:
-    """The first non-empty line of an exception message."""
-    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
-    return lines[0] if lines else type(exc).__name__
 
 
 def url_label(url: str) -> str:
@@ -207,7 +193,7 @@ def check_dsn(dsn: str) -> dict[str, str]:
         fields = {k: str(v) for k, v in conninfo_to_dict(dsn).items()}
     except (psycopg.Error, ValueError, TypeError) as exc:
         raise UsageError(
-            f"the DSN does not parse: {redact(_first_line(exc), dsn_secrets(dsn))}"
+            f"the DSN does not parse: {redact(first_line(exc), dsn_secrets(dsn))}"
         ) from None
     for port in fields.get("port", "").split(","):
         if port and not (port.isdigit() and 1 <= int(port) <= 65535):
@@ -224,5 +210,5 @@ def connect_pg(dsn: str, *, autocommit: bool = False) -> psycopg.Connection:
         return psycopg.connect(dsn, autocommit=autocommit, connect_timeout=15)
     except (psycopg.Error, ValueError, OverflowError) as exc:
         raise RemoteError(
-            f"cannot connect to {target_label(dsn)}: {redact_dsn(_first_line(exc), dsn)}"
+            f"cannot connect to {target_label(dsn)}: {redact_dsn(first_line(exc), dsn)}"
         ) from None

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
+from warehouse.basics import first_line
 from warehouse.errors import RemoteError, UsageError
 from warehouse.store.resources import NumberedSql, migration_files
 from warehouse.sync.dsn import connect_pg, redact_dsn, target_label
@@ -96,7 +97,7 @@ def migrate(dsn: str, *, dry_run: bool = False) -> MigrationReport:
     try:
         _apply(conn, dsn, files, report)
     except psycopg.Error as exc:  # the lock or the ledger: e.g. a role that may not read it
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        message = first_line(exc)
         raise RemoteError(
             f"migrate on {report.target} failed: {redact_dsn(message, dsn)}"
         ) from None
@@ -126,7 +127,7 @@ def _apply(
                         [migration.name, checksum(migration.text)],
                     )
             except psycopg.Error as exc:
-                message = str(exc).strip().splitlines()[0]
+                message = first_line(exc)
                 raise RemoteError(
                     f"migration {migration.name} failed and was rolled back: "
                     f"{redact_dsn(message, dsn)}"

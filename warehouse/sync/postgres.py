@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,14 +23,13 @@ import duckdb
 import psycopg
 import pyarrow as pa
 
+from warehouse.basics import first_line, rows_as_dicts
 from warehouse.errors import RemoteError, UsageError
 from warehouse.metrics.registry import synced_columns
 from warehouse.store.connection import transaction
 from warehouse.store.resources import migration_files
 from warehouse.sync.dsn import connect_pg, redact_dsn, target_label
 from warehouse.sync.migrate import LEDGER
-
-Notify = Callable[[str], None]
 
 # run_cards columns filled from the leaderboard view column of the same name (after migrations
 # 001-003). Missing in the view (e.g. CI columns before intervals exist) → NULL.
@@ -252,8 +251,7 @@ def collect_payloads(con: duckdb.DuckDBPyConnection) -> PayloadSet:
         "SELECT l.*, r.run_card AS _run_card FROM leaderboard l JOIN runs r USING (run_id) "
         "ORDER BY r.ingested_at DESC, l.run_id"
     )
-    names = [d[0] for d in cursor.description or []]
-    rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    rows = rows_as_dicts(cursor)
     bins_by_run: dict[str, list[dict[str, Any]]] = {}
     bin_cursor = con.execute(
         "SELECT b.run_id, b.bin, b.audit_id, b.n_segments, b.share, b.mean_source_exposure, "
@@ -456,7 +454,7 @@ def send_direct_each(
                 conn.execute("TRUNCATE _tame_cards, _tame_bins")
                 _copy_and_upsert(conn, [payload])
         except (psycopg.errors.DataError, psycopg.errors.IntegrityError) as exc:
-            message = redact_dsn(str(exc).strip().splitlines()[0], secrets_of)
+            message = redact_dsn(first_line(exc), secrets_of)
             skipped.append(SkippedRun(payload.run_id, f"the target refused it: {message}"))
             continue
         sent.append(payload)
@@ -510,7 +508,7 @@ def sync_direct(
                     sent, refused = send_direct_each(conn, pending, dsn)
                 report.skipped.extend(refused)
         except psycopg.Error as exc:
-            message = str(exc).strip().splitlines()[0]
+            message = first_line(exc)
             raise RemoteError(
                 f"sync to {target} failed and was rolled back: {redact_dsn(message, dsn)}"
             ) from None

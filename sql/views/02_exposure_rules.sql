@@ -1,0 +1,22 @@
+-- tame-wh exposure rules: the bin of a test segment and its translation-memory hypothesis
+-- (docs/exposure.md). The audit uses them to fill `exposures`, to pick the TM hypotheses it
+-- scores and to validate fast mode; users can call them in their own SQL.
+--
+-- Each view and macro is defined here once; `tame-wh init` (and every command that upgrades the
+-- warehouse) applies the files of sql/views/ in order, CREATE OR REPLACE, whenever the schema
+-- version moves.
+
+-- The bin of a test segment by its source exposure (thresholds inclusive): an exact source copy
+-- is `source_exact`, else `near` at or above `near`, `medium` at or above `far`, else `far`.
+CREATE OR REPLACE MACRO exposure_bin(source_exposure, source_exact, near, far) AS
+    CASE WHEN source_exact THEN 'source_exact'
+         WHEN source_exposure >= near THEN 'near'
+         WHEN source_exposure >= far THEN 'medium'
+         ELSE 'far' END;
+
+-- The TM hypothesis of a test segment: the training target of its source neighbour; without a
+-- neighbour, by the zero policy: the test source itself ('source') or the empty string ('empty').
+CREATE OR REPLACE MACRO tm_hypothesis(neighbour_target, test_source, zero_policy) AS
+    CASE WHEN neighbour_target IS NOT NULL THEN neighbour_target
+         WHEN zero_policy = 'source' THEN test_source
+         ELSE '' END;

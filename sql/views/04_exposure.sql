@@ -1,0 +1,133 @@
+-- tame-wh exposure views: an audit's summary and bins, and each run's scores per bin against the
+-- translation-memory baseline, with GenGap (docs/exposure.md). A test set may be audited against
+-- several training corpora, so every row carries its audit_id.
+--
+-- Each view and macro is defined here once; `tame-wh init` (and every command that upgrades the
+-- warehouse) applies the files of sql/views/ in order, CREATE OR REPLACE, whenever the schema
+-- version moves.
+
+-- Per audit and side (source, target, pair): distribution of exposure, exact share and the
+-- shares at or above the audit's three thresholds (for the pair side: PairLeak@t).
+CREATE OR REPLACE VIEW audit_exposure_summary AS
+WITH sides AS (
+    SELECT audit_id, 'source' AS side, 1 AS side_order, source_exposure AS exposure,
+           source_exact AS exact
+    FROM exposures
+    UNION ALL
+    SELECT audit_id, 'target', 2, target_exposure, target_exact FROM exposures
+    UNION ALL
+    SELECT audit_id, 'pair', 3, pair_exposure, pair_exact FROM exposures
+)
+SELECT
+    s.audit_id,
+    s.side,
+    s.side_order,
+    count(*) AS n_segments,
+    avg(s.exposure) AS mean,
+    quantile_cont(s.exposure, 0.5) AS median,
+    quantile_cont(s.exposure, 0.05) AS p05,
+    quantile_cont(s.exposure, 0.25) AS p25,
+    quantile_cont(s.exposure, 0.75) AS p75,
+    quantile_cont(s.exposure, 0.95) AS p95,
+    max(s.exposure) AS max,
+    avg(s.exact::DOUBLE) AS exact_share,
+    a.leak_thresholds AS thresholds,
+    [avg((s.exposure >= a.leak_thresholds[1])::DOUBLE),
+     avg((s.exposure >= a.leak_thresholds[2])::DOUBLE),
+     avg((s.exposure >= a.leak_thresholds[3])::DOUBLE)] AS shares_at_or_above
+FROM sides s
+JOIN audits a USING (audit_id)
+GROUP BY s.audit_id, s.side, s.side_order, a.leak_thresholds;
+
+-- Per audit and bin (every bin listed, empty ones with 0): count, share, mean source exposure.
+CREATE OR REPLACE VIEW audit_bins AS
+WITH bins(bin, bin_order) AS (
+    VALUES ('source_exact', 1), ('near', 2), ('medium', 3), ('far', 4)
+)
+SELECT
+    a.audit_id,
+    b.bin,
+    b.bin_order,
+    count(e.seg_idx) AS n_segments,
+    count(e.seg_idx) / a.n_segments AS share,
+    avg(e.source_exposure) AS mean_source_exposure
+FROM audits a
+CROSS JOIN bins b
+LEFT JOIN exposures e ON e.audit_id = a.audit_id AND e.bin = b.bin
+GROUP BY a.audit_id, b.bin, b.bin_order, a.n_segments;
+
+-- ---------------------------------------------------------------------------------------------
+-- Exposure per run (docs/exposure.md): bins, TM baseline, GenGap. A test set may be audited against
+-- several training corpora, so every row carries its audit_id.
+
+CREATE OR REPLACE VIEW run_bins AS
+WITH pairs AS (
+    SELECT r.run_id, a.audit_id, a.train_corpus_id, a.n_segments AS total
+    FROM runs r JOIN audits a ON a.test_corpus_id = r.test_corpus_id
+),
+bins(bin, bin_order) AS (
+    VALUES ('all', 0), ('source_exact', 1), ('near', 2), ('medium', 3), ('far', 4)
+)
+SELECT
+    p.run_id,
+    p.audit_id,
+    p.train_corpus_id,
+    b.bin,
+    b.bin_order,
+    coalesce(g.n_segments, 0) AS n_segments,
+    coalesce(g.n_segments, 0) / p.total AS share,
+    g.sum_source_exposure / g.n_segments AS mean_source_exposure,
+    bleu_score(g.bleu_stats) AS bleu,
+    chrf_score(g.chrf_stats) AS chrf_plus_plus,
+    bleu_score(g.tm_bleu_stats) AS tm_bleu,
+    chrf_score(g.tm_chrf_stats) AS tm_chrf_plus_plus,
+    bleu_score(g.bleu_stats) - bleu_score(g.tm_bleu_stats) AS delta_bleu,
+    chrf_score(g.chrf_stats) - chrf_score(g.tm_chrf_stats) AS delta_chrf_plus_plus
+FROM pairs p
+CROSS JOIN bins b
+LEFT JOIN run_bin_sums g
+    ON g.run_id = p.run_id AND g.audit_id = p.audit_id AND g.bin = b.bin;
+
+-- GenGap = score on `near` - score on `far` (NULL when either bin is empty), for the system and
+-- the TM, with the audit's PairLeak and exposure summary.
+CREATE OR REPLACE VIEW run_exposure AS
+WITH by_bin AS (
+    SELECT
+        run_id, audit_id, train_corpus_id,
+        max(bleu) FILTER (WHERE bin = 'all') AS bleu,
+        max(tm_bleu) FILTER (WHERE bin = 'all') AS tm_bleu,
+        max(tm_chrf_plus_plus) FILTER (WHERE bin = 'all') AS tm_chrf_plus_plus,
+        max(delta_bleu) FILTER (WHERE bin = 'all') AS delta_tm_bleu,
+        max(delta_chrf_plus_plus) FILTER (WHERE bin = 'all') AS delta_tm_chrf_plus_plus,
+        max(bleu) FILTER (WHERE bin = 'near' AND n_segments > 0)
+            - max(bleu) FILTER (WHERE bin = 'far' AND n_segments > 0) AS gengap_bleu,
+        max(chrf_plus_plus) FILTER (WHERE bin = 'near' AND n_segments > 0)
+            - max(chrf_plus_plus) FILTER (WHERE bin = 'far' AND n_segments > 0) AS gengap_chrf,
+        max(tm_bleu) FILTER (WHERE bin = 'near' AND n_segments > 0)
+            - max(tm_bleu) FILTER (WHERE bin = 'far' AND n_segments > 0) AS tm_gengap_bleu,
+        max(tm_chrf_plus_plus) FILTER (WHERE bin = 'near' AND n_segments > 0)
+            - max(tm_chrf_plus_plus) FILTER (WHERE bin = 'far' AND n_segments > 0)
+            AS tm_gengap_chrf,
+        max(share) FILTER (WHERE bin = 'source_exact') AS source_exact_share,
+        max(share) FILTER (WHERE bin = 'near') AS near_share,
+        max(share) FILTER (WHERE bin = 'medium') AS medium_share,
+        max(share) FILTER (WHERE bin = 'far') AS far_share
+    FROM run_bins
+    GROUP BY run_id, audit_id, train_corpus_id
+)
+SELECT
+    b.*,
+    src.mean AS mean_source_exposure,
+    tgt.mean AS mean_target_exposure,
+    pair.mean AS mean_pair_exposure,
+    pair.shares_at_or_above[1] AS pairleak_070,
+    pair.shares_at_or_above[2] AS pairleak_085,
+    pair.shares_at_or_above[3] AS pairleak_095,
+    pair.exact_share AS pair_exact_share,
+    a.mode AS audit_mode,
+    a.created_at AS audited_at
+FROM by_bin b
+JOIN audits a USING (audit_id)
+JOIN audit_exposure_summary src ON src.audit_id = b.audit_id AND src.side = 'source'
+JOIN audit_exposure_summary tgt ON tgt.audit_id = b.audit_id AND tgt.side = 'target'
+JOIN audit_exposure_summary pair ON pair.audit_id = b.audit_id AND pair.side = 'pair';

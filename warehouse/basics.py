@@ -1,0 +1,52 @@
+"""Helpers every pipeline stage shares: progress callbacks, an error's one-line message, naive UTC
+timestamps, content ids, and query results as dicts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+# A callback told what a long step is doing (a progress line); `silent` says nothing.
+Notify = Callable[[str], None]
+
+# Hex digits of a content id (a SHA-256 prefix): corpora, runs, audit configurations.
+ID_LENGTH = 16
+
+
+def silent(_message: str) -> None:
+    """A `Notify` that says nothing."""
+
+
+def first_line(exc: BaseException, empty: str | None = None) -> str:
+    """The first line of an error's message (libraries add hints and context on later lines);
+    `empty`, else the error's type name, when it has no message."""
+    text = str(exc).strip()
+    if text:
+        return text.splitlines()[0]
+    return type(exc).__name__ if empty is None else empty
+
+
+def utc_now() -> datetime:
+    """The current UTC time without a zone (the warehouse stores UTC)."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def short_id(hex_digest: str) -> str:
+    """A content id: the first `ID_LENGTH` hex digits of a SHA-256 digest."""
+    return hex_digest[:ID_LENGTH]
+
+
+class _Cursor(Protocol):
+    """What `rows_as_dicts` reads: a DB-API cursor that has run a query."""
+
+    @property
+    def description(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+def rows_as_dicts(cursor: _Cursor) -> list[dict[str, Any]]:
+    """Every row a query returned, as a dict keyed by column name."""
+    names = [column[0] for column in cursor.description or []]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
