@@ -5,29 +5,24 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import click
 import duckdb
 
-from warehouse import __version__
-from warehouse.errors import SchemaError
+from warehouse.handle import Access, Warehouse
 from warehouse.stats.limits import MAX_RESAMPLES
 from warehouse.store.address import Address, is_lake
 from warehouse.store.connection import (
     DEFAULT_LOCK_TIMEOUT,
     close_connection,
     connect,
-    missing_warehouse,
     warehouse_exists,
 )
 from warehouse.store.lake import AsOf, parse_as_of
 from warehouse.store.schema import (
     StagedWrite,
-    code_schema_version,
     staged_write,
-    stored_schema_version,
     writing,
 )
 
@@ -60,6 +55,12 @@ class AppContext:
         with staged_write(self.db, lock_timeout=self.lock_timeout) as stage:
             yield stage
 
+    def open(self, access: Access, as_of: AsOf | None = None) -> Warehouse:
+        """The warehouse as the handle (`warehouse.Warehouse`), for a block: `read` opens an
+        existing warehouse of this schema read-only (at `as_of` on a lake), `write` creates or
+        upgrades it and holds a lake's writers' lock until the block ends."""
+        return Warehouse.open(self.db, access=access, as_of=as_of, lock_timeout=self.lock_timeout)
+
     @contextmanager
     def reader(self, as_of: AsOf | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
         """The existing warehouse for a read-only command: opened once, read-only (other readers,
@@ -67,14 +68,8 @@ class AppContext:
         file this user may not write is fine). Nothing is created or upgraded: no warehouse, or
         one whose schema is older than this tame-wh, is a one-line error. `as_of` reads a lake as
         it stood at a past snapshot."""
-        if isinstance(self.db, Path) and as_of is None and not self.db.exists():
-            raise missing_warehouse(self.db)
-        con = connect(self.db, read_only=True, lock_timeout=self.lock_timeout, as_of=as_of)
-        try:
-            _require_current_schema(con, self.db, as_of)
-            yield con
-        finally:
-            close_connection(con)
+        with self.open("read", as_of) as opened:
+            yield opened.con
 
     @contextmanager
     def existing_warehouse(self) -> Iterator[duckdb.DuckDBPyConnection | None]:
@@ -101,33 +96,6 @@ as_of_option = click.option(
     metavar="SNAPSHOT|TIME",
     help="Answer as the lake stood then: a snapshot id or a UTC date/time (lakes only).",
 )
-
-
-def _require_current_schema(
-    con: duckdb.DuckDBPyConnection, db: Address, as_of: AsOf | None = None
-) -> None:
-    """Refuse an empty file, an older schema (read commands never upgrade) and a newer one."""
-    stored = stored_schema_version(con)
-    current = code_schema_version()
-    if stored == 0:
-        if as_of is not None:
-            raise SchemaError(f"--as-of {as_of}: the lake held no warehouse yet then")
-        raise missing_warehouse(db)
-    if stored < current and as_of is not None:
-        raise SchemaError(
-            f"--as-of {as_of}: the lake's schema was version {stored} then; this tame-wh reads "
-            f"version {current} (choose a later snapshot)"
-        )
-    if stored < current:
-        raise SchemaError(
-            f"{db}: schema version {stored} is older than this tame-wh's ({current}); run "
-            "`tame-wh init` to upgrade it (read-only commands never change the warehouse)"
-        )
-    if stored > current:
-        raise SchemaError(
-            f"{db}: written by a newer tame-wh (schema version {stored}); this tame-wh "
-            f"{__version__} knows schema versions up to {current}; upgrade tame-wh"
-        )
 
 
 pass_app = click.make_pass_decorator(AppContext)

@@ -11,7 +11,7 @@ import click
 from cli.context import AppContext, bootstrap_options, json_option, pass_app
 from cli.output import emit_json, say, status
 from warehouse.ingest.prepare import (
-    Warehouse,
+    WarehouseRef,
     load_test_set,
     prepare_from_document,
     prepare_from_files,
@@ -164,7 +164,7 @@ def ingest(
 
 
 def _prepare(
-    db: Warehouse,
+    db: WarehouseRef,
     reports: tuple[Path, ...],
     testset: str | None,
     hyp: Path | None,

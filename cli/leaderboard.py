@@ -9,7 +9,7 @@ import click
 
 from cli.context import AppContext, as_of_option, as_of_value, json_option, pass_app
 from cli.output import emit_json, fmt_number, print_table, say
-from warehouse.analysis.leaderboard import TRAIN_RULE, leaderboard
+from warehouse.analysis.leaderboard import TRAIN_RULE
 from warehouse.analysis.runs import parse_tags
 from warehouse.metrics.registry import SORT_KEYS
 
@@ -57,9 +57,11 @@ def leaderboard_cmd(
     Exposure columns (Δ TM BLEU, GenGap) refer to the training corpus shown in the `train`
     column: --train NAME, else each test set's largest audited training corpus.
     """
-    with app.reader(as_of_value(as_of)) as con:
-        rows = leaderboard(
-            con, testset=testset, sort=sort, limit=limit, train=train, tags=parse_tags(tags)
+    with app.open("read", as_of_value(as_of)) as wh:
+        rows = list(
+            wh.leaderboard(
+                testset=testset, sort=sort, limit=limit, train=train, tags=parse_tags(tags)
+            )
         )
     if as_json:
         emit_json(

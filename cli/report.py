@@ -9,7 +9,6 @@ import click
 
 from cli.context import AppContext, as_of_option, as_of_value, json_option, pass_app
 from cli.output import emit_json, fmt_number, fmt_share, print_fields, print_table, say
-from warehouse.analysis.report import build_report
 
 
 def _print_quality(doc: dict[str, Any]) -> None:
@@ -277,8 +276,8 @@ def report(
             state = "written" if written.written else "unchanged"
             click.echo(f"{html_file} ({written.bytes / 1e6:.1f} MB, run {written.run_id}): {state}")
         return
-    with app.reader(when) as con:
-        doc = build_report(con, run, train=train)
+    with app.open("read", when) as wh:
+        doc = wh.report(run, train=train)
     if as_json:
         emit_json(doc)
     else:

@@ -9,7 +9,6 @@ from cli.output import emit_json, print_fields, print_table, say
 from warehouse.analysis.runs import (
     RunSummary,
     delete_runs_by_ref,
-    list_runs,
     parse_tags,
     show_run,
     tag_run,
@@ -81,8 +80,8 @@ def runs_list(
 ) -> None:
     """List runs with corpus BLEU, chrF++, TER, exact match and tags."""
     wanted = parse_tags(tags)
-    with app.reader() as con:
-        items = list_runs(con, testset=testset, model_slug=model_slug, tags=wanted)
+    with app.open("read") as wh:
+        items = wh.runs(testset=testset, model_slug=model_slug, tags=wanted)
     if as_json:
         emit_json([r.to_dict() for r in items])
         return

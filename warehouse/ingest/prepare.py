@@ -40,7 +40,7 @@ _LANG_PAIR = re.compile(
 
 
 # Where a test set is read from: the warehouse's address, or an open connection to it.
-Warehouse: TypeAlias = str | Address | duckdb.DuckDBPyConnection
+WarehouseRef: TypeAlias = str | Address | duckdb.DuckDBPyConnection
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def stored_test_set(con: duckdb.DuckDBPyConnection, name: str) -> RegisteredTest
 
 
 def load_test_set(
-    db: Warehouse, name: str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    db: WarehouseRef, name: str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 ) -> RegisteredTestSet:
     """A registered test set: through `db` when it is an open connection, else from the
     warehouse at that address (opened read-only, and closed again)."""
@@ -137,7 +137,7 @@ def _text_warnings(
 
 
 def prepare_from_files(
-    db: Warehouse,
+    db: WarehouseRef,
     *,
     testset: str,
     hyp_path: str | Path,

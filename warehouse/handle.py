@@ -1,0 +1,308 @@
+"""The warehouse as one handle: `Warehouse.open(address)` for reading or writing, owning the
+connection, a lake writer's lock and the schema check, with the main verbs as methods (what a
+script or notebook holds; docs/python.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+import duckdb
+
+from warehouse import __version__
+from warehouse.errors import SchemaError, UsageError
+from warehouse.store.address import Address, LakeAddress, parse_address
+from warehouse.store.connection import (
+    DEFAULT_LOCK_TIMEOUT,
+    close_connection,
+    connect,
+    missing_warehouse,
+)
+from warehouse.store.lake import AsOf, parse_as_of
+from warehouse.store.schema import code_schema_version, open_warehouse, stored_schema_version
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from warehouse.analysis.runs import RunSummary
+    from warehouse.exposure.summary import AuditResult
+    from warehouse.ingest.runs import IngestResult
+    from warehouse.store.corpora import AddResult
+
+Access = Literal["read", "write"]
+
+
+class Rows(Sequence[dict[str, Any]]):
+    """Rows of a result, each a dict by column name; also as Arrow (`arrow()`), pandas (`df()`)
+    or polars (`pl()`)."""
+
+    def __init__(self, records: list[dict[str, Any]], table: pa.Table | None = None) -> None:
+        self._records = records
+        self._table = table
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._records[index]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._records)
+
+    def __repr__(self) -> str:
+        return f"Rows({len(self)} rows)"
+
+    def arrow(self) -> pa.Table:
+        """The rows as an Arrow table."""
+        if self._table is None:
+            import pyarrow as pa
+
+            self._table = pa.Table.from_pylist(self._records)
+        return self._table
+
+    def df(self) -> Any:
+        """The rows as a pandas DataFrame (pandas must be installed)."""
+        return self.arrow().to_pandas()
+
+    def pl(self) -> Any:
+        """The rows as a polars DataFrame (polars must be installed)."""
+        import polars
+
+        return polars.from_arrow(self.arrow())
+
+
+def require_current_schema(
+    con: duckdb.DuckDBPyConnection, address: Address, as_of: AsOf | None = None
+) -> None:
+    """Refuse to read an empty file, an older schema (readers never upgrade) or a newer one."""
+    stored = stored_schema_version(con)
+    current = code_schema_version()
+    if stored == 0:
+        if as_of is not None:
+            raise SchemaError(f"--as-of {as_of}: the lake held no warehouse yet then")
+        raise missing_warehouse(address)
+    if stored < current and as_of is not None:
+        raise SchemaError(
+            f"--as-of {as_of}: the lake's schema was version {stored} then; this tame-wh reads "
+            f"version {current} (choose a later snapshot)"
+        )
+    if stored < current:
+        raise SchemaError(
+            f"{address}: schema version {stored} is older than this tame-wh's ({current}); run "
+            "`tame-wh init` to upgrade it (read-only commands never change the warehouse)"
+        )
+    if stored > current:
+        raise SchemaError(
+            f"{address}: written by a newer tame-wh (schema version {stored}); this tame-wh "
+            f"{__version__} knows schema versions up to {current}; upgrade tame-wh"
+        )
+
+
+class Warehouse:
+    """A warehouse (a DuckDB file or a DuckLake lake) opened for reading or for writing. Open it
+    with `Warehouse.open`, use it in a `with` block (or call `close`); `con` is the DuckDB
+    connection, for anything the methods do not cover."""
+
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        address: Address,
+        access: Access,
+        as_of: AsOf | None,
+        lock_timeout: float,
+    ) -> None:
+        self._con: duckdb.DuckDBPyConnection | None = con
+        self.address = address
+        self.access = access
+        self.as_of = as_of
+        self.lock_timeout = lock_timeout
+
+    @classmethod
+    def open(
+        cls,
+        address: str | Path | Address | None = None,
+        *,
+        access: Access = "write",
+        data_path: str | None = None,
+        as_of: str | AsOf | None = None,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    ) -> Warehouse:
+        """The warehouse at `address` (a file path or `ducklake:postgres:…`; default
+        `$TAME_WH_DB`, else `./tame.duckdb`). `access="write"` creates or upgrades it and, on a
+        lake, holds the writers' lock until closed; `access="read"` opens an existing warehouse
+        of this version's schema read-only, at the lake snapshot `as_of` when given."""
+        if access not in ("read", "write"):
+            raise UsageError(f"access must be 'read' or 'write', not {access!r}")
+        parsed = address if isinstance(address, LakeAddress) else parse_address(address, data_path)
+        moment = parse_as_of(as_of) if isinstance(as_of, str) else as_of
+        if access == "write":
+            if moment is not None:
+                raise UsageError(
+                    "as_of reads a past snapshot: open the warehouse with access='read'"
+                )
+            con = open_warehouse(parsed, lock_timeout=lock_timeout)
+            return cls(con, parsed, access, None, lock_timeout)
+        if isinstance(parsed, Path) and moment is None and not parsed.exists():
+            raise missing_warehouse(parsed)
+        con = connect(parsed, read_only=True, lock_timeout=lock_timeout, as_of=moment)
+        try:
+            require_current_schema(con, parsed, moment)
+        except BaseException:
+            close_connection(con)
+            raise
+        return cls(con, parsed, access, moment, lock_timeout)
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The open DuckDB connection."""
+        if self._con is None:
+            raise UsageError(f"the warehouse {self.address} is closed")
+        return self._con
+
+    def close(self) -> None:
+        """Close the connection (a lake writer's lock is given back); closing twice is fine."""
+        if self._con is not None:
+            close_connection(self._con)
+            self._con = None
+
+    def __enter__(self) -> Warehouse:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._con is None else self.access
+        return f"Warehouse({str(self.address)!r}, {state})"
+
+    def _writable(self, verb: str) -> duckdb.DuckDBPyConnection:
+        """The connection, for a verb that writes (refused on a warehouse opened for reading)."""
+        if self.access != "write":
+            raise UsageError(f"{verb} writes: open the warehouse with access='write'")
+        return self.con
+
+    # --- Reading ---------------------------------------------------------------------------
+
+    def leaderboard(
+        self,
+        *,
+        testset: str | None = None,
+        sort: str = "composite",
+        limit: int | None = None,
+        train: str | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> Rows:
+        """Runs ranked by `sort`, each with every leaderboard column (docs/scores.md)."""
+        from warehouse.analysis.leaderboard import leaderboard
+
+        rows = leaderboard(
+            self.con, testset=testset, sort=sort, limit=limit, train=train, tags=dict(tags or {})
+        )
+        return Rows(rows)
+
+    def runs(
+        self,
+        *,
+        testset: str | None = None,
+        model_slug: str | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> list[RunSummary]:
+        """Stored runs with their whole-run scores and tags."""
+        from warehouse.analysis.runs import list_runs
+
+        return list_runs(self.con, testset=testset, model_slug=model_slug, tags=dict(tags or {}))
+
+    def report(self, run: str, *, train: str | None = None) -> dict[str, Any]:
+        """Everything about one run (a run id, a unique prefix or a model slug): the document
+        `tame-wh report --json` prints."""
+        from warehouse.analysis.report import build_report
+
+        return build_report(self.con, run, train=train)
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> Rows:
+        """The rows of one SQL statement on this connection (use `tame-wh query` for the
+        read-only, bounded form that other people's SQL needs)."""
+        table = self.con.execute(sql, list(params or [])).to_arrow_table()
+        return Rows(table.to_pylist(), table)
+
+    # --- Writing ---------------------------------------------------------------------------
+
+    def add_corpus(
+        self,
+        name: str,
+        src: str | Path,
+        tgt: str | Path,
+        *,
+        src_lang: str | None = None,
+        tgt_lang: str | None = None,
+        replace: bool = False,
+    ) -> AddResult:
+        """Register a parallel training corpus from two aligned text files."""
+        from warehouse.inputs.corpus_files import read_training_corpus
+        from warehouse.store.corpora import add_corpus
+
+        data = read_training_corpus(name, src, tgt, src_lang, tgt_lang)
+        return add_corpus(self._writable("add_corpus"), data, replace=replace)
+
+    def add_test_set(
+        self,
+        name: str,
+        src: str | Path,
+        refs: Sequence[str | Path],
+        *,
+        segments_meta: str | Path | None = None,
+        src_lang: str | None = None,
+        tgt_lang: str | None = None,
+        replace: bool = False,
+    ) -> AddResult:
+        """Register a test set: sources, one or more reference files, optional metadata."""
+        from warehouse.inputs.corpus_files import read_test_set
+        from warehouse.store.corpora import add_corpus
+
+        data = read_test_set(name, src, list(refs), segments_meta, src_lang, tgt_lang)
+        return add_corpus(self._writable("add_test_set"), data, replace=replace)
+
+    def audit(
+        self, train: str, testset: str, *, threads: int | None = None, force: bool = False
+    ) -> AuditResult:
+        """The exposure of every segment of `testset` to the training corpus `train`, with the
+        default configuration (docs/exposure.md)."""
+        from warehouse.exposure.audit import run_audit
+
+        return run_audit(self._writable("audit"), train, testset, threads=threads, force=force)
+
+    def ingest(
+        self,
+        *,
+        testset: str,
+        hyp: str | Path,
+        model_slug: str,
+        condition: str | None = None,
+        run_card: str | Path | None = None,
+        replace: bool = False,
+    ) -> IngestResult:
+        """Score a hypothesis file against a registered test set and store the run (with
+        bootstrap intervals at the warehouse's settings)."""
+        from warehouse.ingest.prepare import prepare_from_files
+        from warehouse.ingest.write import write_runs
+        from warehouse.stats.resample import bootstrap_settings
+
+        con = self._writable("ingest")
+        run = prepare_from_files(
+            con,
+            testset=testset,
+            hyp_path=hyp,
+            model_slug=model_slug,
+            condition=condition,
+            run_card_path=run_card,
+            ci=bootstrap_settings(con, None, None, None),
+        )
+        [result] = write_runs(con, [run], replace=replace)
+        return result
