@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -445,6 +445,31 @@ def probe_storage(con: duckdb.DuckDBPyConnection, address: LakeAddress, *, creat
 # --- The writers' lock -------------------------------------------------------------------------
 
 
+class _InThread:
+    """A call running in a daemon thread of its own; `result` waits for it and returns its value
+    or raises its error."""
+
+    def __init__(self, name: str, call: Callable[[], Any]) -> None:
+        self._value: Any = None
+        self._failure: BaseException | None = None
+
+        def run() -> None:
+            try:
+                self._value = call()
+            except BaseException as exc:  # handed to the caller by `result`
+                self._failure = exc
+
+        self._thread = threading.Thread(target=run, name=name, daemon=True)
+        self._thread.start()
+
+    def result(self) -> Any:
+        """The call's value (its error raised here), once the thread is done."""
+        self._thread.join()
+        if self._failure is not None:
+            raise self._failure
+        return self._value
+
+
 class WriterLock:
     """The catalog database's advisory lock for tame-wh writers, held on its own session until
     released (a killed process's session ends, and PostgreSQL releases the lock). Waiters queue
@@ -452,8 +477,7 @@ class WriterLock:
 
     def __init__(self, conn: Any) -> None:
         self._conn = conn
-        self._connecting: threading.Thread | None = None
-        self._failure: BaseException | None = None
+        self._connecting: _InThread | None = None
         self.held = False
 
     @classmethod
@@ -461,24 +485,13 @@ class WriterLock:
         """A lock whose session connects in a thread of its own while the caller goes on (the
         PostgreSQL driver takes a tenth of a second to load); `acquire` waits for it."""
         lock = cls(None)
-
-        def connect() -> None:
-            try:
-                lock._conn = catalog_connection(address)
-            except BaseException as exc:  # handed to the caller by `_session`
-                lock._failure = exc
-
-        lock._connecting = threading.Thread(target=connect, name="tame-wh-lock", daemon=True)
-        lock._connecting.start()
+        lock._connecting = _InThread("tame-wh-lock", lambda: catalog_connection(address))
         return lock
 
     def _session(self) -> Any:
         """The lock's session (its connection error, if connecting failed)."""
         if self._connecting is not None:
-            self._connecting.join()
-            self._connecting = None
-        if self._failure is not None:
-            raise self._failure
+            self._conn = self._connecting.result()
         return self._conn
 
     def acquire(self, address: LakeAddress, timeout: float) -> None:
@@ -771,25 +784,15 @@ class _Ahead:
     def __init__(self, address: LakeAddress, read_only: bool) -> None:
         self.address = address
         self.read_only = read_only
-        self._found: tuple[duckdb.DuckDBPyConnection, LakeAddress] | None = None
-        self._failure: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="tame-wh-attach", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._found = _open_existing(
-                self.address, read_only=self.read_only, config=None, as_of=None
-            )
-        except BaseException as exc:  # handed to the command by `outcome`
-            self._failure = exc
+        self._attaching = _InThread(
+            "tame-wh-attach",
+            lambda: _open_existing(address, read_only=read_only, config=None, as_of=None),
+        )
 
     def outcome(self) -> tuple[duckdb.DuckDBPyConnection, LakeAddress] | None:
         """What `_open_existing` returned (its error raised here), once the thread is done."""
-        self._thread.join()
-        if self._failure is not None:
-            raise self._failure
-        return self._found
+        found: tuple[duckdb.DuckDBPyConnection, LakeAddress] | None = self._attaching.result()
+        return found
 
     def discard(self) -> None:
         """Wait for the thread and close what it attached."""

@@ -17,7 +17,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from warehouse.store.resources import schema_files
+from warehouse.store.resources import schema_files, split_statements
 
 _CONSTRAINT_KINDS = (
     exp.PrimaryKeyColumnConstraint,
@@ -53,11 +53,7 @@ class Constraint:
 
 def _split(text: str) -> list[str]:
     """The statements of a SQL file, split by DuckDB's own parser."""
-    splitter = duckdb.connect(":memory:")
-    try:
-        return [s.query for s in splitter.extract_statements(text)]
-    finally:
-        splitter.close()
+    return [s.query for s in split_statements(text)]
 
 
 def _without_comments(statement: str) -> str:

@@ -45,52 +45,48 @@ def schema_files() -> list[NumberedSql]:
     return _numbered("sql")
 
 
-@cache  # package data does not change; splitting opens a DuckDB connection
-def view_statements() -> tuple[str, ...]:
-    """The statements of `sql/views/*.sql` in file order: the one current definition of every
-    view and macro (CREATE OR REPLACE), applied after the numbered files whenever the schema
-    version moves."""
-    import duckdb
-
-    folder = resources.files("warehouse") / "sql" / "views"
-    texts = [
-        entry.read_text("utf-8")
-        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
-        if entry.name.endswith(".sql")
-    ]
-    splitter = duckdb.connect(":memory:")
-    try:
-        return tuple(s.query for text in texts for s in splitter.extract_statements(text))
-    finally:
-        splitter.close()
-
-
 @dataclass(frozen=True)
 class SqlStatement:
-    """One statement of an unnumbered SQL file: its text, whether it is a DELETE, and the names
-    of its `$` parameters."""
+    """One statement of a SQL file: its text, whether it is a DELETE, and the names of its `$`
+    parameters."""
 
     query: str
     is_delete: bool
     parameters: frozenset[str]
 
 
-@cache  # package data does not change; splitting opens a DuckDB connection
-def sql_statements(name: str) -> tuple[SqlStatement, ...]:
-    """The statements of a named (unnumbered) file in `sql/`, e.g. `refresh_run_sums`."""
+def split_statements(text: str) -> list[SqlStatement]:
+    """The statements of a SQL text, split by DuckDB's own parser."""
     import duckdb
 
-    text = (resources.files("warehouse") / "sql" / f"{name}.sql").read_text("utf-8")
     splitter = duckdb.connect(":memory:")
     try:
-        return tuple(
+        return [
             SqlStatement(
                 s.query, s.type == duckdb.StatementType.DELETE, frozenset(s.named_parameters)
             )
             for s in splitter.extract_statements(text)
-        )
+        ]
     finally:
         splitter.close()
+
+
+@cache  # package data does not change; splitting opens a DuckDB connection
+def view_statements() -> tuple[str, ...]:
+    """The statements of `sql/views/*.sql` in file order: the one current definition of every
+    view and macro (CREATE OR REPLACE), applied after the numbered files whenever the schema
+    version moves."""
+    folder = resources.files("warehouse") / "sql" / "views"
+    files = sorted((e for e in folder.iterdir() if e.name.endswith(".sql")), key=lambda e: e.name)
+    text = "\n".join(entry.read_text("utf-8") for entry in files)
+    return tuple(s.query for s in split_statements(text))
+
+
+@cache  # package data does not change; splitting opens a DuckDB connection
+def sql_statements(name: str) -> tuple[SqlStatement, ...]:
+    """The statements of a named (unnumbered) file in `sql/`, e.g. `refresh_run_sums`."""
+    text = (resources.files("warehouse") / "sql" / f"{name}.sql").read_text("utf-8")
+    return tuple(split_statements(text))
 
 
 def migration_files() -> list[NumberedSql]:
