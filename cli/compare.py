@@ -9,19 +9,16 @@ import click
 
 from cli.context import AppContext, bootstrap_options, json_option, pass_app
 from cli.output import ALPHA, emit_json, print_table, say
-from warehouse.analysis.compare import (
+from warehouse import Comparison, Warehouse
+from warehouse.frontend import (
     BINS,
-    Comparison,
-    compare_runs,
+    METHODS,
+    PairTest,
     is_report_file,
-    load_runs,
-    restrict_to_bin,
+    label,
+    on_percent_scale,
     run_letters,
 )
-from warehouse.errors import UsageError
-from warehouse.metrics.registry import label, on_percent_scale
-from warehouse.stats.significance import METHODS, PairTest, method_settings
-from warehouse.store.settings import metric_directions
 
 _METHOD_TITLES = {
     "sign": "paired bootstrap sign test",
@@ -104,25 +101,23 @@ def _run(
     """Load the runs, compare them, print."""
     if len(runs) < 2:
         raise click.UsageError("give at least two runs (run ids, prefixes or report files)")
-    needs_warehouse = not all(is_report_file(r) for r in runs)
-    # Read-only either way; report files alone do not need a warehouse (its settings are read
-    # when there is one).
-    with app.reader() if needs_warehouse else app.existing_warehouse() as con:
-        settings = method_settings(con, method, n_bootstrap, alpha, seed)
-        directions = metric_directions(con)
-        arrays = load_runs(runs, con if needs_warehouse else None)
-        if bin_name is not None:
-            if con is None:
-                raise UsageError("--bin needs the warehouse's exposure audits; none exists here")
-            arrays = restrict_to_bin(con, arrays, bin_name, train)
-    comparison = compare_runs(
-        arrays,
-        significance=significance,
-        method=method,
-        settings=settings,
-        allow_different_testsets=allow_different_testsets,
-        directions=directions,
-    )
+    options: dict[str, Any] = {
+        "significance": significance,
+        "method": method,
+        "n_bootstrap": n_bootstrap,
+        "alpha": alpha,
+        "seed": seed,
+        "allow_different_testsets": allow_different_testsets,
+        "bin_name": bin_name,
+        "train": train,
+    }
+    if all(is_report_file(r) for r in runs):
+        # Report files alone need no warehouse (its settings are read when there is one).
+        with app.existing() as found:
+            comparison = (found.compare if found else Warehouse.compare_files)(runs, **options)
+    else:
+        with app.open("read") as wh:
+            comparison = wh.compare(runs, **options)
     warnings = comparison.warnings + [
         f"{p.run_a} vs {p.run_b}: {w}" for p in comparison.pairs for w in p.warnings
     ]
@@ -131,8 +126,8 @@ def _run(
     if as_json:
         emit_json(comparison.to_dict())
         return
-    letters = run_letters(len(arrays))
-    for letter, run in zip(letters, arrays, strict=True):
+    letters = run_letters(len(comparison.runs))
+    for letter, run in zip(letters, comparison.runs, strict=True):
         click.echo(f"{letter} = {run.label}")
     _print_side_by_side(comparison, letters)
     if comparison.pairs:

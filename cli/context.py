@@ -8,22 +8,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import click
-import duckdb
 
-from warehouse.handle import Access, Warehouse
-from warehouse.stats.limits import MAX_RESAMPLES
-from warehouse.store.address import Address, is_lake
-from warehouse.store.connection import (
+from warehouse import Access, Warehouse
+from warehouse.frontend import (
     DEFAULT_LOCK_TIMEOUT,
-    close_connection,
-    connect,
-    warehouse_exists,
-)
-from warehouse.store.lake import AsOf, parse_as_of
-from warehouse.store.schema import (
-    StagedWrite,
-    staged_write,
-    writing,
+    MAX_RESAMPLES,
+    Address,
+    AsOf,
+    is_lake,
+    parse_as_of,
 )
 
 
@@ -41,47 +34,33 @@ class AppContext:
         """Whether the warehouse is a DuckLake lake."""
         return is_lake(self.db)
 
-    @contextmanager
-    def warehouse(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """Open the warehouse (created on first use) for the duration of a command; on a lake
-        the writers' lock is held until the block ends."""
-        with writing(self.db, lock_timeout=self.lock_timeout) as con:
-            yield con
-
-    @contextmanager
-    def staged_write(self) -> Iterator[StagedWrite]:
-        """The warehouse to read first and write later (one attach on a lake; no lock held in
-        between)."""
-        with staged_write(self.db, lock_timeout=self.lock_timeout) as stage:
-            yield stage
-
     def open(self, access: Access, as_of: AsOf | None = None) -> Warehouse:
-        """The warehouse as the handle (`warehouse.Warehouse`), for a block: `read` opens an
-        existing warehouse of this schema read-only (at `as_of` on a lake), `write` creates or
-        upgrades it and holds a lake's writers' lock until the block ends."""
+        """The warehouse as the handle, for a block: `read` opens an existing warehouse of this
+        schema read-only (at `as_of` on a lake), `write` creates or upgrades it and holds a
+        lake's writers' lock until the block ends."""
         return Warehouse.open(self.db, access=access, as_of=as_of, lock_timeout=self.lock_timeout)
 
     @contextmanager
-    def reader(self, as_of: AsOf | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
-        """The existing warehouse for a read-only command: opened once, read-only (other readers,
-        e.g. a BI tool, never block it; a writer of a file makes it wait up to --lock-timeout; a
-        file this user may not write is fine). Nothing is created or upgraded: no warehouse, or
-        one whose schema is older than this tame-wh, is a one-line error. `as_of` reads a lake as
-        it stood at a past snapshot."""
+    def warehouse(self) -> Iterator[Any]:
+        """The connection of `open("write")` (commands not yet on the handle's methods)."""
+        with self.open("write") as opened:
+            yield opened.con
+
+    @contextmanager
+    def reader(self, as_of: AsOf | None = None) -> Iterator[Any]:
+        """The connection of `open("read", as_of)` (commands not yet on the handle's methods)."""
         with self.open("read", as_of) as opened:
             yield opened.con
 
     @contextmanager
-    def existing_warehouse(self) -> Iterator[duckdb.DuckDBPyConnection | None]:
-        """The warehouse read-only if it exists (nothing created or upgraded), else None."""
-        if not warehouse_exists(self.db):
-            yield None
-            return
-        con = connect(self.db, read_only=True, lock_timeout=self.lock_timeout)
+    def existing(self) -> Iterator[Warehouse | None]:
+        """The warehouse read-only as it is (for its settings), or None when there is none."""
+        opened = Warehouse.open_if_exists(self.db, lock_timeout=self.lock_timeout)
         try:
-            yield con
+            yield opened
         finally:
-            close_connection(con)
+            if opened is not None:
+                opened.close()
 
 
 def as_of_value(text: str | None) -> AsOf | None:

@@ -7,9 +7,8 @@ import click
 from cli.context import AppContext, json_option, pass_app
 from cli.main import watch_lake
 from cli.output import emit_json, print_table, say
-from warehouse.errors import SchemaError
-from warehouse.store.address import DATA_PATH_ENV_VAR, LakeAddress, parse_address
-from warehouse.store.copy import copy_warehouse
+from warehouse import SchemaError, Warehouse
+from warehouse.frontend import DATA_PATH_ENV_VAR, LakeAddress, parse_address
 
 
 @click.command("copy")
@@ -40,7 +39,7 @@ def copy(
     for address in (src, dst):
         if isinstance(address, LakeAddress):
             watch_lake(ctx, address)
-    result = copy_warehouse(src, dst, lock_timeout=app.lock_timeout, notify=say)
+    result = Warehouse.copy(src, dst, lock_timeout=app.lock_timeout, notify=say)
     if as_json:
         emit_json(result.to_dict())
     else:

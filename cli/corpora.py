@@ -10,16 +10,8 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, print_fields, print_table, say, status
-from warehouse.errors import UsageError
-from warehouse.inputs.corpus_files import CorpusData, read_test_set, read_training_corpus
-from warehouse.store.corpora import (
-    AddResult,
-    CorpusInfo,
-    add_corpus,
-    get_corpus,
-    list_corpora,
-    replacement_plan,
-)
+from warehouse import AddResult, CorpusInfo, UsageError
+from warehouse.frontend import CorpusData, read_test_set, read_training_corpus
 
 _input_file = click.Path(path_type=Path, dir_okay=False)
 _lang: dict[str, Any] = {"default": None, "metavar": "CODE"}
@@ -51,8 +43,8 @@ def _add(app: AppContext, data: CorpusData, replace: bool, yes: bool) -> AddResu
     --yes (or a yes at the terminal's prompt)."""
     confirmed = None
     if replace:
-        with app.warehouse() as con:
-            plan = replacement_plan(con, data)
+        with app.open("write") as wh:
+            plan = wh.replacement_plan(data)
         if plan is not None:
             say(plan.describe())
             if not yes:
@@ -61,14 +53,14 @@ def _add(app: AppContext, data: CorpusData, replace: bool, yes: bool) -> AddResu
                 if not click.confirm("replace it?", default=False, err=True):
                     raise UsageError("nothing was replaced")
             confirmed = plan
-    with app.warehouse() as con, status(f"loading {data.n_segments} segments"):
-        return add_corpus(con, data, replace=replace, notify=say, confirmed=confirmed)
+    with app.open("write") as wh, status(f"loading {data.n_segments} segments"):
+        return wh.add(data, replace=replace, notify=say, confirmed=confirmed)
 
 
 def _list(app: AppContext, role: str, as_json: bool) -> None:
     """Print the corpora of one role."""
-    with app.warehouse() as con:
-        items = list_corpora(con, role)
+    with app.open("write") as wh:
+        items = wh.corpora(role)
     if as_json:
         emit_json([c.to_dict() for c in items])
         return
@@ -159,8 +151,8 @@ def corpus_list(app: AppContext, as_json: bool) -> None:
 @pass_app
 def corpus_show(app: AppContext, name: str, as_json: bool) -> None:
     """Show one training corpus: counts, languages, hash, files, when it was added."""
-    with app.warehouse() as con:
-        info = get_corpus(con, name, "train")
+    with app.open("write") as wh:
+        info = wh.corpus(name, "train")
     _show(info, as_json)
 
 
@@ -228,6 +220,6 @@ def testset_list(app: AppContext, as_json: bool) -> None:
 @pass_app
 def testset_show(app: AppContext, name: str, as_json: bool) -> None:
     """Show one test set."""
-    with app.warehouse() as con:
-        info = get_corpus(con, name, "test")
+    with app.open("write") as wh:
+        info = wh.corpus(name, "test")
     _show(info, as_json)

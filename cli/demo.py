@@ -8,9 +8,7 @@ from cli.context import AppContext, json_option, pass_app
 from cli.leaderboard import print_leaderboard
 from cli.output import emit_json, say
 from cli.report import print_report
-from warehouse.analysis.leaderboard import leaderboard
-from warehouse.analysis.report import build_report
-from warehouse.demo import run_demo
+from warehouse import Warehouse
 
 
 @click.command()
@@ -18,7 +16,7 @@ from warehouse.demo import run_demo
 @pass_app
 def demo(app: AppContext, as_json: bool) -> None:
     """Create (or reuse) a warehouse and load the bundled English-Spanish example and runs."""
-    result = run_demo(app.db, lock_timeout=app.lock_timeout, notify=say)
+    result = Warehouse.demo(app.db, lock_timeout=app.lock_timeout, notify=say)
     if as_json:
         emit_json(result.to_dict())
         return
@@ -52,9 +50,9 @@ def demo(app: AppContext, as_json: bool) -> None:
             f"  audit {audit.audit_id}  demo-test against demo-train, exact "
             f"({state}); PairLeak@0.85 {leak:.1%}"
         )
-    with app.reader() as con:
-        rows = leaderboard(con)
-        doc = build_report(con, rows[0]["run_id"])
+    with app.open("read") as wh:
+        rows = list(wh.leaderboard())
+        doc = wh.report(rows[0]["run_id"])
     click.echo("\nleaderboard")
     print_leaderboard(rows)
     click.echo(f"\nreport of the top run ({rows[0]['run_id']})")

@@ -6,12 +6,8 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, print_fields
-from warehouse.store.doctor import (
-    DOCTOR_LOCK_TIMEOUT,
-    catalog_privileges_text,
-    diagnose,
-    healthy,
-)
+from warehouse import Warehouse
+from warehouse.frontend import DOCTOR_LOCK_TIMEOUT, catalog_privileges_text, healthy
 
 
 @click.command()
@@ -19,7 +15,7 @@ from warehouse.store.doctor import (
 @pass_app
 def doctor(app: AppContext, as_json: bool) -> None:
     """Check the installation and the warehouse; exits 3 when something is broken."""
-    report = diagnose(app.db, min(app.lock_timeout, DOCTOR_LOCK_TIMEOUT))
+    report = Warehouse.diagnose(app.db, lock_timeout=min(app.lock_timeout, DOCTOR_LOCK_TIMEOUT))
     ok = healthy(report)
     if as_json:
         emit_json({**report, "ok": ok})

@@ -10,16 +10,8 @@ import click
 
 from cli.context import AppContext, bootstrap_options, json_option, pass_app
 from cli.output import emit_json, say, status
-from warehouse.ingest.prepare import (
-    WarehouseRef,
-    load_test_set,
-    prepare_from_document,
-    prepare_from_files,
-)
-from warehouse.ingest.runs import IngestResult, PreparedRun
-from warehouse.ingest.write import stored_run_ids, write_runs
-from warehouse.metrics.surface import TOKENIZERS, MetricOptions
-from warehouse.stats.resample import bootstrap_settings
+from warehouse import IngestResult, Warehouse
+from warehouse.frontend import TOKENIZERS, IngestRequest, MetricOptions
 
 _file = click.Path(path_type=Path, dir_okay=False)
 
@@ -133,27 +125,23 @@ def ingest(
     """
     if lock_timeout is not None:
         app.lock_timeout = lock_timeout
-    if reports and (hyp or run_card):
-        raise click.UsageError("give JSON reports, or --testset/--hyp/--run-card, not both")
-    if not reports and not (testset and hyp):
-        raise click.UsageError("give JSON reports, or both --testset and --hyp")
-    options = MetricOptions(tokenize, lowercase, int(chrf_word_order), not no_ter)
-    with app.staged_write() as stage:
-        # A look at the warehouse, when it exists: the registered test set, the bootstrap
-        # defaults from its settings, and which runs it holds. Nothing is locked while scoring.
-        con = stage.look
-        source = con if con is not None else app.db
-        prepared = _prepare(source, reports, testset, hyp, model_slug, condition, run_card, options)
-        ci = None if no_ci else bootstrap_settings(con, n_bootstrap_ci, ci_alpha, seed)
-        stored = stored_run_ids(con, [p.run_id for p in prepared]) if con is not None else set()
-        for run in prepared:
-            run.bootstrap = ci
-        to_score = [p for p in prepared if replace or p.run_id not in stored]
-        with status("scoring"):
-            for run in to_score:
-                run.score()
-        with stage.writer() as con, status("writing"):
-            results = write_runs(con, prepared, replace=replace, notify=say)
+    request = IngestRequest(
+        reports=reports,
+        testset=testset,
+        hyp=hyp,
+        model_slug=model_slug,
+        condition=condition,
+        run_card=run_card,
+        options=MetricOptions(tokenize, lowercase, int(chrf_word_order), not no_ter),
+        replace=replace,
+        intervals=not no_ci,
+        n_bootstrap=n_bootstrap_ci,
+        alpha=ci_alpha,
+        seed=seed,
+    )
+    results = Warehouse.ingest_batch(
+        app.db, request, lock_timeout=app.lock_timeout, notify=say, progress=status
+    )
     if as_json:
         emit_json([r.to_dict() for r in results])
         return
@@ -161,40 +149,3 @@ def ingest(
         click.echo(_describe(result))
         for warning in result.warnings:
             say(f"warning: {result.run_id}: {warning}")
-
-
-def _prepare(
-    db: WarehouseRef,
-    reports: tuple[Path, ...],
-    testset: str | None,
-    hyp: Path | None,
-    model_slug: str | None,
-    condition: str | None,
-    run_card: Path | None,
-    options: MetricOptions,
-) -> list[PreparedRun]:
-    """Read and align every run (nothing scored yet; intervals are set by the caller)."""
-    if not reports:
-        assert testset is not None and hyp is not None
-        return [
-            prepare_from_files(
-                db,
-                testset=testset,
-                hyp_path=hyp,
-                model_slug=model_slug,
-                condition=condition,
-                run_card_path=run_card,
-                options=options,
-            )
-        ]
-    registered = load_test_set(db, testset) if testset else None
-    return [
-        prepare_from_document(
-            path,
-            model_slug=model_slug,
-            condition=condition,
-            options=options,
-            testset=registered,
-        )
-        for path in reports
-    ]

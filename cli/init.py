@@ -6,7 +6,7 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json
-from warehouse.store.schema import init_warehouse
+from warehouse import Warehouse
 
 
 @click.command()
@@ -14,7 +14,7 @@ from warehouse.store.schema import init_warehouse
 @pass_app
 def init(app: AppContext, as_json: bool) -> None:
     """Create the warehouse, or upgrade it to this version's schema (a no-op when current)."""
-    status = init_warehouse(app.db, lock_timeout=app.lock_timeout)
+    status = Warehouse.init(app.db, lock_timeout=app.lock_timeout)
     if as_json:
         emit_json(
             {

@@ -6,9 +6,8 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, print_fields, print_table
-from warehouse.errors import UsageError
-from warehouse.store.maintain import DEFAULT_GRACE_HOURS, DEFAULT_KEEP_DAYS, maintain_lake
-from warehouse.store.snapshots import list_snapshots
+from warehouse import UsageError
+from warehouse.frontend import DEFAULT_GRACE_HOURS, DEFAULT_KEEP_DAYS
 
 
 @click.group()
@@ -47,8 +46,8 @@ def maintain(
     """Flush rows inlined in the catalog to Parquet, merge small data files, expire old
     snapshots and delete files no snapshot needs."""
     _require_lake(app)
-    with app.warehouse() as con:
-        result = maintain_lake(con, keep_days=keep_days, grace_hours=grace_hours, dry_run=dry_run)
+    with app.open("write") as wh:
+        result = wh.maintain(keep_days=keep_days, grace_hours=grace_hours, dry_run=dry_run)
     if as_json:
         emit_json(result.to_dict())
         return
@@ -79,8 +78,8 @@ def maintain(
 def snapshots(app: AppContext, limit: int, as_json: bool) -> None:
     """The lake's newest snapshots (ids and times for --as-of) and what each changed."""
     _require_lake(app)
-    with app.reader() as con:
-        rows = list_snapshots(con, limit)
+    with app.open("read") as wh:
+        rows = wh.snapshots(limit)
     if as_json:
         emit_json([r.to_dict() for r in rows])
         return

@@ -9,9 +9,7 @@ import click
 
 from cli.context import AppContext, as_of_option, as_of_value, json_option, pass_app
 from cli.output import emit_json, fmt_number, print_table, say
-from warehouse.analysis.leaderboard import TRAIN_RULE
-from warehouse.analysis.runs import parse_tags
-from warehouse.metrics.registry import SORT_KEYS
+from warehouse.frontend import SORT_KEYS, TRAIN_RULE, parse_tags
 
 
 def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:

@@ -14,18 +14,23 @@ import click
 
 from cli.context import AppContext
 from cli.output import configure
-from warehouse import __version__
-from warehouse.basics import first_line
-from warehouse.errors import RemoteError, WarehouseError
-from warehouse.store.address import DATA_PATH_ENV_VAR, DB_ENV_VAR, LakeAddress, parse_address
-from warehouse.store.connection import (
+from warehouse import RemoteError, WarehouseError, __version__
+from warehouse.frontend import (
+    DATA_PATH_ENV_VAR,
+    DB_ENV_VAR,
     DEFAULT_LOCK_TIMEOUT,
+    LakeAddress,
+    Watchdog,
+    attach_ahead,
+    drop_ahead,
     file_size,
+    first_line,
     is_disk_full,
+    lake_timeout,
+    parse_address,
     reclaim_after_failed_write,
+    remote_failure,
 )
-from warehouse.store.lake import attach_ahead, drop_ahead
-from warehouse.store.remote import Watchdog, lake_timeout, remote_failure
 
 # Subcommands, imported only when used so that start-up stays fast (`name`: "module:attribute").
 COMMANDS: dict[str, str] = {

@@ -19,15 +19,8 @@ import click
 
 from cli.context import AppContext, as_of_option, as_of_value, pass_app
 from cli.output import print_table, say
-from warehouse.analysis.query import (
-    DEFAULT_MEMORY_MB,
-    DEFAULT_TIMEOUT,
-    QueryResult,
-    parse_memory_limit,
-    run_query,
-)
-from warehouse.basics import first_line
-from warehouse.errors import UsageError
+from warehouse import QueryResult, UsageError, Warehouse
+from warehouse.frontend import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, first_line, parse_memory_limit
 
 
 def _jsonable(value: Any) -> Any:
@@ -186,7 +179,7 @@ def query(
     if out is not None:
         _check_out(out, app.db if isinstance(app.db, Path) else None)
     memory_mb = parse_memory_limit(memory_limit) if memory_limit is not None else None
-    result = run_query(
+    result = Warehouse.safe_query(
         app.db,
         sql,
         timeout=timeout,

@@ -6,9 +6,7 @@ import click
 
 from cli.context import AppContext, bootstrap_options, json_option, pass_app
 from cli.output import ALPHA, emit_json, print_table, say
-from warehouse.analysis.regressions import find_regressions
-from warehouse.errors import UsageError
-from warehouse.stats.resample import bootstrap_settings
+from warehouse import UsageError
 
 
 def _num(value: float) -> str:
@@ -51,11 +49,16 @@ def regressions(
     against its predecessor with the paired bootstrap sign test on chrF++, BLEU, exact match and
     every shared per-entry metric. Use --latest --fail-on-regression after ingest in CI.
     """
-    with app.reader() as con:
-        settings = bootstrap_settings(con, n_bootstrap, alpha, seed)
-        report = find_regressions(
-            con, testset=testset, model_slug=model_slug, latest=latest, settings=settings
+    with app.open("read") as wh:
+        report = wh.regressions(
+            testset=testset,
+            model_slug=model_slug,
+            latest=latest,
+            n_bootstrap=n_bootstrap,
+            alpha=alpha,
+            seed=seed,
         )
+    settings = report.settings
     for warning in report.warnings:
         say(f"warning: {warning}")
     if as_json:

@@ -6,13 +6,8 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, print_fields, print_table, say
-from warehouse.analysis.runs import (
-    RunSummary,
-    delete_runs_by_ref,
-    parse_tags,
-    show_run,
-    tag_run,
-)
+from warehouse import RunSummary
+from warehouse.frontend import parse_tags
 
 _RUN_HELP = "A run id, a unique id prefix, or a model slug (MODEL or MODEL/CONDITION)."
 
@@ -101,8 +96,8 @@ def runs_show(app: AppContext, run: str, as_json: bool) -> None:
     RUN is a run id, a unique id prefix, or a model slug (MODEL or MODEL/CONDITION) that names
     exactly one run.
     """
-    with app.reader() as con:
-        doc = show_run(con, run)
+    with app.open("read") as wh:
+        doc = wh.show_run(run)
     if as_json:
         emit_json(doc)
         return
@@ -132,8 +127,8 @@ def runs_tag(
     """
     if not tags and not remove:
         raise click.UsageError("give KEY=VALUE tags to set or --remove KEY")
-    with app.warehouse() as con:
-        run_id, now = tag_run(con, run, parse_tags(tags), remove)
+    with app.open("write") as wh:
+        run_id, now = wh.tag_run(run, parse_tags(tags), remove)
     if as_json:
         emit_json({"run_id": run_id, "tags": now})
         return
@@ -149,8 +144,8 @@ def runs_tag(
 def runs_delete(app: AppContext, runs_: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
     """Delete runs and everything stored for them (hypotheses, statistics, metrics, intervals,
     sums, tags, warnings), in one transaction."""
-    with app.warehouse() as con:
-        deletion = delete_runs_by_ref(con, runs_, dry_run=dry_run)
+    with app.open("write") as wh:
+        deletion = wh.delete_runs(runs_, dry_run=dry_run)
     if as_json:
         emit_json(deletion.to_dict())
         return

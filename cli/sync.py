@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, say, status
-from warehouse.errors import UsageError
-from warehouse.sync.dsn import DSN_ENV_VAR, resolve_dsn
-from warehouse.sync.migrate import migrate as apply_migrations
-from warehouse.sync.postgres import SyncReport, sync_direct
-from warehouse.sync.rest import KEY_ENV_VAR, sync_rest
+from warehouse import SyncReport, UsageError, Warehouse
+from warehouse.frontend import DSN_ENV_VAR, KEY_ENV_VAR
 
 
 @click.command()
@@ -21,7 +16,7 @@ from warehouse.sync.rest import KEY_ENV_VAR, sync_rest
 @json_option
 def migrate(dsn: str | None, dry_run: bool, as_json: bool) -> None:
     """Apply pending numbered migrations to the Supabase/Postgres database, in order."""
-    report = apply_migrations(resolve_dsn(dsn), dry_run=dry_run)
+    report = Warehouse.migrate(dsn, dry_run=dry_run)
     if as_json:
         emit_json(report.to_dict())
         return
@@ -74,16 +69,14 @@ def sync(
     """Upsert the leaderboard's denormalised columns and bin scores to Supabase/Postgres."""
     if dsn and supabase_url:
         raise click.UsageError("give --dsn or --supabase-url, not both")
-    with app.warehouse() as con, status("syncing"):
-        if supabase_url:
-            key = os.environ.get(KEY_ENV_VAR)
-            if not key:
-                raise UsageError(f"the REST transport needs the service role key in ${KEY_ENV_VAR}")
-            report = sync_rest(
-                con, supabase_url, key, full=full, dry_run=dry_run, notify=None if as_json else say
-            )
-        else:
-            report = sync_direct(con, resolve_dsn(dsn), full=full, dry_run=dry_run)
+    with app.open("write") as wh, status("syncing"):
+        report = wh.sync(
+            dsn=dsn,
+            supabase_url=supabase_url,
+            full=full,
+            dry_run=dry_run,
+            notify=None if as_json else say,
+        )
     if as_json:
         emit_json(report.to_dict())
     else:

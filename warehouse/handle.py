@@ -4,6 +4,7 @@ script or notebook holds; docs/python.md)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -26,10 +27,23 @@ from warehouse.store.schema import code_schema_version, open_warehouse, stored_s
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from warehouse.analysis.runs import RunSummary
+    from warehouse.analysis.compare import Comparison
+    from warehouse.analysis.query import QueryResult
+    from warehouse.analysis.regressions import RegressionReport
+    from warehouse.analysis.runs import Deletion, RunSummary
+    from warehouse.basics import Notify
+    from warehouse.demo import DemoResult
     from warehouse.exposure.summary import AuditResult
+    from warehouse.ingest.batch import IngestRequest, Progress
     from warehouse.ingest.runs import IngestResult
-    from warehouse.store.corpora import AddResult
+    from warehouse.inputs.corpus_files import CorpusData
+    from warehouse.store.copy import CopyResult
+    from warehouse.store.corpora import AddResult, CorpusInfo, Replacement
+    from warehouse.store.maintain import MaintainResult
+    from warehouse.store.schema import SchemaStatus
+    from warehouse.store.snapshots import Snapshot
+    from warehouse.sync.migrate import MigrationReport
+    from warehouse.sync.postgres import SyncReport
 
 Access = Literal["read", "write"]
 
@@ -154,6 +168,155 @@ class Warehouse:
             raise
         return cls(con, parsed, access, moment, lock_timeout)
 
+    @classmethod
+    def open_if_exists(
+        cls,
+        address: str | Path | Address | None = None,
+        *,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    ) -> Warehouse | None:
+        """The warehouse at `address` read-only as it is (any schema: for its settings), or None
+        when there is none; nothing is created or upgraded."""
+        from warehouse.store.connection import warehouse_exists
+
+        parsed = address if isinstance(address, LakeAddress) else parse_address(address)
+        if not warehouse_exists(parsed):
+            return None
+        con = connect(parsed, read_only=True, lock_timeout=lock_timeout)
+        return cls(con, parsed, "read", None, lock_timeout)
+
+    @staticmethod
+    def init(
+        address: str | Path | Address | None = None, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    ) -> SchemaStatus:
+        """Create the warehouse at `address`, or upgrade it to this version's schema (a no-op
+        when current; on a lake the catalog is moved out of `public` and sealed)."""
+        from warehouse.store.schema import init_warehouse
+
+        parsed = address if isinstance(address, LakeAddress) else parse_address(address)
+        return init_warehouse(parsed, lock_timeout=lock_timeout)
+
+    @staticmethod
+    def diagnose(address: Address, *, lock_timeout: float) -> dict[str, Any]:
+        """Versions, CPU threads, native module and the warehouse's health (what `doctor`
+        prints); never creates anything."""
+        from warehouse.store.doctor import diagnose
+
+        return diagnose(address, lock_timeout)
+
+    @staticmethod
+    def copy(
+        source: Address,
+        destination: Address,
+        *,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        notify: Notify | None = None,
+    ) -> CopyResult:
+        """Copy every table of the warehouse `source` into a new (or empty) `destination`,
+        verified table by table before it is committed."""
+        from warehouse.store.copy import copy_warehouse
+
+        return copy_warehouse(source, destination, lock_timeout=lock_timeout, notify=notify)
+
+    @staticmethod
+    def demo(
+        address: Address,
+        *,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        notify: Notify | None = None,
+    ) -> DemoResult:
+        """Load the bundled English-Spanish example and runs into the warehouse at `address`
+        (created, or reused)."""
+        from warehouse.demo import run_demo
+
+        return run_demo(address, lock_timeout=lock_timeout, notify=notify)
+
+    @staticmethod
+    def migrate(dsn: str | None = None, *, dry_run: bool = False) -> MigrationReport:
+        """Apply the pending numbered migrations to the Supabase/Postgres database at `dsn`
+        (default `$TAME_WH_PG_DSN`), in order."""
+        from warehouse.sync.dsn import resolve_dsn
+        from warehouse.sync.migrate import migrate
+
+        return migrate(resolve_dsn(dsn), dry_run=dry_run)
+
+    @staticmethod
+    def ingest_batch(
+        address: Address,
+        request: IngestRequest,
+        *,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        notify: Notify | None = None,
+        progress: Progress | None = None,
+    ) -> list[IngestResult]:
+        """Store the runs of `request` in the warehouse at `address` (created on first use),
+        scoring what is new without holding the warehouse, writing all in one transaction."""
+        from warehouse.basics import silent
+        from warehouse.ingest.batch import ingest_batch, no_progress
+
+        return ingest_batch(
+            address,
+            request,
+            lock_timeout=lock_timeout,
+            notify=notify or silent,
+            progress=progress or no_progress,
+        )
+
+    @staticmethod
+    def safe_query(
+        address: Address,
+        sql: str,
+        *,
+        timeout: float | None = None,
+        memory_mb: float | None = None,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        arrow: bool = False,
+        as_of: AsOf | None = None,
+    ) -> QueryResult:
+        """One vetted, read-only, time- and memory-bounded SELECT over the existing warehouse
+        at `address` (what `tame-wh query` runs: safe for other people's SQL)."""
+        from warehouse.analysis.query import run_query
+
+        return run_query(
+            address,
+            sql,
+            timeout=timeout,
+            memory_mb=memory_mb,
+            lock_timeout=lock_timeout,
+            arrow=arrow,
+            as_of=as_of,
+        )
+
+    @staticmethod
+    def compare_files(
+        refs: Sequence[str],
+        *,
+        significance: bool = False,
+        method: str = "sign",
+        n_bootstrap: int | None = None,
+        alpha: float | None = None,
+        seed: int | None = None,
+        bin_name: str | None = None,
+        train: str | None = None,
+        allow_different_testsets: bool = False,
+    ) -> Comparison:
+        """Compare test-report / run-card files without any warehouse (scored in memory; an
+        exposure bin needs a warehouse's audits)."""
+        from warehouse.analysis.compare import compare
+
+        return compare(
+            None,
+            refs,
+            significance=significance,
+            method=method,
+            n_bootstrap=n_bootstrap,
+            alpha=alpha,
+            seed=seed,
+            bin_name=bin_name,
+            train=train,
+            allow_different_testsets=allow_different_testsets,
+        )
+
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
         """The open DuckDB connection."""
@@ -226,6 +389,81 @@ class Warehouse:
 
         return build_report(self.con, run, train=train)
 
+    def show_run(self, run: str) -> dict[str, Any]:
+        """One run: identity, counts, scores, tags, warnings, signatures (`runs show`)."""
+        from warehouse.analysis.runs import show_run
+
+        return show_run(self.con, run)
+
+    def corpora(self, role: str | None = None) -> list[CorpusInfo]:
+        """Registered collections, oldest first: training corpora (`role="train"`), test sets
+        (`"test"`) or both."""
+        from warehouse.store.corpora import list_corpora
+
+        return list_corpora(self.con, role)
+
+    def corpus(self, name: str, role: str | None = None) -> CorpusInfo:
+        """One registered training corpus or test set, by name."""
+        from warehouse.store.corpora import get_corpus
+
+        return get_corpus(self.con, name, role)
+
+    def compare(
+        self,
+        runs: Sequence[str],
+        *,
+        significance: bool = False,
+        method: str = "sign",
+        n_bootstrap: int | None = None,
+        alpha: float | None = None,
+        seed: int | None = None,
+        bin_name: str | None = None,
+        train: str | None = None,
+        allow_different_testsets: bool = False,
+    ) -> Comparison:
+        """Runs side by side on their common segments (run ids, prefixes, model slugs or
+        report files) and, with `significance`, a paired test of every pair (docs/statistics.md)."""
+        from warehouse.analysis.compare import compare
+
+        return compare(
+            self.con,
+            runs,
+            significance=significance,
+            method=method,
+            n_bootstrap=n_bootstrap,
+            alpha=alpha,
+            seed=seed,
+            bin_name=bin_name,
+            train=train,
+            allow_different_testsets=allow_different_testsets,
+        )
+
+    def regressions(
+        self,
+        *,
+        testset: str | None = None,
+        model_slug: str | None = None,
+        latest: bool = False,
+        n_bootstrap: int | None = None,
+        alpha: float | None = None,
+        seed: int | None = None,
+    ) -> RegressionReport:
+        """Significant drops of each run against the previous run of the same model, condition
+        and test set (only each group's newest run when `latest`)."""
+        from warehouse.analysis.regressions import find_regressions
+        from warehouse.stats.resample import bootstrap_settings
+
+        settings = bootstrap_settings(self.con, n_bootstrap, alpha, seed)
+        return find_regressions(
+            self.con, testset=testset, model_slug=model_slug, latest=latest, settings=settings
+        )
+
+    def snapshots(self, limit: int = 20) -> list[Snapshot]:
+        """A lake's newest snapshots, newest first, with what each changed."""
+        from warehouse.store.snapshots import list_snapshots
+
+        return list_snapshots(self.con, limit)
+
     def query(self, sql: str, params: Sequence[Any] | None = None) -> Rows:
         """The rows of one SQL statement on this connection (use `tame-wh query` for the
         read-only, bounded form that other people's SQL needs)."""
@@ -268,6 +506,96 @@ class Warehouse:
 
         data = read_test_set(name, src, list(refs), segments_meta, src_lang, tgt_lang)
         return add_corpus(self._writable("add_test_set"), data, replace=replace)
+
+    def replacement_plan(self, data: CorpusData) -> Replacement | None:
+        """What registering `data` with `replace=True` would remove (None: nothing)."""
+        from warehouse.store.corpora import replacement_plan
+
+        return replacement_plan(self.con, data)
+
+    def add(
+        self,
+        data: CorpusData,
+        *,
+        replace: bool = False,
+        confirmed: Replacement | None = None,
+        notify: Notify | None = None,
+    ) -> AddResult:
+        """Register a collection read by `read_training_corpus` / `read_test_set`; with
+        `confirmed` (a plan the user agreed to), a replacement removing more is refused."""
+        from warehouse.basics import silent
+        from warehouse.store.corpora import add_corpus
+
+        return add_corpus(
+            self._writable("add"),
+            data,
+            replace=replace,
+            notify=notify or silent,
+            confirmed=confirmed,
+        )
+
+    def tag_run(
+        self, run: str, tags: Mapping[str, str], remove: Sequence[str] = ()
+    ) -> tuple[str, dict[str, str]]:
+        """Set tags on a run (a key's old value replaced) and remove others; the run id and its
+        tags now."""
+        from warehouse.analysis.runs import tag_run
+
+        return tag_run(self._writable("tag_run"), run, dict(tags), remove)
+
+    def delete_runs(self, runs: Sequence[str], *, dry_run: bool = False) -> Deletion:
+        """Delete runs and everything stored for them, in one transaction (`dry_run`: count
+        only)."""
+        from warehouse.analysis.runs import delete_runs_by_ref
+
+        return delete_runs_by_ref(self._writable("delete_runs"), runs, dry_run=dry_run)
+
+    def maintain(
+        self, *, keep_days: int | None = None, grace_hours: int | None = None, dry_run: bool = False
+    ) -> MaintainResult:
+        """A lake's upkeep: flush inlined rows, merge small files, expire old snapshots, delete
+        files no snapshot needs."""
+        from warehouse.store.maintain import DEFAULT_GRACE_HOURS, DEFAULT_KEEP_DAYS, maintain_lake
+
+        return maintain_lake(
+            self._writable("maintain"),
+            keep_days=DEFAULT_KEEP_DAYS if keep_days is None else keep_days,
+            grace_hours=DEFAULT_GRACE_HOURS if grace_hours is None else grace_hours,
+            dry_run=dry_run,
+        )
+
+    def sync(
+        self,
+        *,
+        dsn: str | None = None,
+        supabase_url: str | None = None,
+        key: str | None = None,
+        full: bool = False,
+        dry_run: bool = False,
+        notify: Notify | None = None,
+    ) -> SyncReport:
+        """Push new or changed runs' denormalised columns to Postgres (`dsn`, default
+        `$TAME_WH_PG_DSN`) or to Supabase's REST API (`supabase_url`; `key` defaults to
+        `$SUPABASE_SERVICE_ROLE_KEY`)."""
+        if supabase_url is not None:
+            from warehouse.sync.rest import KEY_ENV_VAR, sync_rest
+
+            key = key or os.environ.get(KEY_ENV_VAR)
+            if not key:
+                raise UsageError(f"the REST transport needs the service role key in ${KEY_ENV_VAR}")
+            return sync_rest(
+                self._writable("sync"),
+                supabase_url,
+                key,
+                full=full,
+                dry_run=dry_run,
+                notify=notify,
+            )
+        con = self._writable("sync")
+        from warehouse.sync.dsn import resolve_dsn
+        from warehouse.sync.postgres import sync_direct
+
+        return sync_direct(con, resolve_dsn(dsn), full=full, dry_run=dry_run)
 
     def audit(
         self, train: str, testset: str, *, threads: int | None = None, force: bool = False

@@ -228,7 +228,7 @@ def test_internal_errors_are_one_line_unless_debug(run_cli, db_path, monkeypatch
     def boom(*_args, **_kwargs):
         raise ValueError("unexpected\nsecond line")
 
-    monkeypatch.setattr("cli.corpora.list_corpora", boom)
+    monkeypatch.setattr("warehouse.store.corpora.list_corpora", boom)
     result = run_cli("corpus", "list")
     assert result.exit_code == 1
     assert result.stderr.strip() == (

@@ -22,7 +22,8 @@ from warehouse.ingest.prepare import prepare_from_document
 from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER
 from warehouse.stats.arrays import RunArrays, load_run_arrays
 from warehouse.stats.resample import BootstrapSettings, run_scores
-from warehouse.stats.significance import METHODS, PairTest, compare_pair
+from warehouse.stats.significance import METHODS, PairTest, compare_pair, method_settings
+from warehouse.store.settings import metric_directions
 
 
 def is_report_file(ref: str) -> bool:
@@ -217,3 +218,37 @@ def compare_runs(
             for a, b in combinations(runs, 2)
         ]
     return result
+
+
+def compare(
+    con: duckdb.DuckDBPyConnection | None,
+    refs: Sequence[str],
+    *,
+    significance: bool = False,
+    method: str = "sign",
+    n_bootstrap: int | None = None,
+    alpha: float | None = None,
+    seed: int | None = None,
+    bin_name: str | None = None,
+    train: str | None = None,
+    allow_different_testsets: bool = False,
+) -> Comparison:
+    """Compare the named runs (ids, prefixes, model slugs or report files), with the settings
+    and metric directions of the warehouse `con` when there is one."""
+    if len(refs) < 2:
+        raise UsageError("give at least two runs (run ids, prefixes or report files)")
+    settings = method_settings(con, method, n_bootstrap, alpha, seed)
+    directions = metric_directions(con)
+    arrays = load_runs(refs, con)
+    if bin_name is not None:
+        if con is None:
+            raise UsageError("--bin needs the warehouse's exposure audits; none exists here")
+        arrays = restrict_to_bin(con, arrays, bin_name, train)
+    return compare_runs(
+        arrays,
+        significance=significance,
+        method=method,
+        settings=settings,
+        allow_different_testsets=allow_different_testsets,
+        directions=directions,
+    )

@@ -1,0 +1,120 @@
+"""What a front end offers around the `Warehouse` handle: the vocabularies, defaults and parsers
+of its options (metric labels, tokenizers, significance methods, exposure bins, limits,
+environment variables) and the guards of one command's process (a lake's attach started ahead,
+its watchdog, the clean-up after a write that ran out of disk). The CLI imports from here and
+from the package's front, and from nowhere else in `warehouse`.
+
+Each name is imported from its home on first use, so a command loads only what it needs."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from warehouse.analysis.compare import BINS as BINS
+    from warehouse.analysis.compare import is_report_file as is_report_file
+    from warehouse.analysis.compare import run_letters as run_letters
+    from warehouse.analysis.leaderboard import TRAIN_RULE as TRAIN_RULE
+    from warehouse.analysis.query import DEFAULT_MEMORY_MB as DEFAULT_MEMORY_MB
+    from warehouse.analysis.query import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
+    from warehouse.analysis.query import parse_memory_limit as parse_memory_limit
+    from warehouse.analysis.runs import parse_tags as parse_tags
+    from warehouse.basics import first_line as first_line
+    from warehouse.ingest.batch import IngestRequest as IngestRequest
+    from warehouse.inputs.corpus_files import CorpusData as CorpusData
+    from warehouse.inputs.corpus_files import read_test_set as read_test_set
+    from warehouse.inputs.corpus_files import read_training_corpus as read_training_corpus
+    from warehouse.metrics.registry import SORT_KEYS as SORT_KEYS
+    from warehouse.metrics.registry import label as label
+    from warehouse.metrics.registry import on_percent_scale as on_percent_scale
+    from warehouse.metrics.surface import TOKENIZERS as TOKENIZERS
+    from warehouse.metrics.surface import MetricOptions as MetricOptions
+    from warehouse.stats.limits import MAX_RESAMPLES as MAX_RESAMPLES
+    from warehouse.stats.significance import METHODS as METHODS
+    from warehouse.stats.significance import PairTest as PairTest
+    from warehouse.store.address import DATA_PATH_ENV_VAR as DATA_PATH_ENV_VAR
+    from warehouse.store.address import DB_ENV_VAR as DB_ENV_VAR
+    from warehouse.store.address import Address as Address
+    from warehouse.store.address import LakeAddress as LakeAddress
+    from warehouse.store.address import is_lake as is_lake
+    from warehouse.store.address import parse_address as parse_address
+    from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT as DEFAULT_LOCK_TIMEOUT
+    from warehouse.store.connection import file_size as file_size
+    from warehouse.store.connection import is_disk_full as is_disk_full
+    from warehouse.store.connection import reclaim_after_failed_write as reclaim_after_failed_write
+    from warehouse.store.doctor import DOCTOR_LOCK_TIMEOUT as DOCTOR_LOCK_TIMEOUT
+    from warehouse.store.doctor import catalog_privileges_text as catalog_privileges_text
+    from warehouse.store.doctor import healthy as healthy
+    from warehouse.store.lake import AsOf as AsOf
+    from warehouse.store.lake import attach_ahead as attach_ahead
+    from warehouse.store.lake import drop_ahead as drop_ahead
+    from warehouse.store.lake import parse_as_of as parse_as_of
+    from warehouse.store.maintain import DEFAULT_GRACE_HOURS as DEFAULT_GRACE_HOURS
+    from warehouse.store.maintain import DEFAULT_KEEP_DAYS as DEFAULT_KEEP_DAYS
+    from warehouse.store.remote import Watchdog as Watchdog
+    from warehouse.store.remote import lake_timeout as lake_timeout
+    from warehouse.store.remote import remote_failure as remote_failure
+    from warehouse.sync.dsn import DSN_ENV_VAR as DSN_ENV_VAR
+    from warehouse.sync.rest import KEY_ENV_VAR as KEY_ENV_VAR
+
+# Each name's home module.
+_HOMES = {
+    "Address": "warehouse.store.address",
+    "AsOf": "warehouse.store.lake",
+    "BINS": "warehouse.analysis.compare",
+    "CorpusData": "warehouse.inputs.corpus_files",
+    "DATA_PATH_ENV_VAR": "warehouse.store.address",
+    "DB_ENV_VAR": "warehouse.store.address",
+    "DEFAULT_GRACE_HOURS": "warehouse.store.maintain",
+    "DEFAULT_KEEP_DAYS": "warehouse.store.maintain",
+    "DEFAULT_LOCK_TIMEOUT": "warehouse.store.connection",
+    "DEFAULT_MEMORY_MB": "warehouse.analysis.query",
+    "DEFAULT_TIMEOUT": "warehouse.analysis.query",
+    "DOCTOR_LOCK_TIMEOUT": "warehouse.store.doctor",
+    "DSN_ENV_VAR": "warehouse.sync.dsn",
+    "IngestRequest": "warehouse.ingest.batch",
+    "KEY_ENV_VAR": "warehouse.sync.rest",
+    "LakeAddress": "warehouse.store.address",
+    "MAX_RESAMPLES": "warehouse.stats.limits",
+    "METHODS": "warehouse.stats.significance",
+    "MetricOptions": "warehouse.metrics.surface",
+    "PairTest": "warehouse.stats.significance",
+    "SORT_KEYS": "warehouse.metrics.registry",
+    "TOKENIZERS": "warehouse.metrics.surface",
+    "TRAIN_RULE": "warehouse.analysis.leaderboard",
+    "Watchdog": "warehouse.store.remote",
+    "attach_ahead": "warehouse.store.lake",
+    "catalog_privileges_text": "warehouse.store.doctor",
+    "drop_ahead": "warehouse.store.lake",
+    "file_size": "warehouse.store.connection",
+    "first_line": "warehouse.basics",
+    "healthy": "warehouse.store.doctor",
+    "is_disk_full": "warehouse.store.connection",
+    "is_lake": "warehouse.store.address",
+    "is_report_file": "warehouse.analysis.compare",
+    "label": "warehouse.metrics.registry",
+    "lake_timeout": "warehouse.store.remote",
+    "on_percent_scale": "warehouse.metrics.registry",
+    "parse_address": "warehouse.store.address",
+    "parse_as_of": "warehouse.store.lake",
+    "parse_memory_limit": "warehouse.analysis.query",
+    "parse_tags": "warehouse.analysis.runs",
+    "read_test_set": "warehouse.inputs.corpus_files",
+    "read_training_corpus": "warehouse.inputs.corpus_files",
+    "reclaim_after_failed_write": "warehouse.store.connection",
+    "remote_failure": "warehouse.store.remote",
+    "run_letters": "warehouse.analysis.compare",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    """A name of `__all__`, imported from its home on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
