@@ -2,14 +2,16 @@
 warehouse as it did when views were still defined across the numbered schema files.
 
 `data/demo_views.json` holds every view's rows on the demo warehouse (timestamps masked, floats by
-their repr), recorded before the move. A change that means to alter a view's answers records it
-again: `python -m tests.store.test_views_home`.
+their repr), recorded before the move; `data/views_by_version.json` a hash of the definitions per
+schema version. A change that means to alter a view records both again (after adding a numbered
+schema file): `python -m tests.store.test_views_home`.
 """
 
 from __future__ import annotations
 
 import datetime
 import decimal
+import hashlib
 import json
 import math
 import re
@@ -21,9 +23,14 @@ import duckdb
 from click.testing import CliRunner
 
 from cli.main import main
+from warehouse import Warehouse
 from warehouse.store.resources import schema_files, view_statements
+from warehouse.store.schema import code_schema_version
 
 RECORDED = Path(__file__).parent / "data" / "demo_views.json"
+# A hash of the views' definitions per schema version: existing warehouses receive a changed
+# view only when the schema version moves, so a change must come with a new numbered file.
+VIEWS_BY_VERSION = Path(__file__).parent / "data" / "views_by_version.json"
 _DEFINES = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(VIEW|MACRO)\s+(\w+)", re.I | re.M)
 
 
@@ -42,22 +49,34 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def views_of(con: duckdb.DuckDBPyConnection) -> dict[str, list[dict[str, Any]]]:
+    """Every view's rows on an open warehouse, each as a dict, in a stable order."""
+    names = con.execute(
+        "SELECT view_name FROM duckdb_views() WHERE NOT internal "
+        "AND database_name = current_database() ORDER BY 1"
+    ).fetchall()
+    out = {}
+    for (name,) in names:
+        cursor = con.execute(f'SELECT * FROM "{name}"')
+        columns = [d[0] for d in cursor.description]
+        rows = [dict(zip(columns, map(_plain, row), strict=True)) for row in cursor.fetchall()]
+        out[name] = sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+    return json.loads(json.dumps(out, default=str))
+
+
 def every_view(db: Path) -> dict[str, list[dict[str, Any]]]:
-    """Every view's rows, each as a dict, in a stable order."""
+    """Every view's rows in the warehouse file `db`."""
     con = duckdb.connect(str(db), read_only=True)
     try:
-        names = con.execute(
-            "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY 1"
-        ).fetchall()
-        out = {}
-        for (name,) in names:
-            cursor = con.execute(f'SELECT * FROM "{name}"')
-            columns = [d[0] for d in cursor.description]
-            rows = [dict(zip(columns, map(_plain, row), strict=True)) for row in cursor.fetchall()]
-            out[name] = sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
-        return json.loads(json.dumps(out, default=str))
+        return views_of(con)
     finally:
         con.close()
+
+
+def views_hash() -> str:
+    """A hash of every view and macro definition, whitespace aside."""
+    text = "\n".join(" ".join(statement.split()) for statement in view_statements())
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _demo(db: Path) -> Path:
@@ -73,8 +92,26 @@ def test_each_view_and_macro_is_defined_once_and_only_in_sql_views():
     assert all(re.search(r"CREATE\s+OR\s+REPLACE", s) for s in view_statements())
 
 
+def test_a_changed_view_comes_with_a_new_schema_version():
+    recorded = json.loads(VIEWS_BY_VERSION.read_text())
+    version = str(code_schema_version())
+    assert recorded.get(version) == views_hash(), (
+        f"sql/views/ changed but the schema version is still {version}: existing warehouses "
+        "would keep the old definitions. Add a numbered file to sql/ (a header is enough), "
+        "then record with `python -m tests.store.test_views_home`."
+    )
+
+
 def test_every_view_answers_on_the_demo_as_recorded(tmp_path):
     assert every_view(_demo(tmp_path / "demo.duckdb")) == json.loads(RECORDED.read_text())
+
+
+def test_every_view_answers_on_a_demo_lake_as_recorded(lake):
+    # The views are the same definitions on a lake (DuckLake's own SQL dialect aside): the
+    # demo loaded into a lake answers exactly as the recorded file did.
+    assert lake.run("demo", "--json").exit_code == 0
+    with Warehouse.open(lake.address, access="read") as wh:
+        assert views_of(wh.con) == json.loads(RECORDED.read_text())
 
 
 if __name__ == "__main__":  # record the views' answers again (after a deliberate change)
@@ -83,4 +120,7 @@ if __name__ == "__main__":  # record the views' answers again (after a deliberat
     with tempfile.TemporaryDirectory() as folder:
         answers = every_view(_demo(Path(folder) / "demo.duckdb"))
     RECORDED.write_text(json.dumps(answers, sort_keys=True, indent=1) + "\n", encoding="utf-8")
+    hashes = json.loads(VIEWS_BY_VERSION.read_text()) if VIEWS_BY_VERSION.exists() else {}
+    hashes[str(code_schema_version())] = views_hash()
+    VIEWS_BY_VERSION.write_text(json.dumps(hashes, sort_keys=True, indent=1) + "\n", "utf-8")
     print(f"recorded {len(answers)} views in {RECORDED}", file=sys.stderr)
