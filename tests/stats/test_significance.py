@@ -249,9 +249,9 @@ def test_result_objects_carry_exactly_the_spec_fields():
 
 @pytest.mark.parametrize("scale", [100, 10**6])
 def test_float32_resample_sums_equal_numpys_float32_sums(scale):
-    from warehouse.stats.significance import _float32_sums
+    from warehouse.stats.significance import float32_sums
 
     stats = np.random.default_rng(1).integers(0, scale, size=(40, 10), dtype=np.int64)
     indices = resample_indices(40, 25, seed=7)
     expected = np.stack([stats.astype(np.float32)[row].sum(0) for row in indices])
-    assert np.array_equal(_float32_sums(stats, indices), expected)
+    assert np.array_equal(float32_sums(stats, indices), expected)

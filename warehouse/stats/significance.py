@@ -99,6 +99,13 @@ class PairTest:
     estimates: dict[str, tuple[SystemEstimate, SystemEstimate]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
+    def result(self, metric: str) -> SignificanceResult:
+        """The result of one tested metric."""
+        for found in self.results:
+            if found.metric_name == metric:
+                return found
+        raise KeyError(metric)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the results go to the document's `significance` list)."""
         return {
@@ -156,7 +163,7 @@ def _result(
 # --- sacrebleu's arithmetic -------------------------------------------------------------------
 
 
-def _float32_sums(stats: np.ndarray, indices: np.ndarray) -> np.ndarray:
+def float32_sums(stats: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """The float32 resample sums sacrebleu forms (`stats.astype(float32)[idx].sum(0)`): the exact
     integer sums when every value is a whole number and every partial sum an exact float32
     integer, else numpy's own float32 sum."""
@@ -167,7 +174,7 @@ def _float32_sums(stats: np.ndarray, indices: np.ndarray) -> np.ndarray:
     return np.stack([stats32[row].sum(0) for row in indices])
 
 
-def _sacrebleu_scores(metric: str, sums: np.ndarray) -> np.ndarray:
+def sacrebleu_scores(metric: str, sums: np.ndarray) -> np.ndarray:
     """The corpus score of each row of summed statistics (float32 sums scored in float32 where
     sacrebleu's paired tests are)."""
     scorer = {CHRF: chrf_scores, BLEU: bleu_scores, TER: ter_scores}[metric]
@@ -185,7 +192,7 @@ def _estimate(score: float, samples: np.ndarray) -> SystemEstimate:
     )
 
 
-def _moses_p_value(sample_stats: np.ndarray, real_difference: float) -> float:
+def moses_p_value(sample_stats: np.ndarray, real_difference: float) -> float:
     """sacrebleu's `_compute_p_value`: (samples above the real difference + 1) / (n + 1)."""
     count = np.sum(sample_stats > real_difference).item()
     return (count + 1) / (len(sample_stats) + 1)
@@ -195,13 +202,13 @@ def _moses_p_value(sample_stats: np.ndarray, real_difference: float) -> float:
 CORPUS_METRICS = (CHRF, BLEU, TER)
 
 
-def _stats(arrays: RunArrays, metric: str) -> np.ndarray:
+def corpus_stats(arrays: RunArrays, metric: str) -> np.ndarray:
     """The statistics sacrebleu sums for a corpus metric (int64 for BLEU and chrF++, float64
     for TER)."""
     return {CHRF: arrays.chrf, BLEU: arrays.bleu, TER: arrays.ter}[metric]
 
 
-def _mean_columns(arrays: RunArrays, metric: str) -> np.ndarray:
+def mean_columns(arrays: RunArrays, metric: str) -> np.ndarray:
     """[value (0 where absent), 1.0 where present] of a mean metric."""
     values = arrays.exact if metric == EXACT_MATCH else arrays.entry_metrics[metric]
     present = np.isfinite(values)
@@ -249,18 +256,18 @@ def _paired_bs(
         a, b = scores[0][metric], scores[1][metric]
         assert a is not None and b is not None
         if metric in CORPUS_METRICS:
-            scores_bl = _sacrebleu_scores(metric, _float32_sums(_stats(al.a, metric), indices))
-            scores_sys = _sacrebleu_scores(metric, _float32_sums(_stats(al.b, metric), indices))
+            scores_bl = sacrebleu_scores(metric, float32_sums(corpus_stats(al.a, metric), indices))
+            scores_sys = sacrebleu_scores(metric, float32_sums(corpus_stats(al.b, metric), indices))
         else:
             scores_bl, scores_sys = _finite_pairs(res_a[metric], res_b[metric])
         sample_diffs = np.abs(scores_sys - scores_bl)
-        p_value = _moses_p_value(sample_diffs - sample_diffs.mean(), abs(a - b))
+        p_value = moses_p_value(sample_diffs - sample_diffs.mean(), abs(a - b))
         estimates[metric] = (_estimate(a, scores_bl), _estimate(b, scores_sys))
         results.append(_result(metric, a, b, p_value, scores_bl - scores_sys, s.n_bootstrap, s))
     return results, estimates
 
 
-def _shuffled_sums(
+def shuffled_sums(
     a: np.ndarray, b: np.ndarray, selection: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sums of the approximate-randomisation pseudo-systems: row r of the first takes A's
@@ -293,17 +300,17 @@ def _paired_ar(
         a, b = scores[0][metric], scores[1][metric]
         assert a is not None and b is not None
         if metric in CORPUS_METRICS:
-            stats_a, stats_b = _stats(al.a, metric), _stats(al.b, metric)
-            shuf_a, shuf_b = _shuffled_sums(stats_a, stats_b, selection)
-            scores_a = _sacrebleu_scores(metric, shuf_a)
-            scores_b = _sacrebleu_scores(metric, shuf_b)
-            sys_scores = _sacrebleu_scores(metric, _float32_sums(stats_b, sys_indices))
-            bl_scores = _sacrebleu_scores(metric, _float32_sums(stats_a, baseline_indices))
-            paired_a = _sacrebleu_scores(metric, _float32_sums(stats_a, sys_indices))
+            stats_a, stats_b = corpus_stats(al.a, metric), corpus_stats(al.b, metric)
+            shuf_a, shuf_b = shuffled_sums(stats_a, stats_b, selection)
+            scores_a = sacrebleu_scores(metric, shuf_a)
+            scores_b = sacrebleu_scores(metric, shuf_b)
+            sys_scores = sacrebleu_scores(metric, float32_sums(stats_b, sys_indices))
+            bl_scores = sacrebleu_scores(metric, float32_sums(stats_a, baseline_indices))
+            paired_a = sacrebleu_scores(metric, float32_sums(stats_a, sys_indices))
             deltas = paired_a - sys_scores
         else:
-            shuf_a, shuf_b = _shuffled_sums(
-                _mean_columns(al.a, metric), _mean_columns(al.b, metric), selection
+            shuf_a, shuf_b = shuffled_sums(
+                mean_columns(al.a, metric), mean_columns(al.b, metric), selection
             )
             scores_a, scores_b = _finite_pairs(
                 mean_scores(shuf_a[:, 0], shuf_a[:, 1]), mean_scores(shuf_b[:, 0], shuf_b[:, 1])
@@ -311,7 +318,7 @@ def _paired_ar(
             sys_scores = res_b[metric][np.isfinite(res_b[metric])]
             bl_scores = res_a_bl[metric][np.isfinite(res_a_bl[metric])]
             deltas = res_a[metric] - res_b[metric]
-        p_value = _moses_p_value(np.abs(scores_a - scores_b), abs(a - b))
+        p_value = moses_p_value(np.abs(scores_a - scores_b), abs(a - b))
         estimates[metric] = (_estimate(a, bl_scores), _estimate(b, sys_scores))
         results.append(_result(metric, a, b, p_value, deltas, n, s))
     return results, estimates
