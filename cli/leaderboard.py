@@ -7,9 +7,25 @@ from typing import Any
 
 import click
 
-from cli.context import AppContext, as_of_option, as_of_value, json_option, pass_app
-from cli.output import emit_json, fmt_number, print_table, say
-from warehouse.frontend import SORT_KEYS, TRAIN_RULE, parse_tags
+from cli.context import (
+    AppContext,
+    as_of_option,
+    as_of_value,
+    bootstrap_options,
+    json_option,
+    pass_app,
+)
+from cli.output import ALPHA, emit_json, fmt_number, print_table, say
+from warehouse import Board, ClusterRequest, UsageError
+from warehouse.frontend import (
+    CLUSTER_SORT_KEYS,
+    CORRECTIONS,
+    METHODS,
+    SORT_KEYS,
+    TRAIN_RULE,
+    label,
+    parse_tags,
+)
 
 
 def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
@@ -24,9 +40,8 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
 @click.option(
     "--sort",
     type=click.Choice(list(SORT_KEYS)),
-    default="composite",
-    show_default=True,
-    help="Ranking key (best first; NULLs last).",
+    default=None,
+    help="Ranking key (best first; NULLs last) [default: composite; chrf with --clusters].",
 )
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Show at most N runs.")
 @click.option(
@@ -37,16 +52,50 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
 @click.option(
     "--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only runs with this tag (repeat)."
 )
+@click.option(
+    "--clusters",
+    is_flag=True,
+    help="Tie groups: test every pair of runs of a test set on the --sort metric and give each "
+    "run a cluster and a rank range (docs/statistics.md).",
+)
+@click.option(
+    "--method",
+    type=click.Choice(METHODS),
+    default="paired-bs",
+    show_default=True,
+    help="With --clusters: the paired test (as in `compare --significance`).",
+)
+@click.option(
+    "--correction",
+    type=click.Choice(CORRECTIONS),
+    default="holm",
+    show_default=True,
+    help="With --clusters: multiple-comparison correction of the pairs' p-values.",
+)
+@bootstrap_options(
+    "--n-bootstrap",
+    "With --clusters: resamples (default: settings bootstrap.n, raised to a count that can "
+    "reach the corrected threshold; paired-ar: 10,000 trials).",
+    "--alpha",
+    "With --clusters: significance level (default: settings bootstrap.alpha, 0.05).",
+    "With --clusters: seed of the resamples (default: settings bootstrap.seed, 12345).",
+)
 @as_of_option
 @json_option
 @pass_app
 def leaderboard_cmd(
     app: AppContext,
     testset: str | None,
-    sort: str,
+    sort: str | None,
     limit: int | None,
     train: str | None,
     tags: tuple[str, ...],
+    clusters: bool,
+    method: str,
+    correction: str,
+    n_bootstrap: int | None,
+    alpha: float | None,
+    seed: int | None,
     as_of: str | None,
     as_json: bool,
 ) -> None:
@@ -55,12 +104,34 @@ def leaderboard_cmd(
     Exposure columns (Δ TM BLEU, GenGap) refer to the training corpus shown in the `train`
     column: --train NAME, else each test set's largest audited training corpus.
     """
+    if not clusters and (n_bootstrap, alpha, seed) != (None, None, None):
+        raise UsageError("--n-bootstrap, --alpha and --seed set up --clusters; add --clusters")
+    sort = sort or ("chrf" if clusters else "composite")
+    if clusters and sort not in CLUSTER_SORT_KEYS:
+        raise UsageError(
+            f"--clusters tests the --sort metric; {sort} has no per-segment form to resample "
+            f"(choose one of {', '.join(CLUSTER_SORT_KEYS)})"
+        )
+    boards: list[Board] = []
     with app.open("read", as_of_value(as_of)) as wh:
         rows = list(
             wh.leaderboard(
-                testset=testset, sort=sort, limit=limit, train=train, tags=parse_tags(tags)
+                testset=testset,
+                sort=sort,
+                limit=None if clusters else limit,
+                train=train,
+                tags=parse_tags(tags),
             )
         )
+        if clusters:
+            request = ClusterRequest(sort, method, correction, n_bootstrap, alpha, seed)
+            boards = wh.clusters([r["run_id"] for r in rows], request)
+    if clusters:
+        _place(rows, boards)
+        rows = rows[:limit] if limit is not None else rows
+        for board in boards:
+            for note in board.notes:
+                say(f"note: {note}")
     if as_json:
         emit_json(
             [
@@ -73,10 +144,57 @@ def leaderboard_cmd(
         click.echo("no runs yet")
         return
     print_leaderboard(rows)
+    if boards:
+        s = boards[0]
+        say(
+            "cluster: a run significantly beats every run of a later cluster on "
+            f"{label(s.metric)}; ranks: its best and worst possible rank ({s.method}, "
+            f"{s.correction} correction, {ALPHA} = {s.settings.alpha:g}, seed = "
+            f"{s.settings.seed}, n = {_counts(boards)})"
+        )
+
+
+def _counts(boards: list[Board]) -> str:
+    """The boards' resample counts, each once."""
+    return ", ".join(f"{n:,}" for n in sorted({b.settings.n_bootstrap for b in boards}))
+
+
+def _place(rows: list[dict[str, Any]], boards: list[Board]) -> None:
+    """Each row's cluster and rank range (None for a run alone on its test set), and the
+    settings that formed them."""
+    placed = {(b.test_corpus_id, r.run_id): (b, r) for b in boards for r in b.ranks}
+    for row in rows:
+        found = placed.get((row["test_corpus_id"], row["run_id"]))
+        row["cluster"] = found[1].cluster if found else None
+        row["rank_range"] = [found[1].best_rank, found[1].worst_rank] if found else None
+        row["clustering"] = (
+            {
+                key: value
+                for key, value in found[0].to_dict().items()
+                if key not in ("ranks", "pairs", "test_set", "test_corpus_id")
+            }
+            if found
+            else None
+        )
+
+
+def _ranks(row: dict[str, Any]) -> str:
+    """A rank range for people: `3` or `2-5`."""
+    best, worst = row["rank_range"] or (None, None)
+    if best is None:
+        return ""
+    return str(best) if best == worst else f"{best}-{worst}"
+
+
+# The other columns, most important first: model, composite, tier, chrF++, BLEU, condition, ...
+_PRIORITY = (2, 5, 6, 8, 9, 3, 4, 10, 11, 13, 7, 12, 14, 15, 16)
 
 
 def print_leaderboard(rows: list[dict[str, Any]]) -> None:
-    """The leaderboard table for people."""
+    """The leaderboard table for people (with each run's cluster and rank range when the rows
+    carry them)."""
+    clustered = any("cluster" in r for r in rows)
+    extra = ["cluster", "ranks"] if clustered else []
     print_table(
         None,
         [
@@ -97,6 +215,7 @@ def print_leaderboard(rows: list[dict[str, Any]]) -> None:
             "GenGap BLEU",
             "$/entry",
             "cost-adj",
+            *extra,
         ],
         [
             [
@@ -119,12 +238,12 @@ def print_leaderboard(rows: list[dict[str, Any]]) -> None:
                 fmt_number(r["gengap_bleu"]),
                 fmt_number(r["cost_per_entry_usd"], 5),
                 fmt_number(r["cost_adjusted"], 3),
+                *([r["cluster"], _ranks(r)] if clustered else []),
             ]
             for i, r in enumerate(rows)
         ],
-        keep=(0, 1),
-        # most important first: rank, run, model, composite, tier, chrF++, BLEU, condition, ...
-        priority=(0, 1, 2, 5, 6, 8, 9, 3, 4, 10, 11, 13, 7, 12, 14, 15, 16),
+        keep=(0, 1, 17, 18) if clustered else (0, 1),
+        priority=(0, 1, *((17, 18) if clustered else ()), *_PRIORITY),
     )
     if any(r["train_corpus"] for r in rows):
         say(f"train: {TRAIN_RULE}")

@@ -16,6 +16,7 @@ except metadata.PackageNotFoundError:  # running from a source tree that was nev
     __version__ = "0+unknown"
 
 if TYPE_CHECKING:
+    from warehouse.analysis.clusters import ClusterRequest as ClusterRequest
     from warehouse.analysis.compare import Comparison as Comparison
     from warehouse.analysis.query import QueryResult as QueryResult
     from warehouse.analysis.regressions import RegressionReport as RegressionReport
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from warehouse.handle import Rows as Rows
     from warehouse.handle import Warehouse as Warehouse
     from warehouse.ingest.runs import IngestResult as IngestResult
+    from warehouse.stats.clusters import Board as Board
     from warehouse.store.corpora import AddResult as AddResult
     from warehouse.store.corpora import CorpusInfo as CorpusInfo
     from warehouse.sync.postgres import SyncReport as SyncReport
@@ -51,6 +53,8 @@ _HOMES = {
     "RunSummary": "warehouse.analysis.runs",
     "Deletion": "warehouse.analysis.runs",
     "Comparison": "warehouse.analysis.compare",
+    "ClusterRequest": "warehouse.analysis.clusters",
+    "Board": "warehouse.stats.clusters",
     "RegressionReport": "warehouse.analysis.regressions",
     "QueryResult": "warehouse.analysis.query",
     "SyncReport": "warehouse.sync.postgres",

@@ -12,6 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from warehouse.analysis.clusters import CLUSTER_SORT_KEYS as CLUSTER_SORT_KEYS
     from warehouse.analysis.compare import BINS as BINS
     from warehouse.analysis.compare import is_report_file as is_report_file
     from warehouse.analysis.compare import run_letters as run_letters
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from warehouse.metrics.registry import on_percent_scale as on_percent_scale
     from warehouse.metrics.surface import TOKENIZERS as TOKENIZERS
     from warehouse.metrics.surface import MetricOptions as MetricOptions
+    from warehouse.stats.clusters import CORRECTIONS as CORRECTIONS
     from warehouse.stats.limits import MAX_RESAMPLES as MAX_RESAMPLES
     from warehouse.stats.significance import METHODS as METHODS
     from warehouse.stats.significance import PairTest as PairTest
@@ -63,6 +65,8 @@ _HOMES = {
     "Address": "warehouse.store.address",
     "AsOf": "warehouse.store.lake",
     "BINS": "warehouse.analysis.compare",
+    "CLUSTER_SORT_KEYS": "warehouse.analysis.clusters",
+    "CORRECTIONS": "warehouse.stats.clusters",
     "CorpusData": "warehouse.inputs.corpus_files",
     "DATA_PATH_ENV_VAR": "warehouse.store.address",
     "DB_ENV_VAR": "warehouse.store.address",

@@ -27,6 +27,7 @@ from warehouse.store.schema import code_schema_version, open_warehouse, stored_s
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from warehouse.analysis.clusters import ClusterRequest
     from warehouse.analysis.compare import Comparison
     from warehouse.analysis.query import QueryResult
     from warehouse.analysis.regressions import RegressionReport
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from warehouse.ingest.batch import IngestRequest, Progress
     from warehouse.ingest.runs import IngestResult
     from warehouse.inputs.corpus_files import CorpusData
+    from warehouse.stats.clusters import Board
     from warehouse.store.copy import CopyResult
     from warehouse.store.corpora import AddResult, CorpusInfo, Replacement
     from warehouse.store.maintain import MaintainResult
@@ -388,6 +390,13 @@ class Warehouse:
         from warehouse.analysis.report import build_report
 
         return build_report(self.con, run, train=train)
+
+    def clusters(self, runs: Sequence[str], request: ClusterRequest | None = None) -> list[Board]:
+        """Tie groups of the named runs, one board per test set: every pair tested on one
+        metric, p-values corrected, each run's cluster and rank range (docs/statistics.md)."""
+        from warehouse.analysis.clusters import ClusterRequest, board_clusters
+
+        return board_clusters(self.con, runs, request or ClusterRequest())
 
     def show_run(self, run: str) -> dict[str, Any]:
         """One run: identity, counts, scores, tags, warnings, signatures (`runs show`)."""

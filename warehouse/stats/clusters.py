@@ -141,6 +141,8 @@ class PairP:
 class Board:
     """The tie groups of the runs of one test set on one metric."""
 
+    test_corpus_id: str
+    test_set: str
     metric: str
     method: str
     correction: str
@@ -159,6 +161,8 @@ class Board:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {
+            "test_set": self.test_set,
+            "test_corpus_id": self.test_corpus_id,
             "metric": self.metric,
             "method": self.method,
             "correction": self.correction,
@@ -345,6 +349,8 @@ def tie_groups(
             beats[(i, j) if first_better else (j, i)] = True
         pairs.append(PairP(runs[i].run_id, runs[j].run_id, raw[i, j], adjusted[i, j], winner))
     board = Board(
+        test_corpus_id=runs[0].test_corpus_id,
+        test_set=runs[0].test_set,
         metric=metric,
         method=method,
         correction=correction,

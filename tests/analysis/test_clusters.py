@@ -1,0 +1,108 @@
+"""`leaderboard --clusters`: tie groups of stored runs per test set, from the CLI and the handle."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from warehouse import ClusterRequest, Warehouse
+from warehouse.stats.arrays import load_run_arrays
+from warehouse.stats.clusters import tie_groups
+from warehouse.stats.resample import BootstrapSettings
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "warehouse" / "examples"
+
+
+@pytest.fixture
+def demo(run_cli, db_path):
+    """The demo warehouse: three runs on `demo-test`."""
+    assert run_cli("demo", "--json").exit_code == 0
+    return db_path
+
+
+def _add_systems(db_path: Path, tmp_path: Path, count: int) -> None:
+    """`count` more runs on `demo-test`: the references with words dropped at rising rates."""
+    refs = (EXAMPLES / "test.es").read_text(encoding="utf-8").splitlines()
+    with Warehouse.open(db_path) as wh:
+        for k in range(count):
+            rng = random.Random(k)
+            drop = 0.05 + 0.6 * k / count
+            hyps = [" ".join(w for w in r.split() if rng.random() > drop) or "x" for r in refs]
+            path = tmp_path / f"m{k}.hyp"
+            path.write_text("\n".join(hyps) + "\n", encoding="utf-8")
+            wh.ingest(testset="demo-test", hyp=path, model_slug=f"m{k:02d}")
+
+
+def test_every_run_gets_a_cluster_and_rank_range_by_the_rule(run_cli, demo, db_path, tmp_path):
+    _add_systems(db_path, tmp_path, 3)
+    result = run_cli("leaderboard", "--clusters", "--json")
+    assert result.exit_code == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert len(rows) == 6
+    scores = [r["chrf_plus_plus"] for r in rows]
+    assert scores == sorted(scores, reverse=True)
+    assert [r["cluster"] for r in rows] == sorted(r["cluster"] for r in rows)
+    assert rows[0]["cluster"] == 1 and rows[-1]["cluster"] > 1
+    assert all(r["clustering"]["method"] == "paired-bs" for r in rows)
+    # The CLI's answer is the library's on the stored runs.
+    with Warehouse.open(db_path, access="read") as wh:
+        runs = [load_run_arrays(wh.con, r["run_id"]) for r in rows]
+        expected = tie_groups(runs, "chrf_plus_plus", settings=BootstrapSettings())
+    assert [[r.best_rank, r.worst_rank] for r in expected.ranks] == [r["rank_range"] for r in rows]
+    assert [r.cluster for r in expected.ranks] == [r["cluster"] for r in rows]
+    table = run_cli("--wide", "leaderboard", "--clusters")
+    assert "cluster" in table.stdout and "ranks" in table.stdout
+    assert "best and worst possible rank (paired-bs, holm correction" in table.stderr
+
+
+def test_lower_is_better_metrics_cluster_lowest_first(run_cli, demo):
+    rows = json.loads(run_cli("leaderboard", "--clusters", "--sort", "ter", "--json").stdout)
+    assert [r["ter"] for r in rows] == sorted(r["ter"] for r in rows)
+    assert rows[0]["rank_range"][0] == 1
+
+
+def test_too_few_resamples_for_the_board_are_raised_or_said(run_cli, demo, db_path, tmp_path):
+    _add_systems(db_path, tmp_path, 10)  # 13 runs: 78 pairs
+    chosen = run_cli("leaderboard", "--clusters", "--json")
+    assert chosen.exit_code == 0
+    assert "78 pairs under holm: 2,000 resamples instead of 1,000" in chosen.stderr
+    rows = json.loads(chosen.stdout)
+    assert {r["clustering"]["n_bootstrap"] for r in rows} == {2000}
+    assert any(r["rank_range"] != [1, 13] for r in rows)  # some pairs are separated
+    forced = run_cli("leaderboard", "--clusters", "--n-bootstrap", "1000", "--json")
+    assert "no pair can be separated; use at least 2,000 resamples" in forced.stderr
+    unresolved = json.loads(forced.stdout)
+    assert {r["cluster"] for r in unresolved} == {1}
+    assert all(r["rank_range"] == [1, 13] for r in unresolved)
+    lenient = run_cli("leaderboard", "--clusters", "--correction", "none", "--json")
+    assert "instead of" not in lenient.stderr
+
+
+def test_handle_clusters_name_their_test_set_and_settings(demo, db_path):
+    with Warehouse.open(db_path, access="read") as wh:
+        ids = [r["run_id"] for r in wh.leaderboard()]
+        [board] = wh.clusters(ids, ClusterRequest("bleu", "paired-ar", "bh", 500, 0.1, 3))
+    assert board.test_set == "demo-test" and board.metric == "bleu"
+    assert (board.settings.n_bootstrap, board.settings.alpha, board.settings.seed) == (500, 0.1, 3)
+    assert len(board.pairs) == 3 and board.to_dict()["correction"] == "bh"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--sort", "composite"], "composite has no per-segment form"),
+        (["--testset", "demo-test", "--tag", "none=such"], "at least two runs"),
+    ],
+)
+def test_boards_that_cannot_be_clustered_are_one_line_errors(run_cli, demo, args, message):
+    result = run_cli("leaderboard", "--clusters", *args)
+    assert result.exit_code == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_resampling_options_without_clusters_are_refused(run_cli, demo):
+    result = run_cli("leaderboard", "--n-bootstrap", "2000")
+    assert result.exit_code == 2 and "add --clusters" in result.stderr

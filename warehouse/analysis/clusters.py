@@ -1,0 +1,101 @@
+"""Tie groups of stored runs: the runs of each test set tested pair by pair on one metric, with
+clusters and rank ranges (`leaderboard --clusters`; the rule is in docs/statistics.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import duckdb
+
+from warehouse.errors import UsageError
+from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER, label
+from warehouse.stats.arrays import RunArrays, load_run_arrays
+from warehouse.stats.clusters import (
+    DEFAULT_CORRECTION,
+    DEFAULT_METHOD,
+    Board,
+    resamples_to_resolve,
+    tie_groups,
+)
+from warehouse.stats.significance import method_settings
+from warehouse.store.settings import metric_directions
+
+# Leaderboard sort keys whose metric has a resampled form, and that metric.
+CLUSTER_SORT_KEYS = {"chrf": CHRF, "bleu": BLEU, "ter": TER, "exact_match": EXACT_MATCH}
+
+
+@dataclass(frozen=True)
+class ClusterRequest:
+    """How to form tie groups: the metric (a leaderboard sort key or a per-entry metric), the
+    test, the correction, and resampling settings (None: the warehouse's settings)."""
+
+    metric: str = "chrf"
+    method: str = DEFAULT_METHOD
+    correction: str = DEFAULT_CORRECTION
+    n_bootstrap: int | None = None
+    alpha: float | None = None
+    seed: int | None = None
+
+    @property
+    def metric_name(self) -> str:
+        """The metric's registered name (`chrf` → `chrf_plus_plus`)."""
+        return CLUSTER_SORT_KEYS.get(self.metric, self.metric)
+
+
+def _by_test_set(runs: Sequence[RunArrays]) -> list[list[RunArrays]]:
+    """The runs grouped by test set, in order of first appearance."""
+    groups: dict[str, list[RunArrays]] = {}
+    for run in runs:
+        groups.setdefault(run.test_corpus_id, []).append(run)
+    return list(groups.values())
+
+
+def board_clusters(
+    con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], request: ClusterRequest
+) -> list[Board]:
+    """One board per test set among `run_ids` (test sets with one run are left out), each with
+    every run's cluster and rank range. Without an explicit resample count, a count that can
+    reach the corrected threshold is chosen (and said in the board's notes)."""
+    if len(set(run_ids)) < 2:
+        raise UsageError("clusters need at least two runs; the board holds fewer")
+    runs = [load_run_arrays(con, run_id) for run_id in dict.fromkeys(run_ids)]
+    groups = [g for g in _by_test_set(runs) if len(g) > 1]
+    if not groups:
+        raise UsageError("clusters need at least two runs on one test set; each has one here")
+    settings = method_settings(
+        con, request.method, request.n_bootstrap, request.alpha, request.seed
+    )
+    directions = metric_directions(con)
+    boards = []
+    for group in groups:
+        n_pairs = len(group) * (len(group) - 1) // 2
+        chosen = settings
+        notes = []
+        if request.n_bootstrap is None:
+            needed = resamples_to_resolve(
+                request.method, settings.alpha, n_pairs, request.correction
+            )
+            if needed > settings.n_bootstrap:
+                chosen = replace(settings, n_bootstrap=needed)
+                notes.append(
+                    f"{group[0].test_set}: {n_pairs} pairs under {request.correction}: "
+                    f"{needed:,} resamples instead of {settings.n_bootstrap:,}, the fewest whose "
+                    "smallest p-value can reach the corrected threshold"
+                )
+        board = tie_groups(
+            group,
+            request.metric_name,
+            method=request.method,
+            correction=request.correction,
+            settings=chosen,
+            directions=directions,
+        )
+        board.notes[:0] = notes
+        boards.append(board)
+    return boards
+
+
+def cluster_metric_label(request: ClusterRequest) -> str:
+    """The clustered metric as people read it."""
+    return label(request.metric_name)
