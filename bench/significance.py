@@ -1,6 +1,8 @@
-"""Significance speed: 1,000 paired resamples of two 2,000-segment runs vs. sacrebleu's own test.
+"""Significance speed: 1,000 paired resamples of two 2,000-segment runs vs. sacrebleu's own test;
+with --ted and --real, whole boards (every pair of 13 real TED systems, of 15 en-fr-length runs).
 
 Run: python bench/significance.py [--segments 2000] [--resamples 1000] [--repeat 5]
+     python bench/significance.py --ted wmt21-ted-zhen.tar.gz --real en-fr.tar.gz [--repeat 3]
 Reference, measured in the same run: sacrebleu's `PairedTest` paired bootstrap (BLEU 13a and
 chrF++) on the same reference and hypothesis files; it extracts both systems' statistics from
 text, then resamples. Ours reads the two stored runs' per-segment statistics from the warehouse,
@@ -11,6 +13,13 @@ In-process timings (best of --repeat, alternating; shared machines are noisy) ex
 start-up and imports; the command-line pair (`sacrebleu --paired-bs` vs `tame-wh significance`,
 one run each) includes both.
 Target (issue 5): the sign test at least 20x faster than sacrebleu.
+
+Boards (--ted, --real): the reference is sacrebleu's `PairedTest` (paired-bs, BLEU 13a and chrF++)
+run once per baseline against every later system, which gives every pair's p-value; ours forms the
+tie groups of `leaderboard --clusters` on both metrics from the runs' per-segment statistics (their
+computation from text is timed apart). Every p-value is checked equal to sacrebleu's. The en-fr
+board's 15 runs are real segments: the two Apertium systems' outputs and 13 mixtures of them with
+the references, segment by segment. Target (issue 34): at least 30x faster, under 2 s for 15 runs.
 """
 
 from __future__ import annotations
@@ -28,16 +37,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import numpy as np
 from ingest import _noisy_copy
 from measure import run_child
+from realdata import real_data
 from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest
 from synthetic import write_parallel
+from ted import ted_systems
 
-from warehouse.stats.arrays import load_run_arrays
+from warehouse.metrics.surface import compute_segment_stats
+from warehouse.stats.arrays import RunArrays, build_run_arrays, load_run_arrays
+from warehouse.stats.clusters import Board, tie_groups
 from warehouse.stats.resample import BootstrapSettings
 from warehouse.stats.significance import compare_pair
 from warehouse.store.connection import connect
+
+_SACRE_METRICS = {"BLEU": "bleu", "chrF2++": "chrf_plus_plus"}
 
 
 def _best_seconds(work: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
@@ -62,14 +78,171 @@ def _print_table(title: str, reference: tuple[str, float], others: list[tuple[st
         print(f"{label:<62} {seconds:>9.3f} {reference[1] / seconds:>10.1f}x")
 
 
+def _runs(references: list[str], systems: dict[str, list[str]]) -> list[RunArrays]:
+    """Each system's per-segment statistics against one reference (what ingest stores)."""
+    runs = []
+    for name, hyps in systems.items():
+        stats = compute_segment_stats(hyps, [[r] for r in references], [False] * len(hyps))
+        runs.append(
+            build_run_arrays(
+                run_id=name,
+                label=name,
+                test_corpus_id="board",
+                keys=[str(i) for i in range(len(hyps))],
+                bleu=stats.bleu,
+                chrf=stats.chrf,
+                ter=stats.ter,
+                exact=stats.exact_match,
+                difficulty=[None] * len(hyps),
+                entry_values=[],
+            )
+        )
+    return runs
+
+
+def _sacrebleu_board(
+    references: list[str], systems: dict[str, list[str]], resamples: int
+) -> dict[tuple[str, str, str], float]:
+    """Every pair's p-value from sacrebleu: `PairedTest` once per baseline, against every later
+    system, as (metric, baseline, system) → p."""
+    names = list(systems)
+    out = {}
+    for i, baseline in enumerate(names[:-1]):
+        later = names[i + 1 :]
+        _sigs, scores = PairedTest(
+            [(baseline, systems[baseline]), *((name, systems[name]) for name in later)],
+            {"BLEU": BLEU(tokenize="13a"), "chrF2++": CHRF(word_order=2)},
+            [references],
+            test_type="bs",
+            n_samples=resamples,
+        )()
+        for sacre_name, metric in _SACRE_METRICS.items():
+            for k, name in enumerate(later, start=1):
+                out[metric, baseline, name] = scores[sacre_name][k].p_value
+    return out
+
+
+def _our_board(runs: list[RunArrays], resamples: int) -> list[Board]:
+    """The tie groups of `leaderboard --clusters` on BLEU and chrF++ (paired-bs, Holm)."""
+    settings = BootstrapSettings(resamples, 0.05, 12345)
+    return [
+        tie_groups(runs, metric, method="paired-bs", settings=settings)
+        for metric in _SACRE_METRICS.values()
+    ]
+
+
+def _same_p_values(boards: list[Board], expected: dict[tuple[str, str, str], float]) -> int:
+    """How many pairs were checked equal to sacrebleu's p-values (raises on a difference)."""
+    checked = 0
+    for board in boards:
+        for pair in board.pairs:
+            want = expected[board.metric, pair.run_a, pair.run_b]
+            if pair.p_value != want:
+                raise SystemExit(
+                    f"{board.metric} {pair.run_a} vs {pair.run_b}: p {pair.p_value} != {want}"
+                )
+            checked += 1
+    return checked
+
+
+def _en_fr_board(folder: str, n_runs: int) -> tuple[list[str], dict[str, list[str]]]:
+    """15 runs on the real en-fr test set: the two Apertium systems and mixtures of them with
+    the references, segment by segment (real text, real lengths)."""
+    with real_data(folder) as data:
+        references = data.ref("test").read_text(encoding="utf-8").splitlines()
+        real = [
+            data.hyp("test", system).read_text(encoding="utf-8").splitlines()
+            for system in ("apertium-pivot-cat", "apertium-pivot-spa")
+        ]
+    systems = {"apertium-pivot-cat": real[0], "apertium-pivot-spa": real[1]}
+    rng = np.random.default_rng(34)
+    for k in range(n_runs - 2):
+        share = 0.05 + 0.5 * k / (n_runs - 2)  # of segments taken from the reference
+        pick = rng.random(len(references))
+        side = rng.integers(2, size=len(references))
+        systems[f"mix{k:02d}"] = [
+            references[i] if pick[i] < share else real[side[i]][i] for i in range(len(references))
+        ]
+    return references, systems
+
+
+def boards(args: argparse.Namespace) -> None:
+    """Time whole boards: sacrebleu once per baseline vs. ours, alternately; check equality."""
+    os.environ["SACREBLEU_SEED"] = "12345"
+    with ted_systems(args.ted) as (references, systems):
+        mt = {name: hyps for name, hyps in systems.items() if name != "ref"}
+        ted = (
+            f"WMT21 TED zh-en: {len(mt)} real systems x {len(references)} segments",
+            references,
+            mt,
+        )
+    en_fr = _en_fr_board(args.real, 15)
+    en_fr_board = (f"en-fr test: 15 runs x {len(en_fr[0]):,} real segments", *en_fr)
+    for title, refs, hyps in (ted, en_fr_board):
+        _time_board(title, refs, hyps, args)
+
+
+def _time_board(
+    title: str, refs: list[str], hyps: dict[str, list[str]], args: argparse.Namespace
+) -> None:
+    """One board: sacrebleu and ours alternately, then the equality check and the targets."""
+    started = time.perf_counter()
+    runs = _runs(refs, hyps)
+    stats_seconds = time.perf_counter() - started
+    expected: dict[tuple[str, str, str], float] = {}
+    ours: list[Board] = []
+
+    def sacre() -> object:
+        expected.update(_sacrebleu_board(refs, hyps, args.resamples))
+        return expected
+
+    def mine() -> object:
+        ours[:] = _our_board(runs, args.resamples)
+        return ours
+
+    best = _best_seconds({"sacrebleu": sacre, "ours": mine}, args.repeat)
+    checked = _same_p_values(ours, expected)
+    n_pairs = len(runs) * (len(runs) - 1) // 2
+    _print_table(
+        f"{title}: all {n_pairs} pairs, BLEU + chrF++, {args.resamples:,} resamples, "
+        f"best of {args.repeat}",
+        ("sacrebleu PairedTest paired-bs, once per baseline (reference)", best["sacrebleu"]),
+        [
+            ("tame-wh tie groups from stored statistics (both metrics)", best["ours"]),
+            (
+                "  + computing the statistics from text (done once, at ingest)",
+                best["ours"] + stats_seconds,
+            ),
+        ],
+    )
+    ratio = best["sacrebleu"] / best["ours"]
+    clusters = {b.metric: max(r.cluster for r in b.ranks) for b in ours}
+    under = (
+        f"; under 2 s -> {best['ours']:.2f} s [{'PASS' if best['ours'] < 2 else 'FAIL'}]"
+        if len(runs) >= 15
+        else ""
+    )
+    print(
+        f"{checked} p-values equal to sacrebleu's; clusters: {clusters}; "
+        f"target >= 30x -> {ratio:.1f}x [{'PASS' if ratio >= 30 else 'FAIL'}]{under}"
+    )
+
+
 def main() -> None:
     """Ingest two runs, then time sacrebleu and ours alternately on the same data."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--segments", type=int, default=2000)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--ted", default=None, help="WMT21 TED zh-en folder or .tar.gz (boards)")
+    parser.add_argument("--real", default=None, help="en-fr folder or .tar.gz (boards)")
     args = parser.parse_args()
     logging.getLogger("sacrebleu").setLevel(logging.ERROR)
+    if args.ted or args.real:
+        if not (args.ted and args.real):
+            parser.error("the board benchmark needs both --ted and --real")
+        boards(args)
+        return
     work = Path(tempfile.mkdtemp(prefix="tame-bench-significance-"))
     try:
         src, ref = write_parallel(work / "test", args.segments, seed=5)

@@ -82,6 +82,15 @@ def _print_pair(comparison: Comparison, pair: PairTest, a: str, b: str) -> None:
     ]
     columns = ["metric", a, b, "Δ", f"{level} CI of Δ", "p-value", "Sig?", "better"]
     print_table(None, columns, rows, range(1, 6))
+    for r in pair.results:
+        if r.below_mde:
+            assert r.mde is not None
+            click.echo(
+                f"  {label(r.metric_name)}: |Δ| = {_num(r.metric_name, abs(r.delta))} is below "
+                f"the minimum detectable difference {_num(r.metric_name, r.mde)} "
+                f"({ALPHA} = {s.alpha:g}, 80% power): this test set cannot tell differences "
+                "this small apart"
+            )
 
 
 def _run(

@@ -25,6 +25,7 @@ SPEC_FIELDS = {
     "ci_lower",
     "ci_upper",
     "seed",
+    "mde",
 }
 
 
@@ -318,3 +319,15 @@ def test_a_resample_count_from_settings_is_bounded_like_the_option(run_cli, tmp_
         con.execute("UPDATE settings SET value = 1e9 WHERE key = 'bootstrap.n'")
     result = run_cli("significance", *ids)
     assert result.exit_code == 2 and "at most 100,000" in result.stderr
+
+
+def test_differences_below_the_detectable_one_are_said(run_cli, db_path):
+    assert run_cli("demo", "--json").exit_code == 0
+    runs = ["demo-small/zero-shot", "demo-small/few-shot"]
+    shown = run_cli("compare", *runs, "--significance")
+    assert shown.exit_code == 0
+    doc = json.loads(run_cli("compare", *runs, "--significance", "--json").stdout)
+    below = [r for r in doc["significance"] if not r["significant"] and abs(r["delta"]) < r["mde"]]
+    assert below  # TER's difference on 40 segments
+    assert "is below the minimum detectable difference" in shown.stdout
+    assert shown.stdout.count("cannot tell differences this small apart") == len(below)

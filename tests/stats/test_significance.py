@@ -242,6 +242,7 @@ def test_result_objects_carry_exactly_the_spec_fields():
         "ci_lower",
         "ci_upper",
         "seed",
+        "mde",
     }
     assert result.n_bootstrap == 1000 and result.seed == 12345
     assert result.confidence_level == pytest.approx(0.95)
@@ -255,3 +256,39 @@ def test_float32_resample_sums_equal_numpys_float32_sums(scale):
     indices = resample_indices(40, 25, seed=7)
     expected = np.stack([stats.astype(np.float32)[row].sum(0) for row in indices])
     assert np.array_equal(float32_sums(stats, indices), expected)
+
+
+def test_minimum_detectable_difference_is_the_spread_of_the_differences_times_z():
+    from warehouse.stats.significance import minimum_detectable_difference
+
+    z = 1.959963984540054 + 0.8416212335729143
+    assert minimum_detectable_difference(np.array([-1.0, 1.0, np.nan]), 0.05) == pytest.approx(
+        z * np.sqrt(2.0)
+    )
+    assert minimum_detectable_difference(np.array([1.0]), 0.05) is None
+
+
+def test_the_detectable_difference_halves_with_four_times_the_segments():
+    refs = _references(60)
+    hyps_a, hyps_b = _noisy(refs, 21, 0.25), _noisy(refs, 22, 0.3)
+    small = compare_pair(_run("a", refs, hyps_a), _run("b", refs, hyps_b), settings=SMALL)
+    refs4, a4, b4 = refs * 4, hyps_a * 4, hyps_b * 4
+    keys = [f"s{i}" for i in range(240)]
+    large = compare_pair(
+        _run("a", refs4, a4, keys=keys), _run("b", refs4, b4, keys=keys), settings=SMALL
+    )
+    ratio = large.result("chrf_plus_plus").mde / small.result("chrf_plus_plus").mde
+    assert 0.4 < ratio < 0.6
+
+
+def test_a_small_insignificant_difference_is_below_what_the_test_set_can_detect():
+    refs = _references(50)
+    other = list(refs)
+    other[3] = "something else entirely"
+    tiny = compare_pair(_run("a", refs, refs), _run("b", refs, other), settings=SMALL)
+    result = tiny.result("exact_match_rate")
+    assert not result.significant and result.mde is not None
+    assert abs(result.delta) < result.mde and result.below_mde
+    wrong = ["zzz qqq" for _ in refs]
+    clear = compare_pair(_run("a", refs, refs), _run("b", refs, wrong), settings=SMALL)
+    assert not clear.result("chrf_plus_plus").below_mde

@@ -14,6 +14,11 @@ Methods:
   Like sacrebleu, their p-value for identical systems is 1 / (n + 1); a zero Δ is never called
   significant here. Exact match and per-entry metrics go through the same procedure as means.
 
+For every method `mde` is the minimum detectable difference: the |Δ| this test set detects at
+level alpha with 80% power, (z(1 - alpha/2) + z(0.8)) times the standard deviation of the
+resampled differences Δ*; a difference below it that the test does not call significant is one
+the test set cannot tell apart.
+
 For every method `ci_lower`/`ci_upper` bound Δ: numpy's linear percentiles of Δ* at alpha/2
 and 1 - alpha/2 (for paired-ar, over its confidence resamples). A winner is named only when the
 result is significant, by each metric's direction (lower is better for TER, hallucination and
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
+from statistics import NormalDist
 from typing import Any
 
 import duckdb
@@ -49,6 +55,7 @@ from warehouse.stats.resample import (
 METHODS = ("sign", "paired-bs", "paired-ar")
 PAIRED_AR_TRIALS = 10_000  # sacrebleu's default number of approximate-randomisation trials
 FEW_ALIGNED = 10  # warn below this many aligned segments
+POWER = 0.8  # the power at which the minimum detectable difference is given
 
 _FLOAT32_EXACT = 2**24  # integers below this are exact in float32, so are sums below it
 
@@ -69,10 +76,29 @@ class SignificanceResult:
     ci_lower: float | None
     ci_upper: float | None
     seed: int
+    mde: float | None = None  # minimum detectable difference (None: too few resamples)
+
+    @property
+    def below_mde(self) -> bool:
+        """Whether the difference is not significant and smaller than the test set can detect."""
+        return not self.significant and self.mde is not None and abs(self.delta) < self.mde
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return asdict(self)
+
+
+def minimum_detectable_difference(
+    deltas: np.ndarray, alpha: float, power: float = POWER
+) -> float | None:
+    """The smallest |Δ| a two-sided test at `alpha` detects with probability `power`, from the
+    spread of the resampled differences (None with fewer than two finite ones)."""
+    finite = deltas[np.isfinite(deltas)]
+    if finite.size < 2:
+        return None
+    normal = NormalDist()
+    z = normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)
+    return float(z * np.std(finite, ddof=1))
 
 
 @dataclass(frozen=True)
@@ -157,6 +183,7 @@ def _result(
         ci_lower=None if interval is None else interval[0],
         ci_upper=None if interval is None else interval[1],
         seed=settings.seed,
+        mde=minimum_detectable_difference(deltas, settings.alpha),
     )
 
 
