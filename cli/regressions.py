@@ -103,6 +103,12 @@ def regressions(
             ],
             range(6, 10),
         )
+    if report.undetectable and not as_json:
+        say(
+            f"note: {len(report.undetectable)} drop(s) were not significant and smaller than "
+            "the minimum detectable difference: the test set cannot tell differences this small "
+            "apart (see `compare --significance`; more segments would)"
+        )
     if fail_on_regression and report.regressions:
         click.get_current_context().exit(1)
     if fail_on_regression and report.nothing_checked:

@@ -331,3 +331,15 @@ def test_differences_below_the_detectable_one_are_said(run_cli, db_path):
     assert below  # TER's difference on 40 segments
     assert "is below the minimum detectable difference" in shown.stdout
     assert shown.stdout.count("cannot tell differences this small apart") == len(below)
+
+
+def test_regressions_count_drops_too_small_for_the_test_set(run_cli, tmp_path):
+    old = _report(tmp_path, "old", 0.9, created="2026-01-01T00:00:00Z")
+    new = _report(tmp_path, "slightly", 0.88, created="2026-02-01T00:00:00Z")
+    assert run_cli("ingest", old, new, "--no-ci").exit_code == 0
+    doc = json.loads(run_cli("regressions", "--json").stdout)
+    assert doc["regressions"] == []
+    drops = doc["undetectable_drops"]
+    assert drops and all(not r["significant"] and abs(r["delta"]) < r["mde"] for r in drops)
+    shown = run_cli("regressions")
+    assert f"note: {len(drops)} drop(s) were not significant" in shown.stderr

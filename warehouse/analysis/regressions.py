@@ -14,6 +14,7 @@ from typing import Any
 
 import duckdb
 
+from warehouse.metrics.registry import higher_is_better
 from warehouse.stats.arrays import RunArrays, load_run_arrays
 from warehouse.stats.resample import BootstrapSettings
 from warehouse.stats.significance import SignificanceResult, compare_pair
@@ -58,6 +59,8 @@ class RegressionReport:
     settings: BootstrapSettings
     checked: list[RunStep] = field(default_factory=list)
     regressions: list[Regression] = field(default_factory=list)
+    # Drops too small for the test set to detect (not significant, |Δ| below the MDE).
+    undetectable: list[Regression] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     nothing_checked: str | None = None  # why no run had a predecessor to compare with
 
@@ -70,6 +73,7 @@ class RegressionReport:
             "seed": self.settings.seed,
             "checked": [step.__dict__ for step in self.checked],
             "regressions": [r.to_dict() for r in self.regressions],
+            "undetectable_drops": [r.to_dict() for r in self.undetectable],
             "warnings": self.warnings,
             "nothing_checked": self.nothing_checked,
         }
@@ -166,6 +170,13 @@ def find_regressions(
         )
         report.warnings += [f"{step.run_id} vs {step.previous_run_id}: {w}" for w in test.warnings]
         report.regressions += [Regression(step, r) for r in test.results if r.winner == "B"]
+        report.undetectable += [
+            Regression(step, r)
+            for r in test.results
+            if r.below_mde
+            and r.delta != 0
+            and (r.delta > 0) != higher_is_better(r.metric_name, directions)
+        ]
     if not report.checked:
         report.nothing_checked = _why_nothing_checked(con, testset, model_slug)
     return report
