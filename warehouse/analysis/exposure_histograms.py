@@ -16,8 +16,9 @@ HISTOGRAM_BINS = 20
 def exposure_histograms(
     con: duckdb.DuckDBPyConnection, audit_ids: Sequence[str]
 ) -> dict[str, list[dict[str, Any]]]:
-    """Rows of the exposure chart per audit: segment counts in 20 equal bins of [0, 1] per side
-    (`kind` bin) and the audit's far and near thresholds on every side (`kind` threshold)."""
+    """Rows of the exposure chart by audit id: bin counts and thresholds per side."""
+    # `kind` bin: segment counts in 20 equal bins of [0, 1] per side; `kind` threshold: the
+    # audit's far and near thresholds, on every side.
     if not audit_ids:
         return {}
     out: dict[str, list[dict[str, Any]]] = {a: [] for a in audit_ids}

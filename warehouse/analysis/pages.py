@@ -72,8 +72,7 @@ def run_page_data(
 
 
 def site_data(con: duckdb.DuckDBPyConnection, compare: Sequence[tuple[str, str]] = ()) -> SiteData:
-    """What the whole dashboard shows, with a comparison of each pair of runs in `compare`
-    (checked first: two different runs of one test set)."""
+    """What the whole dashboard shows, with a comparison of each pair of runs in `compare`."""
     pairs = comparison_pairs(con, compare)
     board = leaderboard(con)
     default_audit = default_audits(con, [r["test_corpus_id"] for r in board])
@@ -106,8 +105,8 @@ def site_data(con: duckdb.DuckDBPyConnection, compare: Sequence[tuple[str, str]]
 def comparison_pairs(
     con: duckdb.DuckDBPyConnection, compare: Sequence[tuple[str, str]]
 ) -> list[tuple[str, str]]:
-    """The run ids of each pair asked for, without repeats: two different runs on the same test
-    set (as `tame-wh compare` requires), else a usage error."""
+    """The run ids of each pair asked for, without repeats; each two runs of one test set."""
+    # As `tame-wh compare` requires: anything else is a usage error.
     pairs: list[tuple[str, str]] = []
     for ref_a, ref_b in compare:
         a, b = resolve_run(con, ref_a), resolve_run(con, ref_b)

@@ -59,8 +59,7 @@ def build_report(
 def build_reports(
     con: duckdb.DuckDBPyConnection, board: Sequence[dict[str, Any]]
 ) -> dict[str, dict[str, Any]]:
-    """The report document of every run in `board` (rows of the leaderboard), by run id; each
-    as `build_report` without `train` gives it."""
+    """`build_report` without `train` of every run in `board` (leaderboard rows), by run id."""
     if not board:
         return {}
     audits = default_audits(con, [row["test_corpus_id"] for row in board])
@@ -84,8 +83,7 @@ def build_reports(
 def default_audits(
     con: duckdb.DuckDBPyConnection, test_corpus_ids: Sequence[str]
 ) -> dict[str, str]:
-    """The audit each test set's exposure figures use without `--train`, by test set id (test
-    sets never audited are left out)."""
+    """The audit each audited test set's exposure figures use without `--train`, by its id."""
     out: dict[str, str] = {}
     for test_corpus_id in dict.fromkeys(test_corpus_ids):
         audit_id = choose_audit(con, test_corpus_id, None)
@@ -174,8 +172,9 @@ def _documents(
 
 
 def gengap(bins: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """GenGap as the `run_exposure` view defines it, from a run's bin rows: the score on `near`
-    minus the score on `far`, for the system and the TM; None when either bin is empty."""
+    """GenGap of a run from its bin rows, as the `run_exposure` view defines it."""
+    # The score on `near` minus the score on `far`, for the system and the TM; None when either
+    # bin is empty.
     by_bin = {b["bin"]: b for b in bins if b["n_segments"] > 0}
     near, far = by_bin.get("near"), by_bin.get("far")
 

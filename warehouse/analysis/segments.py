@@ -24,8 +24,9 @@ def segment_key(test_corpus_id: str, audit_id: str | None) -> str:
 def shared_columns(
     con: duckdb.DuckDBPyConnection, test_corpus_id: str, audit_id: str | None
 ) -> str:
-    """JSON of the test set's and audit's columns, in segment order: seg (index), id, src, ref,
-    and with an audit tm_src, tm_tgt, exposure (source side) and bin (else those are null)."""
+    """JSON of the segment table's columns a test set and its audit give every run."""
+    # In segment order: seg (index), id, src, ref, and with an audit tm_src, tm_tgt, exposure
+    # (source side) and bin (else those are null).
     row = con.execute(
         "SELECT to_json({"
         "'seg': list(s.seg_idx ORDER BY s.seg_idx), "
@@ -51,9 +52,9 @@ def shared_columns(
 
 
 def run_columns(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> dict[str, str]:
-    """JSON of each run's own columns by run id, in segment order: hyp, chrf (sentence chrF++,
-    2 decimals), err (indices of errored entries), and idx (the segment indices) unless they
-    are simply 0..n-1."""
+    """JSON of each run's own columns of the segment table, by run id."""
+    # In segment order: hyp, chrf (sentence chrF++, 2 decimals), err (indices of errored
+    # entries), and idx (the segment indices) unless they are simply 0..n-1.
     out: dict[str, str] = {}
     for start in range(0, len(run_ids), RUNS_PER_QUERY):  # bounded memory, same speed
         out.update(_run_columns(con, run_ids[start : start + RUNS_PER_QUERY]))

@@ -76,8 +76,8 @@ def compare_href(run_a: str, run_b: str, prefix: str = "") -> str:
 
 
 def check_site_folder(out: str | Path) -> None:
-    """Refuse to build into a folder that holds other things than a dashboard (stale pages are
-    deleted from it)."""
+    """Refuse a dashboard folder that holds other things than a dashboard."""
+    # Stale pages are deleted from a dashboard's folder, so it may hold nothing else.
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is a file, not a folder")
