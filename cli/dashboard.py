@@ -8,7 +8,8 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, progress
-from warehouse.html.dashboard import build_dashboard
+from warehouse.analysis.pages import site_data
+from warehouse.html.dashboard import build_dashboard, check_site_folder
 
 
 @click.command()
@@ -33,7 +34,8 @@ def dashboard(
 ) -> None:
     """Build a static dashboard: leaderboards, a page per run and test set, comparisons."""
     with app.reader() as con:
-        result = build_dashboard(con, out, compare=list(compare), notify=progress)
+        check_site_folder(out)  # before the data is read
+        result = build_dashboard(site_data(con, list(compare)), out, notify=progress)
     if as_json:
         emit_json(result.to_dict())
         return

@@ -266,10 +266,11 @@ def report(
     if html_file is not None:
         # The page's libraries (altair, the Vega bundle) load only for a page: a third of a
         # second that `report` and `demo` in a terminal do not need.
+        from warehouse.analysis.pages import run_page_data
         from warehouse.html.report_file import write_report_html
 
         with app.reader(when) as con:
-            written = write_report_html(con, run, html_file, train=train)
+            written = write_report_html(run_page_data(con, run, train=train), html_file)
         if as_json:
             emit_json(written.to_dict())
         else:

@@ -6,6 +6,10 @@ import json
 
 import pytest
 
+from warehouse.analysis.leaderboard import leaderboard
+from warehouse.analysis.report import build_report, build_reports
+from warehouse.store.connection import connect
+
 
 @pytest.fixture
 def demo(run_cli, db_path):
@@ -92,3 +96,30 @@ def test_unknown_ambiguous_and_short_run_ids_are_errors(run_cli, demo):
     assert short.exit_code == 2 and "too short" in short.stderr
     unknown_train = run_cli("report", _top_run(run_cli)["run_id"], "--train", "nope")
     assert unknown_train.exit_code == 2 and "unknown training corpus" in unknown_train.stderr
+
+
+def test_many_runs_at_once_get_each_runs_report(run_cli, demo, write_lines):
+    src = write_lines("s", ["one", "two"])
+    ref = write_lines("r", ["uno", "dos"])
+    assert run_cli("testset", "add", "t", "--src", src, "--ref", ref).exit_code == 0
+    assert run_cli("ingest", "--testset", "t", "--hyp", ref, "--model-slug", "m").exit_code == 0
+    con = connect(demo, read_only=True)
+    try:
+        board = leaderboard(con)
+        docs = build_reports(con, board)
+        assert list(docs) == [row["run_id"] for row in board] and len(docs) == 4
+        for row in board:  # with the demo's audit, and the new test set's none
+            assert docs[row["run_id"]] == build_report(con, row["run_id"])
+        assert sum(doc["exposure"] is None for doc in docs.values()) == 1
+        assert build_reports(con, []) == {}
+    finally:
+        con.close()
+
+
+def test_an_audit_given_by_train_is_named_so(run_cli, demo):
+    top = _top_run(run_cli)
+    given = json.loads(run_cli("report", top["run_id"], "--train", "demo-train", "--json").output)
+    default = json.loads(run_cli("report", top["run_id"], "--json").output)
+    assert given["exposure"]["train_rule"] == "given (--train)"
+    assert default["exposure"]["train_rule"].startswith("exposure columns use")
+    assert {**given, "exposure": None} == {**default, "exposure": None}

@@ -12,6 +12,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from tests.html.conftest import HOSTILE, Browser, run_ids
+from warehouse.analysis.pages import run_page_data, site_data
 from warehouse.html.dashboard import build_dashboard
 from warehouse.html.report_file import write_report_html
 from warehouse.store.schema import open_warehouse
@@ -23,7 +24,7 @@ SCREENSHOT_ENV = "TAME_WH_UPDATE_SCREENSHOTS"  # set: refresh docs/img/*.png fro
 def _build(db: Path, out: Path, compare=()) -> Path:
     con = open_warehouse(db)
     try:
-        build_dashboard(con, out, compare=compare)
+        build_dashboard(site_data(con, compare), out)
     finally:
         con.close()
     return out
@@ -45,7 +46,7 @@ def hostile_site(hostile_db: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     out = _build(db, folder / "site")
     con = open_warehouse(db)
     try:
-        write_report_html(con, "evil-model", folder / "evil-report.html")
+        write_report_html(run_page_data(con, "evil-model"), folder / "evil-report.html")
     finally:
         con.close()
     return out

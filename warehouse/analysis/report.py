@@ -1,101 +1,44 @@
-"""The report of one run: quality, exposure, bins, GenGap, composite, cost, speed, warnings."""
+"""The report document of a run: quality, exposure, bins, GenGap, composite, cost, speed,
+warnings. One implementation serves one run (`build_report`, what `tame-wh report --json`
+prints) and many at once (`build_reports`, for the dashboard): the views aggregate over every
+run, so many documents are read in one query per view and split by run."""
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 
+from warehouse.analysis.id_tables import id_table, registered
 from warehouse.analysis.leaderboard import TRAIN_RULE
-from warehouse.analysis.runs import resolve_run, run_warnings
+from warehouse.analysis.runs import resolve_run
 from warehouse.basics import rows_as_dicts
-from warehouse.exposure.summary import choose_audit, load_audit
+from warehouse.exposure.summary import AuditResult, choose_audit, load_audit
 from warehouse.store.settings import read_settings
 
 REPORT_FORMAT = 1
 
-
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
-    """Query rows as dicts."""
-    return rows_as_dicts(con.execute(sql, params))
-
-
-def _one(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> dict[str, Any]:
-    """The single row of a query, or an empty dict."""
-    rows = _rows(con, sql, params)
-    return rows[0] if rows else {}
+_BIN_COLUMNS = (
+    "bin, n_segments, share, mean_source_exposure, bleu, chrf_plus_plus, tm_bleu, "
+    "tm_chrf_plus_plus, delta_bleu, delta_chrf_plus_plus"
+)
+_RUNS_TABLE = "_tame_report_runs"
+_AUDITS_TABLE = "_tame_report_audits"
 
 
-def _run_header(con: duckdb.DuckDBPyConnection, run_id: str, test_set: str) -> dict[str, Any]:
-    """The run's identity, CI metadata and error count (metric settings popped by the caller)."""
-    run = _one(
-        con,
-        "SELECT run_id, model_slug, condition, test_corpus_id, created_at, ingested_at, "
-        "n_entries, dataset_id, language_pair, fingerprint_hash, ci, metric_settings "
-        "FROM runs WHERE run_id = ?",
-        [run_id],
-    )
-    run["ci"] = json.loads(run["ci"]) if run["ci"] else None
-    run["test_set"] = test_set
-    run["n_errors"] = con.execute(
-        "SELECT count(*) FROM hypotheses WHERE run_id = ? AND error IS NOT NULL", [run_id]
-    ).fetchone()[0]  # type: ignore[index]
-    return run
+@dataclass(frozen=True)
+class _Selection:
+    """The documents' runs in SQL: `runs` (a WHERE clause on run_id) and `bins` (what follows
+    `FROM run_bins` to keep each run's rows of its audit), with their parameters."""
 
-
-def _composite(con: duckdb.DuckDBPyConnection, run_id: str, tier: str | None) -> dict[str, Any]:
-    """The composite, its profile and tier, and each input with its effective weight."""
-    composite = _one(con, "SELECT * FROM run_composite WHERE run_id = ?", [run_id])
-    weight_sum = sum(i["weight"] for i in composite.get("inputs") or [])
-    inputs = [
-        {**i, "effective_weight": i["weight"] / weight_sum} for i in composite.get("inputs") or []
-    ]
-    return {
-        "profile": composite.get("profile"),
-        "composite": composite.get("composite"),
-        "quality_tier": tier,
-        "inputs": inputs,
-        "missing": composite.get("metrics_missing") or [],
-    }
-
-
-def _exposure(
-    con: duckdb.DuckDBPyConnection, run_id: str, audit_id: str
-) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], list[str]]:
-    """The audit's summary, the run's per-bin scores against the TM, GenGap and warnings."""
-    audit = load_audit(con, audit_id, action="unchanged")
-    exposure = {
-        "audit_id": audit_id,
-        "train_corpus": audit.train_corpus,
-        "signature": audit.signature,
-        "mode": audit.mode,
-        "sides": audit.sides,
-        "pair_leak": audit.pair_leak,
-        "train_rule": None,
-    }
-    warnings = list(audit.warnings)
-    bins = _rows(
-        con,
-        "SELECT bin, n_segments, share, mean_source_exposure, bleu, chrf_plus_plus, tm_bleu, "
-        "tm_chrf_plus_plus, delta_bleu, delta_chrf_plus_plus FROM run_bins "
-        "WHERE run_id = ? AND audit_id = ? ORDER BY bin_order",
-        [run_id, audit_id],
-    )
-    gengap = _one(
-        con,
-        "SELECT gengap_bleu, gengap_chrf, tm_gengap_bleu, tm_gengap_chrf FROM run_exposure "
-        "WHERE run_id = ? AND audit_id = ?",
-        [run_id, audit_id],
-    )
-    tm_bleu, bleu = bins[0]["tm_bleu"], bins[0]["bleu"]
-    limit = read_settings(con).get("warn.tm_bleu_ratio", 0.5)
-    if bleu and tm_bleu is not None and tm_bleu >= limit * bleu:
-        warnings.append(
-            f"TM BLEU {tm_bleu:.2f} is {tm_bleu / bleu:.0%} of system BLEU {bleu:.2f} "
-            f"(>= {limit:.0%}): copying the nearest training target does nearly as well"
-        )
-    return exposure, bins, gengap, warnings
+    runs: str
+    runs_params: list[Any]
+    bins: str
+    bins_params: list[Any]
 
 
 def build_report(
@@ -103,21 +46,195 @@ def build_report(
 ) -> dict[str, Any]:
     """Everything known about one run, as a stable, versioned document."""
     run_id = resolve_run(con, run_ref)
-    board = _one(con, "SELECT * FROM leaderboard WHERE run_id = ?", [run_id])
-    run = _run_header(con, run_id, board["test_set"])
+    board = rows_as_dicts(con.execute("SELECT * FROM leaderboard WHERE run_id = ?", [run_id]))
+    audit_id = choose_audit(con, board[0]["test_corpus_id"], train)
+    selection = _Selection(
+        "WHERE run_id = ?", [run_id], "WHERE run_id = ? AND audit_id = ?", [run_id, audit_id]
+    )
+    rule = "given (--train)" if train is not None else TRAIN_RULE
+    audit_of = {run_id: audit_id} if audit_id is not None else {}
+    return _documents(con, board, audit_of, selection, rule)[run_id]
+
+
+def build_reports(
+    con: duckdb.DuckDBPyConnection, board: Sequence[dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """`build_report` without `train` of every run in `board` (leaderboard rows), by run id."""
+    if not board:
+        return {}
+    audits = default_audits(con, [row["test_corpus_id"] for row in board])
+    audit_of = {
+        row["run_id"]: audits[row["test_corpus_id"]]
+        for row in board
+        if row["test_corpus_id"] in audits
+    }
+    selection = _Selection(
+        f"WHERE run_id IN (SELECT run_id FROM {_RUNS_TABLE})",
+        [],
+        f"JOIN {_AUDITS_TABLE} USING (run_id, audit_id)",
+        [],
+    )
+    runs = id_table(run_id=[row["run_id"] for row in board])
+    pairs = id_table(run_id=list(audit_of), audit_id=list(audit_of.values()))
+    with registered(con, _RUNS_TABLE, runs), registered(con, _AUDITS_TABLE, pairs):
+        return _documents(con, board, audit_of, selection, TRAIN_RULE)
+
+
+def default_audits(
+    con: duckdb.DuckDBPyConnection, test_corpus_ids: Sequence[str]
+) -> dict[str, str]:
+    """The audit each audited test set's exposure figures use without `--train`, by its id."""
+    out: dict[str, str] = {}
+    for test_corpus_id in dict.fromkeys(test_corpus_ids):
+        audit_id = choose_audit(con, test_corpus_id, None)
+        if audit_id is not None:
+            out[test_corpus_id] = audit_id
+    return out
+
+
+def _grouped(
+    con: duckdb.DuckDBPyConnection, sql: str, params: list[Any], key: str = "run_id"
+) -> dict[str, list[dict[str, Any]]]:
+    """Rows of a query as dicts, grouped by `key` (which is dropped from each row)."""
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows_as_dicts(con.execute(sql, params)):
+        out[row.pop(key)].append(row)
+    return out
+
+
+def _documents(
+    con: duckdb.DuckDBPyConnection,
+    board: Sequence[dict[str, Any]],
+    audit_of: dict[str, str],
+    selection: _Selection,
+    train_rule: str,
+) -> dict[str, dict[str, Any]]:
+    """The document of each run of `board` (its leaderboard rows), read with `selection`, with
+    exposure from the audit `audit_of` names for it."""
+    where, params = selection.runs, selection.runs_params
+    heads = _grouped(
+        con,
+        "SELECT run_id AS key, run_id, model_slug, condition, test_corpus_id, created_at, "
+        "ingested_at, n_entries, dataset_id, language_pair, fingerprint_hash, ci, "
+        f"metric_settings FROM runs {where}",
+        params,
+        key="key",
+    )
+    errors = dict(
+        con.execute(
+            f"SELECT run_id, count(*) FROM hypotheses {where} AND error IS NOT NULL "
+            "GROUP BY run_id",
+            params,
+        ).fetchall()
+    )
+    summaries: dict[str, AuditResult] = {
+        audit_id: load_audit(con, audit_id, action="unchanged")
+        for audit_id in dict.fromkeys(audit_of.values())
+    }
+    bins = (
+        _grouped(
+            con,
+            f"SELECT run_id, {_BIN_COLUMNS} FROM run_bins {selection.bins} "
+            "ORDER BY run_id, bin_order",
+            selection.bins_params,
+        )
+        if audit_of
+        else {}
+    )
+    limit = read_settings(con).get("warn.tm_bleu_ratio", 0.5)
+    tables = {
+        "metrics": "SELECT run_id, metric, value, source FROM run_metric_values "
+        f"{where} ORDER BY run_id, metric",
+        "composite": f"SELECT * FROM run_composite {where}",
+        "cost": f"SELECT * FROM run_cost {where}",
+        "speed": f"SELECT * FROM run_speed {where}",
+        "breakdowns": "SELECT run_id, dimension, value, n_segments, bleu, chrf_plus_plus, ter, "
+        f"exact_match_rate FROM run_breakdowns {where} "
+        "ORDER BY run_id, dimension, value NULLS LAST",
+        "intervals": "SELECT run_id, metric, scope, estimate, ci_lower, ci_upper, n, "
+        f"n_bootstrap, alpha, seed FROM run_intervals {where} ORDER BY run_id, scope, metric",
+        "warnings": f"SELECT run_id, message FROM run_warnings {where} ORDER BY run_id, seq",
+    }
+    parts = {name: _grouped(con, sql, params) for name, sql in tables.items()}
+    return {
+        row["run_id"]: _document(
+            row,
+            heads[row["run_id"]][0],
+            errors.get(row["run_id"], 0),
+            summaries.get(audit_of.get(row["run_id"], "")),
+            bins.get(row["run_id"], []),
+            {name: rows.get(row["run_id"], []) for name, rows in parts.items()},
+            limit,
+            train_rule,
+        )
+        for row in board
+    }
+
+
+def gengap(bins: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """GenGap of a run from its bin rows, as the `run_exposure` view defines it."""
+    # The score on `near` minus the score on `far`, for the system and the TM; None when either
+    # bin is empty.
+    by_bin = {b["bin"]: b for b in bins if b["n_segments"] > 0}
+    near, far = by_bin.get("near"), by_bin.get("far")
+
+    def gap(key: str) -> float | None:
+        if near is None or far is None or near[key] is None or far[key] is None:
+            return None
+        return float(near[key] - far[key])
+
+    return {
+        "gengap_bleu": gap("bleu"),
+        "gengap_chrf": gap("chrf_plus_plus"),
+        "tm_gengap_bleu": gap("tm_bleu"),
+        "tm_gengap_chrf": gap("tm_chrf_plus_plus"),
+    }
+
+
+def _document(
+    board: dict[str, Any],
+    run: dict[str, Any],
+    n_errors: int,
+    audit: AuditResult | None,
+    bins: list[dict[str, Any]],
+    parts: dict[str, list[dict[str, Any]]],
+    tm_bleu_ratio: float,
+    train_rule: str,
+) -> dict[str, Any]:
+    """One run's document from its rows."""
+    run = dict(run)
+    run["ci"] = json.loads(run["ci"]) if run["ci"] else None
+    run["test_set"] = board["test_set"]
+    run["n_errors"] = n_errors
     settings = json.loads(run.pop("metric_settings") or "{}")
-    audit_id = choose_audit(con, run["test_corpus_id"], train)
     exposure: dict[str, Any] | None = None
-    bins: list[dict[str, Any]] = []
-    gengap: dict[str, Any] | None = None
-    if audit_id is not None:
-        exposure, bins, gengap, warnings = _exposure(con, run_id, audit_id)
-        exposure["train_rule"] = "given (--train)" if train is not None else TRAIN_RULE
+    if audit is not None:
+        exposure = {
+            "audit_id": audit.audit_id,
+            "train_corpus": audit.train_corpus,
+            "signature": audit.signature,
+            "mode": audit.mode,
+            "sides": audit.sides,
+            "pair_leak": audit.pair_leak,
+            "train_rule": train_rule,
+        }
+        warnings = list(audit.warnings)
+        tm_bleu, bleu = bins[0]["tm_bleu"], bins[0]["bleu"]
+        if bleu and tm_bleu is not None and tm_bleu >= tm_bleu_ratio * bleu:
+            warnings.append(
+                f"TM BLEU {tm_bleu:.2f} is {tm_bleu / bleu:.0%} of system BLEU {bleu:.2f} "
+                f"(>= {tm_bleu_ratio:.0%}): copying the nearest training target does nearly "
+                "as well"
+            )
     else:
         warnings = [
             "no exposure audit for this test set; run `tame-wh audit --train NAME "
             f"--testset {board['test_set']}` for bins, TM baseline and GenGap"
         ]
+    composite = parts["composite"][0] if parts["composite"] else {}
+    inputs = composite.get("inputs") or []
+    weight_sum = sum(i["weight"] for i in inputs)
+    first = bins[0] if bins else {}
     return {
         "format": REPORT_FORMAT,
         "run": run,
@@ -127,39 +244,26 @@ def build_report(
             "ter": board["ter"],
             "exact_match_rate": board["exact_match_rate"],
             "length_ratio": board["length_ratio"],
-            "tm_bleu": _pick(bins, "tm_bleu"),
-            "tm_chrf_plus_plus": _pick(bins, "tm_chrf_plus_plus"),
-            "delta_tm_bleu": _pick(bins, "delta_bleu"),
-            "delta_tm_chrf_plus_plus": _pick(bins, "delta_chrf_plus_plus"),
+            "tm_bleu": first.get("tm_bleu"),
+            "tm_chrf_plus_plus": first.get("tm_chrf_plus_plus"),
+            "delta_tm_bleu": first.get("delta_bleu"),
+            "delta_tm_chrf_plus_plus": first.get("delta_chrf_plus_plus"),
         },
-        "metrics": _rows(
-            con,
-            "SELECT metric, value, source FROM run_metric_values WHERE run_id = ? ORDER BY metric",
-            [run_id],
-        ),
+        "metrics": parts["metrics"],
         "exposure": exposure,
         "bins": bins,
-        "gengap": gengap,
-        "composite": _composite(con, run_id, board["quality_tier"]),
-        "cost": _one(con, "SELECT * EXCLUDE (run_id) FROM run_cost WHERE run_id = ?", [run_id]),
-        "speed": _one(con, "SELECT * EXCLUDE (run_id) FROM run_speed WHERE run_id = ?", [run_id]),
-        "breakdowns": _rows(
-            con,
-            "SELECT dimension, value, n_segments, bleu, chrf_plus_plus, ter, exact_match_rate "
-            "FROM run_breakdowns WHERE run_id = ? ORDER BY dimension, value NULLS LAST",
-            [run_id],
-        ),
-        "intervals": _rows(
-            con,
-            "SELECT metric, scope, estimate, ci_lower, ci_upper, n, n_bootstrap, alpha, seed "
-            "FROM run_intervals WHERE run_id = ? ORDER BY scope, metric",
-            [run_id],
-        ),
-        "warnings": [*run_warnings(con, run_id), *warnings],
+        "gengap": gengap(bins) if audit is not None else None,
+        "composite": {
+            "profile": composite.get("profile"),
+            "composite": composite.get("composite"),
+            "quality_tier": board["quality_tier"],
+            "inputs": [{**i, "effective_weight": i["weight"] / weight_sum} for i in inputs],
+            "missing": composite.get("metrics_missing") or [],
+        },
+        "cost": parts["cost"][0] if parts["cost"] else {},
+        "speed": parts["speed"][0] if parts["speed"] else {},
+        "breakdowns": parts["breakdowns"],
+        "intervals": parts["intervals"],
+        "warnings": [*(w["message"] for w in parts["warnings"]), *warnings],
         "signatures": settings.get("signatures", {}),
     }
-
-
-def _pick(bins: list[dict[str, Any]], key: str) -> Any:
-    """A value of the `all` bin, or None without an audit."""
-    return bins[0][key] if bins else None

@@ -35,8 +35,8 @@ def vega_bundle_header() -> str:
 
 @cache
 def vega_bundle() -> str:
-    """vega-embed, Vega-Lite and Vega as one classic script defining `window.vegaEmbed`, for the
-    Vega-Lite version altair writes; it starts with `vega_bundle_header()`."""
+    """vega-embed, Vega-Lite and Vega as one classic script, starting with its header."""
+    # Defines `window.vegaEmbed`, for the Vega-Lite version altair writes.
     script = vl_convert.javascript_bundle(_GLOBALS, vl_version=_vegalite_version())
     if "</script" in script.lower():  # would end an inline element early
         script = script.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT")

@@ -13,27 +13,21 @@ change, and pages of runs, test sets or comparisons that are gone are removed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
-from warehouse.analysis.compare import Comparison, compare_runs, load_runs
-from warehouse.analysis.leaderboard import TRAIN_RULE, leaderboard
-from warehouse.analysis.runs import resolve_run
+from warehouse.analysis.leaderboard import TRAIN_RULE
+from warehouse.analysis.pages import SiteData
+from warehouse.analysis.segments import EMPTY_RUN_COLUMNS, segment_key
 from warehouse.basics import Notify
 from warehouse.errors import UsageError
-from warehouse.exposure.summary import AuditResult, load_audit
 from warehouse.html.assets import page_script, vega_bundle, vega_bundle_header
-from warehouse.html.documents import chosen_audits, report_documents
 from warehouse.html.files import write_if_changed
 from warehouse.html.layout import Assets
 from warehouse.html.markup import safe_name
-from warehouse.html.report_file import EMPTY_RUN_COLUMNS, segment_key
 from warehouse.html.run_page import RunLinks, SegmentData, run_page, shared_script
-from warehouse.html.segments import exposure_histograms, run_columns, shared_columns
 from warehouse.html.site_pages import (
     ComparePair,
     compare_page,
@@ -41,8 +35,7 @@ from warehouse.html.site_pages import (
     run_label,
     testset_page,
 )
-from warehouse.stats.resample import bootstrap_settings
-from warehouse.store.corpora import CorpusInfo, list_corpora
+from warehouse.store.corpora import CorpusInfo
 
 # Folders whose files the dashboard owns: files there that a build did not produce are removed.
 _OWNED = {"runs": ".html", "testsets": ".html", "compare": ".html", "assets/data": ".js"}
@@ -82,9 +75,10 @@ def compare_href(run_a: str, run_b: str, prefix: str = "") -> str:
     return f"{prefix}compare/{safe_name(run_a)}-vs-{safe_name(run_b)}.html"
 
 
-def _check_out(out: Path) -> None:
-    """Refuse to build into a folder that holds other things than a dashboard (stale pages are
-    deleted from it)."""
+def check_site_folder(out: str | Path) -> None:
+    """Refuse a dashboard folder that holds other things than a dashboard."""
+    # Stale pages are deleted from a dashboard's folder, so it may hold nothing else.
+    out = Path(out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is a file, not a folder")
     if out.is_dir() and any(out.iterdir()) and not (out / _MARKER).is_file():
@@ -93,68 +87,18 @@ def _check_out(out: Path) -> None:
         )
 
 
-@dataclass
-class _SiteData:
-    """Everything the pages show, read from the warehouse in set-based queries."""
-
-    board: list[dict[str, Any]]
-    test_sets: list[CorpusInfo]
-    docs: dict[str, dict[str, Any]]
-    default_audit: dict[str, str]
-    audits: dict[str, list[tuple[AuditResult, str]]]
-    histograms: dict[str, list[dict[str, Any]]]
-    run_columns: dict[str, str]
-    shared: dict[str, str]  # segment key -> JSON of the test set's and audit's columns
-    comparisons: list[tuple[str, str, Comparison]]
-
-
-def _load(con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str]]) -> _SiteData:
-    """Read the whole site's data in set-based queries (a few per view, not a few per run)."""
-    board = leaderboard(con)
-    test_sets = list_corpora(con, "test")
-    default_audit = chosen_audits(con)
-    audits = _audits_by_test_set(con)
-    shared = {}
-    for test_corpus_id in dict.fromkeys(r["test_corpus_id"] for r in board):
-        audit_id = default_audit.get(test_corpus_id)
-        key = segment_key(test_corpus_id, audit_id)
-        shared[key] = shared_columns(con, test_corpus_id, audit_id)
-    settings = bootstrap_settings(con)
-    return _SiteData(
-        board=board,
-        test_sets=test_sets,
-        docs=report_documents(con, board),
-        default_audit=default_audit,
-        audits=audits,
-        histograms=exposure_histograms(
-            con, [audit.audit_id for found in audits.values() for audit, _ in found]
-        ),
-        run_columns=run_columns(con, [r["run_id"] for r in board]),
-        shared=shared,
-        comparisons=[
-            (a, b, compare_runs(load_runs([a, b], con), significance=True, settings=settings))
-            for a, b in pairs
-        ],
-    )
-
-
 def build_dashboard(
-    con: duckdb.DuckDBPyConnection,
-    out: str | Path,
-    *,
-    compare: Sequence[tuple[str, str]] = (),
-    notify: Notify | None = None,
+    data: SiteData, out: str | Path, *, notify: Notify | None = None
 ) -> DashboardResult:
-    """Build (or bring up to date) the dashboard of the whole warehouse under `out`."""
+    """Build (or bring up to date) the dashboard of `data` (a whole warehouse's) under `out`."""
     say = notify or (lambda _m: None)
     root = Path(out)
-    _check_out(root)
-    pairs = _comparison_pairs(con, compare)
+    check_site_folder(root)
     bundle = None if _bundle_is_current(root / "assets" / "vega.js") else vega_bundle()
-    data = _load(con, pairs)
     board, docs = data.board, data.docs
-    result = DashboardResult(str(root), len(board), len(data.test_sets), len(pairs))
-    say(f"dashboard: {result.runs} runs, {result.test_sets} test sets, {len(pairs)} comparisons")
+    n_pairs = len(data.comparisons)
+    result = DashboardResult(str(root), len(board), len(data.test_sets), n_pairs)
+    say(f"dashboard: {result.runs} runs, {result.test_sets} test sets, {n_pairs} comparisons")
     produced: set[str] = set()
 
     def emit(relative: str, text: str) -> None:
@@ -235,48 +179,7 @@ def _bundle_is_current(path: Path) -> bool:
         return False
 
 
-def _comparison_pairs(
-    con: duckdb.DuckDBPyConnection, compare: Sequence[tuple[str, str]]
-) -> list[tuple[str, str]]:
-    """The run ids of each pair asked for, checked before anything is written: two different
-    runs on the same test set (as `tame-wh compare` requires)."""
-    pairs: list[tuple[str, str]] = []
-    for ref_a, ref_b in compare:
-        a, b = resolve_run(con, ref_a), resolve_run(con, ref_b)
-        if a == b:
-            raise UsageError(f"--compare {ref_a} {ref_b}: both name run {a}; give two runs")
-        tests = dict(
-            con.execute(
-                "SELECT r.run_id, c.name FROM runs r JOIN corpora c "
-                "ON c.corpus_id = r.test_corpus_id WHERE r.run_id IN (?, ?)",
-                [a, b],
-            ).fetchall()
-        )
-        if tests[a] != tests[b]:
-            raise UsageError(
-                f"--compare {ref_a} {ref_b}: the runs are on different test sets "
-                f"({tests[a]!r} and {tests[b]!r}); compare runs of one test set"
-            )
-        if (a, b) not in pairs:
-            pairs.append((a, b))
-    return pairs
-
-
-def _audits_by_test_set(
-    con: duckdb.DuckDBPyConnection,
-) -> dict[str, list[tuple[AuditResult, str]]]:
-    """Every audit with its creation time, by test set, oldest first."""
-    out: dict[str, list[tuple[AuditResult, str]]] = {}
-    rows = con.execute(
-        "SELECT test_corpus_id, audit_id, created_at FROM audits ORDER BY created_at, audit_id"
-    ).fetchall()
-    for test_corpus_id, audit_id, created in rows:
-        audit = load_audit(con, audit_id, action="unchanged")
-        out.setdefault(test_corpus_id, []).append((audit, str(created)))
-    return out
-
-
-def _run_pages(data: _SiteData) -> Iterator[tuple[str, str]]:
+def _run_pages(data: SiteData) -> Iterator[tuple[str, str]]:
     """Every run page."""
     by_id = {info.corpus_id: info for info in data.test_sets}
     for row in data.board:

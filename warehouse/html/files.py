@@ -9,9 +9,9 @@ from warehouse.errors import UsageError
 
 
 def write_if_changed(path: Path, data: bytes) -> bool:
-    """Write `data` to `path` unless the file already holds exactly these bytes; returns whether
-    it wrote. A changed file gets its new content through a temporary file renamed over the old
-    one, so a reader never sees half a page."""
+    """Write `data` to `path` unless it already holds these bytes; whether it wrote."""
+    # A changed file gets its new content through a temporary file renamed over the old one, so
+    # a reader never sees half a page.
     try:
         if path.is_file():
             if path.stat().st_size == len(data) and path.read_bytes() == data:

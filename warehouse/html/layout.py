@@ -56,8 +56,9 @@ def page(
     data_scripts: tuple[Script, ...] = (),
     charts: bool = True,
 ) -> str:
-    """A whole HTML document: `body` (markup, already escaped) under a header with `title` and
-    `nav`, then the data scripts, the Vega bundle and the page script."""
+    """A whole HTML document around `body` (markup, already escaped)."""
+    # `body` under a header with `title` and `nav`, then the data scripts, the Vega bundle and the
+    # page script.
     scripts = [*data_scripts, *assets.scripts()] if charts else list(data_scripts)
     digest = hashlib.sha256(title.encode())
     digest.update(body.encode())

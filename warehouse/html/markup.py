@@ -77,8 +77,7 @@ def script_json(value: Any) -> str:
 
 
 def json_block(element_id: str, value: Any = None, *, raw_json: str | None = None) -> str:
-    """A `<script type="application/json">` element holding `value` (or JSON text already made,
-    which is escaped here)."""
+    """A `<script type="application/json">` element holding `value` or JSON text `raw_json`."""
     text = escape_script_json(raw_json) if raw_json is not None else script_json(value)
     return f'<script type="application/json" id="{esc(element_id)}">{text}</script>'
 
@@ -160,7 +159,7 @@ def fields(pairs: Sequence[tuple[str, Any]]) -> str:
 
 
 def safe_name(text: str, suffix: str = "", limit: int = 60) -> str:
-    """A file name made of letters, digits, `.`, `_` and `-` from any text (plus `suffix`, such
-    as an id that keeps two names apart when they reduce to the same characters)."""
+    """A file name of letters, digits, `.`, `_` and `-` from any text, then `suffix` (an id)."""
+    # The suffix keeps two names apart when they reduce to the same characters.
     base = _UNSAFE_NAME.sub("-", text).strip(".-")[:limit] or "x"
     return f"{base}-{suffix}" if suffix else base

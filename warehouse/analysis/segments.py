@@ -1,31 +1,32 @@
-"""Per-segment data for pages: the segment table's columns and the exposure histograms.
-
-The table's columns come in two parts, both JSON text built by DuckDB: what a test set and its
-audit give every run (id, source, references, the TM neighbour's source and target, exposure,
-bin) and what each run adds (hypothesis, sentence chrF++, error flag). A dashboard writes the
-first part once per test set and audit; a report file inlines both.
-"""
+"""The segment table's columns, as JSON text built by DuckDB, in two parts: what a test set and
+its audit give every run (id, source, references, the TM neighbour's source and target,
+exposure, bin) and what each run adds (hypothesis, sentence chrF++, error flag). A dashboard
+writes the first part once per test set and audit; a report file inlines both."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import duckdb
-import pyarrow as pa
 
-from warehouse.html.documents import registered
+from warehouse.analysis.id_tables import id_table, registered
 
-HISTOGRAM_BINS = 20
 RUNS_PER_QUERY = 200
+EMPTY_RUN_COLUMNS = '{"hyp":[],"chrf":[],"err":[]}'
 _REF_JOINER = " \u2016 "  # between the references of a multi-reference segment
+
+
+def segment_key(test_corpus_id: str, audit_id: str | None) -> str:
+    """The name of a test set's (and audit's) shared segment columns."""
+    return f"{test_corpus_id}-{audit_id or 'no-audit'}"
 
 
 def shared_columns(
     con: duckdb.DuckDBPyConnection, test_corpus_id: str, audit_id: str | None
 ) -> str:
-    """JSON of the test set's and audit's columns, in segment order: seg (index), id, src, ref,
-    and with an audit tm_src, tm_tgt, exposure (source side) and bin (else those are null)."""
+    """JSON of the segment table's columns a test set and its audit give every run."""
+    # In segment order: seg (index), id, src, ref, and with an audit tm_src, tm_tgt, exposure
+    # (source side) and bin (else those are null).
     row = con.execute(
         "SELECT to_json({"
         "'seg': list(s.seg_idx ORDER BY s.seg_idx), "
@@ -51,9 +52,9 @@ def shared_columns(
 
 
 def run_columns(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> dict[str, str]:
-    """JSON of each run's own columns by run id, in segment order: hyp, chrf (sentence chrF++,
-    2 decimals), err (indices of errored entries), and idx (the segment indices) unless they
-    are simply 0..n-1."""
+    """JSON of each run's own columns of the segment table, by run id."""
+    # In segment order: hyp, chrf (sentence chrF++, 2 decimals), err (indices of errored
+    # entries), and idx (the segment indices) unless they are simply 0..n-1.
     out: dict[str, str] = {}
     for start in range(0, len(run_ids), RUNS_PER_QUERY):  # bounded memory, same speed
         out.update(_run_columns(con, run_ids[start : start + RUNS_PER_QUERY]))
@@ -62,9 +63,8 @@ def run_columns(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> dict[
 
 def _run_columns(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> dict[str, str]:
     """`run_columns` of a batch of runs."""
-    ids = pa.table({"run_id": pa.array(list(run_ids), pa.string())})
-    wanted = "WHERE run_id IN (SELECT run_id FROM _tame_html_segment_runs)"
-    with registered(con, "_tame_html_segment_runs", ids):
+    wanted = "WHERE run_id IN (SELECT run_id FROM _tame_segment_runs)"
+    with registered(con, "_tame_segment_runs", id_table(run_id=list(run_ids))):
         # One ordered list per query: DuckDB builds each run's JSON text, Python only joins.
         hyps = con.execute(
             "SELECT run_id, to_json(list(hyp ORDER BY seg_idx))::VARCHAR, count(*), "
@@ -112,48 +112,3 @@ def _aligned_columns(con: duckdb.DuckDBPyConnection, run_id: str) -> str:
     ).fetchone()
     assert row is not None
     return str(row[0])
-
-
-def exposure_histograms(
-    con: duckdb.DuckDBPyConnection, audit_ids: Sequence[str]
-) -> dict[str, list[dict[str, Any]]]:
-    """Rows of the exposure chart per audit: segment counts in 20 equal bins of [0, 1] per side
-    (`kind` bin) and the audit's far and near thresholds on every side (`kind` threshold)."""
-    if not audit_ids:
-        return {}
-    out: dict[str, list[dict[str, Any]]] = {a: [] for a in audit_ids}
-    ids = pa.table({"audit_id": pa.array(list(audit_ids), pa.string())})
-    with registered(con, "_tame_html_audit_ids", ids):
-        counts = con.execute(
-            "WITH sides AS ("
-            "  SELECT audit_id, 'source' AS side, source_exposure AS x FROM exposures "
-            "  UNION ALL SELECT audit_id, 'target', target_exposure FROM exposures "
-            "  UNION ALL SELECT audit_id, 'pair', pair_exposure FROM exposures) "
-            f"SELECT audit_id, side, least(floor(x * {HISTOGRAM_BINS}), {HISTOGRAM_BINS - 1}) "
-            "AS b, count(*) FROM sides "
-            "WHERE audit_id IN (SELECT audit_id FROM _tame_html_audit_ids) "
-            "GROUP BY ALL ORDER BY audit_id, side, b"
-        ).fetchall()
-        thresholds = con.execute(
-            "SELECT audit_id, far_threshold, near_threshold FROM audits "
-            "WHERE audit_id IN (SELECT audit_id FROM _tame_html_audit_ids)"
-        ).fetchall()
-    for audit_id, side, b, n in counts:
-        out[audit_id].append(
-            {
-                "side": side,
-                "kind": "bin",
-                "lo": b / HISTOGRAM_BINS,
-                "hi": (b + 1) / HISTOGRAM_BINS,
-                "n": n,
-            }
-        )
-    for audit_id, far, near in thresholds:
-        for side in ("source", "target", "pair"):
-            out[audit_id].append(
-                {"side": side, "kind": "threshold", "value": far, "label": f"far {far:.2f}"}
-            )
-            out[audit_id].append(
-                {"side": side, "kind": "threshold", "value": near, "label": f"near {near:.2f}"}
-            )
-    return out
