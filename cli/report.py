@@ -113,6 +113,7 @@ def _print_exposure(doc: dict[str, Any]) -> None:
             f"{fmt_number(g.get('gengap_chrf'))}; TM: BLEU {fmt_number(g.get('tm_gengap_bleu'))}, "
             f"chrF++ {fmt_number(g.get('tm_gengap_chrf'))}"
         )
+        _print_gengap_intervals(doc.get("bin_intervals"))
         click.echo(
             "PairLeak: "
             + "  ".join(f"@{t} {fmt_share(v)}" for t, v in exposure["pair_leak"].items())
@@ -238,6 +239,27 @@ def print_report(doc: dict[str, Any]) -> None:
         _print_signatures_and_warnings,
     ):
         section(doc)
+
+
+def _interval(pair: list[float] | None) -> str:
+    """`[lo, hi]`, or n/a."""
+    return "n/a" if pair is None else f"[{pair[0]:.2f}, {pair[1]:.2f}]"
+
+
+def _print_gengap_intervals(found: dict[str, Any] | None) -> None:
+    """GenGap's intervals and whether the system's exceeds the TM's (one line per metric)."""
+    if not found:
+        return
+    level = f"{1 - found['alpha']:.0%}"
+    for metric, name in (("bleu", "BLEU"), ("chrf_plus_plus", "chrF++")):
+        g = found["gengap"].get(metric)
+        if g is None:
+            continue
+        verdict = "larger than the TM's" if g["exceeds_tm"] else "not shown larger than the TM's"
+        click.echo(
+            f"  {name} GenGap {level} CI {_interval(g['system'])}, TM {_interval(g['tm'])}; "
+            f"system - TM {_interval(g['difference'])}, p = {g['p_exceeds']:.3f}: {verdict}"
+        )
 
 
 @click.command()

@@ -13,11 +13,13 @@ from typing import Any
 
 import duckdb
 
+from warehouse.analysis.bins import run_bin_intervals
 from warehouse.analysis.id_tables import id_table, registered
 from warehouse.analysis.leaderboard import TRAIN_RULE
 from warehouse.analysis.runs import resolve_run
 from warehouse.basics import rows_as_dicts
 from warehouse.exposure.summary import AuditResult, choose_audit, load_audit
+from warehouse.stats.resample import bootstrap_settings
 from warehouse.store.settings import read_settings
 
 REPORT_FORMAT = 1
@@ -44,7 +46,8 @@ class _Selection:
 def build_report(
     con: duckdb.DuckDBPyConnection, run_ref: str, *, train: str | None = None
 ) -> dict[str, Any]:
-    """Everything known about one run, as a stable, versioned document."""
+    """Everything known about one run, as a stable, versioned document, with bootstrap
+    intervals of its exposure bins and GenGap."""
     run_id = resolve_run(con, run_ref)
     board = rows_as_dicts(con.execute("SELECT * FROM leaderboard WHERE run_id = ?", [run_id]))
     audit_id = choose_audit(con, board[0]["test_corpus_id"], train)
@@ -53,7 +56,15 @@ def build_report(
     )
     rule = "given (--train)" if train is not None else TRAIN_RULE
     audit_of = {run_id: audit_id} if audit_id is not None else {}
-    return _documents(con, board, audit_of, selection, rule)[run_id]
+    doc = _documents(con, board, audit_of, selection, rule)[run_id]
+    found = (
+        run_bin_intervals(con, run_id, audit_id, bootstrap_settings(con))
+        if audit_id is not None
+        else None
+    )
+    # Computed on demand for one run (the dashboard's many documents leave them out).
+    doc["bin_intervals"] = found.to_dict() if found is not None else None
+    return doc
 
 
 def build_reports(
