@@ -10,24 +10,21 @@ from pathlib import Path
 from typing import Any
 
 import click
-import duckdb
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import OPTIONS, PROGRESS_EVERY, emit_json, print_table, progress, say, status
-from warehouse.errors import UsageError
-from warehouse.exposure.audit import run_audit
-from warehouse.exposure.config import (
+from warehouse import AuditOptions, AuditResult, Execution, NormalizationConfig, UsageError
+from warehouse.frontend import (
     DEFAULT_ORDERS,
     DEFAULT_RARE_GRAMS,
     DEFAULT_SHORTLIST,
-    AuditConfig,
-    resolve_audit_config,
+    EXECUTORS,
+    MODES,
+    TM_ZERO_POLICIES,
+    parse_size,
 )
-from warehouse.exposure.memory import parse_size
-from warehouse.exposure.normalize import NormalizationConfig
-from warehouse.exposure.summary import AuditResult, tm_hypotheses
 
 
 def _orders(text: str) -> tuple[int, ...]:
@@ -69,9 +66,9 @@ INDEX_OPTIONS = [
 ]
 
 
-def index_config(opts: dict[str, Any]) -> AuditConfig:
-    """The gram orders and normalisation the index options describe (other settings default)."""
-    return AuditConfig(orders=_orders(opts["orders"]), normalization=_normalization(opts))
+def index_options(opts: dict[str, Any]) -> AuditOptions:
+    """The gram orders and normalisation the index options describe."""
+    return AuditOptions(orders=_orders(opts["orders"]), normalization=_normalization(opts))
 
 
 def _normalization(opts: dict[str, Any]) -> NormalizationConfig:
@@ -90,7 +87,7 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--testset", required=True, help="Test set name."),
         click.option(
             "--mode",
-            type=click.Choice(["exact", "fast", "auto"]),
+            type=click.Choice(MODES),
             default="exact",
             show_default=True,
             help="exact = true maximum; fast = approximate.",
@@ -113,7 +110,7 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--tm-zero-policy",
-            type=click.Choice(["empty", "source"]),
+            type=click.Choice(TM_ZERO_POLICIES),
             default="empty",
             show_default=True,
             help="TM hypothesis when no training row shares a gram.",
@@ -146,7 +143,7 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--executor",
-            type=click.Choice(["local", "ray"]),
+            type=click.Choice(EXECUTORS),
             default="local",
             show_default=True,
             help="Where the search runs: this process, or one task per shard on a Ray cluster.",
@@ -180,10 +177,9 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def _build_config(con: duckdb.DuckDBPyConnection, opts: dict[str, Any]) -> AuditConfig:
-    """An AuditConfig from command-line options (unset ones from the warehouse's settings)."""
-    return resolve_audit_config(
-        con,
+def _audit_options(opts: dict[str, Any]) -> AuditOptions:
+    """The audit configuration the command-line options choose (unset ones: the settings')."""
+    return AuditOptions(
         near=opts["near"],
         far=opts["far"],
         leak=_thresholds(opts["leak"]) if opts["leak"] is not None else None,
@@ -194,6 +190,18 @@ def _build_config(con: duckdb.DuckDBPyConnection, opts: dict[str, Any]) -> Audit
         shortlist=opts["shortlist"],
         validate_sample=opts["validate_sample"],
         tm_zero_policy=opts["tm_zero_policy"],
+    )
+
+
+def _execution(opts: dict[str, Any]) -> Execution:
+    """How the command-line options ask the search to run."""
+    return Execution(
+        threads=opts["threads"],
+        memory_limit=parse_size(opts["memory_limit"]) if opts["memory_limit"] is not None else None,
+        shard_rows=opts["shard_rows"],
+        executor=opts["executor"],
+        ray_address=opts["ray_address"],
+        store_index=False if opts["no_store_index"] else None,
     )
 
 
@@ -244,25 +252,21 @@ def _audit(
         else:
             progress(message)
 
-    limit = parse_size(opts["memory_limit"]) if opts["memory_limit"] is not None else None
-    with app.warehouse() as con:
-        config = _build_config(con, opts)
-        with status("preparing the index"), _progress_bar(show_progress) as bar:
-            result = run_audit(
-                con,
-                opts["train"],
-                opts["testset"],
-                config,
-                threads=opts["threads"],
-                force=force,
-                progress=bar,
-                notify=notify,
-                store_index=False if opts["no_store_index"] else None,
-                memory_limit=limit,
-                shard_rows=opts["shard_rows"],
-                executor=opts["executor"],
-                ray_address=opts["ray_address"],
-            )
+    options, execution = _audit_options(opts), _execution(opts)
+    with (
+        app.open("write") as wh,
+        status("preparing the index"),
+        _progress_bar(show_progress) as bar,
+    ):
+        result = wh.audit(
+            opts["train"],
+            opts["testset"],
+            options,
+            execution=execution,
+            force=force,
+            progress=bar,
+            notify=notify,
+        )
     return result, said
 
 
@@ -362,8 +366,8 @@ def audit(app: AppContext, force: bool, as_json: bool, **opts: Any) -> None:
 def tm_baseline(app: AppContext, out: Path, as_json: bool, **opts: Any) -> None:
     """Write the translation-memory hypotheses (target of each source's nearest neighbour)."""
     result, _said = _audit(app, opts, force=False, show_progress=not as_json)
-    with app.warehouse() as con:
-        hyps = tm_hypotheses(con, result.audit_id)
+    with app.open("write") as wh:
+        hyps = wh.tm_hypotheses(result.audit_id)
     if any("\n" in h for h in hyps):
         raise UsageError("a TM hypothesis contains a newline; cannot write one per line")
     try:

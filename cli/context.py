@@ -41,18 +41,6 @@ class AppContext:
         return Warehouse.open(self.db, access=access, as_of=as_of, lock_timeout=self.lock_timeout)
 
     @contextmanager
-    def warehouse(self) -> Iterator[Any]:
-        """The connection of `open("write")` (commands not yet on the handle's methods)."""
-        with self.open("write") as opened:
-            yield opened.con
-
-    @contextmanager
-    def reader(self, as_of: AsOf | None = None) -> Iterator[Any]:
-        """The connection of `open("read", as_of)` (commands not yet on the handle's methods)."""
-        with self.open("read", as_of) as opened:
-            yield opened.con
-
-    @contextmanager
     def existing(self) -> Iterator[Warehouse | None]:
         """The warehouse read-only as it is (for its settings), or None when there is none."""
         opened = Warehouse.open_if_exists(self.db, lock_timeout=self.lock_timeout)

@@ -8,8 +8,6 @@ import click
 
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, progress
-from warehouse.analysis.pages import site_data
-from warehouse.html.dashboard import build_dashboard, check_site_folder
 
 
 @click.command()
@@ -33,9 +31,8 @@ def dashboard(
     app: AppContext, out: Path, compare: tuple[tuple[str, str], ...], as_json: bool
 ) -> None:
     """Build a static dashboard: leaderboards, a page per run and test set, comparisons."""
-    with app.reader() as con:
-        check_site_folder(out)  # before the data is read
-        result = build_dashboard(site_data(con, list(compare)), out, notify=progress)
+    with app.open("read") as wh:
+        result = wh.dashboard(out, compare=compare, notify=progress)
     if as_json:
         emit_json(result.to_dict())
         return

@@ -7,16 +7,10 @@ from typing import Any
 
 import click
 
-from cli.audit import INDEX_OPTIONS, index_config
+from cli.audit import INDEX_OPTIONS, index_options
 from cli.context import AppContext, json_option, pass_app
 from cli.output import emit_json, print_table, progress, say, status
-from warehouse.exposure.stored import (
-    StoredIndex,
-    build_stored_index,
-    drop_stored_indexes,
-    list_stored_indexes,
-)
-from warehouse.store.corpora import get_corpus
+from warehouse.frontend import StoredIndex
 
 
 @click.group()
@@ -48,17 +42,15 @@ def _size(n: int) -> str:
 @pass_app
 def index_build(app: AppContext, train: str, as_json: bool, **opts: Any) -> None:
     """Build and store the index of a training corpus for the given orders and normalisation."""
-    config = index_config(opts)
-    with app.reader() as con, status("building the index"):
-        corpus = get_corpus(con, train, "train")
-        result = build_stored_index(
-            con,
-            corpus,
-            config,
+    options = index_options(opts)
+    with app.open("read") as wh, status("building the index"):
+        result = wh.build_index(
+            train,
+            options,
             shard_rows=opts["shard_rows"],
             threads=opts["threads"],
             force=opts["force"],
-            progress=lambda m: say(m) if m.startswith("warning: ") else progress(m),
+            notify=lambda m: say(m) if m.startswith("warning: ") else progress(m),
         )
     if as_json:
         emit_json(result.to_dict())
@@ -114,8 +106,8 @@ def _print_indexes(items: list[StoredIndex]) -> None:
 @pass_app
 def index_list(app: AppContext, verify: bool, as_json: bool) -> None:
     """The stored index files of the warehouse: corpus, key, size, creation, rows, shard."""
-    with app.reader() as con:
-        items = list_stored_indexes(con, verify=verify)
+    with app.open("read") as wh:
+        items = wh.stored_indexes(verify=verify)
     if as_json:
         emit_json([i.to_dict() for i in items])
     elif not items:
@@ -144,11 +136,8 @@ def index_drop(
     as_json: bool,
 ) -> None:
     """Delete stored index files (audits rebuild what they need)."""
-    with app.reader() as con:
-        corpus = get_corpus(con, train, "train") if train is not None else None
-        dropped = drop_stored_indexes(
-            con, train=corpus, key=key, stale=stale, everything=everything
-        )
+    with app.open("read") as wh:
+        dropped = wh.drop_indexes(train=train, key=key, stale=stale, everything=everything)
     if as_json:
         emit_json([i.to_dict() for i in dropped])
         return

@@ -106,3 +106,36 @@ def test_the_package_front_names_the_handle_without_loading_it_for_others():
     assert out.stdout.split() == ["False", "True"]
     with pytest.raises(AttributeError):
         _ = warehouse.NoSuchName  # type: ignore[attr-defined]
+
+
+def test_audit_options_and_execution_reach_the_audit_and_its_index(new_db_path, files, tmp_path):
+    from warehouse import AuditOptions, Execution, NormalizationConfig
+
+    with Warehouse.open(new_db_path) as wh:
+        _fill(wh, files)
+        chosen = AuditOptions(
+            orders=(2, 3), near=0.6, normalization=NormalizationConfig(casefold=True)
+        )
+        said: list[str] = []
+        result = wh.audit(
+            "tr", "ts", chosen, execution=Execution(threads=1, shard_rows=7), notify=said.append
+        )
+        assert result.action == "computed"
+        assert "grams:char2-3" in result.signature and "near0.6" in result.signature
+        assert "casefold" in result.signature and any(
+            "stored the training index" in m for m in said
+        )
+        assert len(wh.tm_hypotheses(result.audit_id)) == 40
+        # The same choices again: the stored audit, whatever the execution.
+        assert wh.audit("tr", "ts", chosen, execution=Execution(threads=2)).action == "unchanged"
+    with Warehouse.open(new_db_path, access="read") as wh:
+        built = wh.build_index("tr", AuditOptions(orders=(4,)))
+        assert [f["action"] for f in built.files] == ["built"]
+        keys = {i.key for i in wh.stored_indexes()}
+        assert {f["key"] for f in built.files} <= keys
+        dropped = wh.drop_indexes(key=built.files[0]["key"])
+        assert [i.key for i in dropped] == [built.files[0]["key"]]
+        site = wh.dashboard(tmp_path / "site")
+        assert site.runs == 1 and (tmp_path / "site" / "index.html").is_file()
+        page = wh.report_html("demo-large", tmp_path / "run.html")
+        assert page.written and (tmp_path / "run.html").stat().st_size == page.bytes

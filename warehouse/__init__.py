@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from warehouse.errors import SchemaError as SchemaError
     from warehouse.errors import UsageError as UsageError
     from warehouse.errors import WarehouseError as WarehouseError
+    from warehouse.exposure.config import AuditOptions as AuditOptions
+    from warehouse.exposure.execution import Execution as Execution
+    from warehouse.exposure.normalize import NormalizationConfig as NormalizationConfig
     from warehouse.exposure.summary import AuditResult as AuditResult
     from warehouse.handle import Access as Access
     from warehouse.handle import Rows as Rows
@@ -48,6 +51,9 @@ _HOMES = {
     "RemoteError": "warehouse.errors",
     "AddResult": "warehouse.store.corpora",
     "CorpusInfo": "warehouse.store.corpora",
+    "AuditOptions": "warehouse.exposure.config",
+    "Execution": "warehouse.exposure.execution",
+    "NormalizationConfig": "warehouse.exposure.normalize",
     "AuditResult": "warehouse.exposure.summary",
     "IngestResult": "warehouse.ingest.runs",
     "RunSummary": "warehouse.analysis.runs",

@@ -22,6 +22,14 @@ if TYPE_CHECKING:
     from warehouse.analysis.query import parse_memory_limit as parse_memory_limit
     from warehouse.analysis.runs import parse_tags as parse_tags
     from warehouse.basics import first_line as first_line
+    from warehouse.exposure.config import DEFAULT_ORDERS as DEFAULT_ORDERS
+    from warehouse.exposure.config import DEFAULT_RARE_GRAMS as DEFAULT_RARE_GRAMS
+    from warehouse.exposure.config import DEFAULT_SHORTLIST as DEFAULT_SHORTLIST
+    from warehouse.exposure.config import MODES as MODES
+    from warehouse.exposure.config import TM_ZERO_POLICIES as TM_ZERO_POLICIES
+    from warehouse.exposure.execution import EXECUTORS as EXECUTORS
+    from warehouse.exposure.memory import parse_size as parse_size
+    from warehouse.exposure.stored import StoredIndex as StoredIndex
     from warehouse.ingest.batch import IngestRequest as IngestRequest
     from warehouse.inputs.corpus_files import CorpusData as CorpusData
     from warehouse.inputs.corpus_files import read_test_set as read_test_set
@@ -74,6 +82,14 @@ _HOMES = {
     "DEFAULT_KEEP_DAYS": "warehouse.store.maintain",
     "DEFAULT_LOCK_TIMEOUT": "warehouse.store.connection",
     "DEFAULT_MEMORY_MB": "warehouse.analysis.query",
+    "DEFAULT_ORDERS": "warehouse.exposure.config",
+    "DEFAULT_RARE_GRAMS": "warehouse.exposure.config",
+    "DEFAULT_SHORTLIST": "warehouse.exposure.config",
+    "EXECUTORS": "warehouse.exposure.execution",
+    "MODES": "warehouse.exposure.config",
+    "TM_ZERO_POLICIES": "warehouse.exposure.config",
+    "parse_size": "warehouse.exposure.memory",
+    "StoredIndex": "warehouse.exposure.stored",
     "DEFAULT_TIMEOUT": "warehouse.analysis.query",
     "DOCTOR_LOCK_TIMEOUT": "warehouse.store.doctor",
     "DSN_ENV_VAR": "warehouse.sync.dsn",

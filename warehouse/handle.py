@@ -5,7 +5,7 @@ script or notebook holds; docs/python.md)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
@@ -34,7 +34,12 @@ if TYPE_CHECKING:
     from warehouse.analysis.runs import Deletion, RunSummary
     from warehouse.basics import Notify
     from warehouse.demo import DemoResult
+    from warehouse.exposure.config import AuditOptions
+    from warehouse.exposure.execution import Execution
+    from warehouse.exposure.stored import BuildResult, StoredIndex
     from warehouse.exposure.summary import AuditResult
+    from warehouse.html.dashboard import DashboardResult
+    from warehouse.html.report_file import ReportFile
     from warehouse.ingest.batch import IngestRequest, Progress
     from warehouse.ingest.runs import IngestResult
     from warehouse.inputs.corpus_files import CorpusData
@@ -607,13 +612,121 @@ class Warehouse:
         return sync_direct(con, resolve_dsn(dsn), full=full, dry_run=dry_run)
 
     def audit(
-        self, train: str, testset: str, *, threads: int | None = None, force: bool = False
+        self,
+        train: str,
+        testset: str,
+        options: AuditOptions | None = None,
+        *,
+        execution: Execution | None = None,
+        force: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+        notify: Callable[[str], None] | None = None,
     ) -> AuditResult:
-        """The exposure of every segment of `testset` to the training corpus `train`, with the
-        default configuration (docs/exposure.md)."""
+        """The exposure of every segment of `testset` to the training corpus `train`, configured
+        by `options` (unset choices from the settings, else defaults) and run as `execution`
+        says; an identical stored audit is reused unless `force` (docs/exposure.md)."""
         from warehouse.exposure.audit import run_audit
+        from warehouse.exposure.config import AuditOptions
+        from warehouse.exposure.execution import Execution
 
-        return run_audit(self._writable("audit"), train, testset, threads=threads, force=force)
+        con = self._writable("audit")
+        how = execution or Execution()
+        return run_audit(
+            con,
+            train,
+            testset,
+            (options or AuditOptions()).resolve(con),
+            threads=how.threads,
+            force=force,
+            progress=progress,
+            notify=notify,
+            store_index=how.store_index,
+            memory_limit=how.memory_limit,
+            shard_rows=how.shard_rows,
+            executor=how.executor,
+            ray_address=how.ray_address,
+        )
+
+    def tm_hypotheses(self, audit_id: str) -> list[str]:
+        """The translation-memory hypothesis of every segment of an audit's test set, in order
+        (the target of its source's nearest training neighbour)."""
+        from warehouse.exposure.summary import tm_hypotheses
+
+        return tm_hypotheses(self.con, audit_id)
+
+    def build_index(
+        self,
+        train: str,
+        options: AuditOptions | None = None,
+        *,
+        shard_rows: int | None = None,
+        threads: int | None = None,
+        force: bool = False,
+        notify: Notify | None = None,
+    ) -> BuildResult:
+        """Build and store beside the warehouse the index of training corpus `train` for the
+        gram orders and normalisation of `options` (every shard with `shard_rows`)."""
+        from warehouse.exposure.config import AuditOptions
+        from warehouse.exposure.stored import build_stored_index
+        from warehouse.store.corpora import get_corpus
+
+        corpus = get_corpus(self.con, train, "train")
+        return build_stored_index(
+            self.con,
+            corpus,
+            (options or AuditOptions()).resolve(self.con),
+            shard_rows=shard_rows,
+            threads=threads,
+            force=force,
+            progress=notify or (lambda _m: None),
+        )
+
+    def stored_indexes(self, *, verify: bool = True) -> list[StoredIndex]:
+        """The index files stored beside the warehouse, each checked (whole, or its header)."""
+        from warehouse.exposure.stored import list_stored_indexes
+
+        return list_stored_indexes(self.con, verify=verify)
+
+    def drop_indexes(
+        self,
+        *,
+        train: str | None = None,
+        key: str | None = None,
+        stale: bool = False,
+        everything: bool = False,
+    ) -> list[StoredIndex]:
+        """Delete stored index files: of training corpus `train`, with `key`, those no audit
+        can use (`stale`), or all (`everything`); the dropped ones."""
+        from warehouse.exposure.stored import drop_stored_indexes
+        from warehouse.store.corpora import get_corpus
+
+        corpus = get_corpus(self.con, train, "train") if train is not None else None
+        return drop_stored_indexes(
+            self.con, train=corpus, key=key, stale=stale, everything=everything
+        )
+
+    def dashboard(
+        self,
+        out: str | Path,
+        *,
+        compare: Sequence[tuple[str, str]] = (),
+        notify: Notify | None = None,
+    ) -> DashboardResult:
+        """Build (or bring up to date) the static dashboard of the whole warehouse in folder
+        `out`, with a comparison page for each pair of runs in `compare` (docs/html.md)."""
+        from warehouse.analysis.pages import site_data
+        from warehouse.html.dashboard import build_dashboard, check_site_folder
+
+        check_site_folder(out)  # before the data is read
+        return build_dashboard(site_data(self.con, list(compare)), out, notify=notify)
+
+    def report_html(self, run: str, path: str | Path, *, train: str | None = None) -> ReportFile:
+        """Write one run's report as a self-contained HTML page to `path` (left alone when it
+        already holds this page)."""
+        from warehouse.analysis.pages import run_page_data
+        from warehouse.html.report_file import write_report_html
+
+        return write_report_html(run_page_data(self.con, run, train=train), path)
 
     def ingest(
         self,

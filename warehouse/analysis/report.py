@@ -56,15 +56,7 @@ def build_report(
     )
     rule = "given (--train)" if train is not None else TRAIN_RULE
     audit_of = {run_id: audit_id} if audit_id is not None else {}
-    doc = _documents(con, board, audit_of, selection, rule)[run_id]
-    found = (
-        run_bin_intervals(con, run_id, audit_id, bootstrap_settings(con))
-        if audit_id is not None
-        else None
-    )
-    # Computed on demand for one run (the dashboard's many documents leave them out).
-    doc["bin_intervals"] = found.to_dict() if found is not None else None
-    return doc
+    return _documents(con, board, audit_of, selection, rule)[run_id]
 
 
 def build_reports(
@@ -89,6 +81,20 @@ def build_reports(
     pairs = id_table(run_id=list(audit_of), audit_id=list(audit_of.values()))
     with registered(con, _RUNS_TABLE, runs), registered(con, _AUDITS_TABLE, pairs):
         return _documents(con, board, audit_of, selection, TRAIN_RULE)
+
+
+def _bin_intervals(
+    con: duckdb.DuckDBPyConnection, audit_of: dict[str, str], run_ids: Sequence[str]
+) -> dict[str, dict[str, Any] | None]:
+    """Each run's bin and GenGap intervals against its audit (None without one), computed on
+    demand with the warehouse's bootstrap settings."""
+    settings = bootstrap_settings(con)
+    out: dict[str, dict[str, Any] | None] = {}
+    for run_id in run_ids:
+        audit_id = audit_of.get(run_id)
+        found = run_bin_intervals(con, run_id, audit_id, settings) if audit_id else None
+        out[run_id] = found.to_dict() if found is not None else None
+    return out
 
 
 def default_audits(
@@ -167,7 +173,8 @@ def _documents(
         "warnings": f"SELECT run_id, message FROM run_warnings {where} ORDER BY run_id, seq",
     }
     parts = {name: _grouped(con, sql, params) for name, sql in tables.items()}
-    return {
+    intervals = _bin_intervals(con, audit_of, [row["run_id"] for row in board])
+    docs = {
         row["run_id"]: _document(
             row,
             heads[row["run_id"]][0],
@@ -180,6 +187,9 @@ def _documents(
         )
         for row in board
     }
+    for run_id, doc in docs.items():
+        doc["bin_intervals"] = intervals[run_id]
+    return docs
 
 
 def gengap(bins: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from warehouse.basics import silent, utc_now
 from warehouse.errors import UsageError
 from warehouse.exposure.config import AuditConfig, audit_id_for, resolve_audit_config
 from warehouse.exposure.direction import reversed_direction, sample_lines
+from warehouse.exposure.execution import EXECUTORS
 from warehouse.exposure.memory import duckdb_budget, duckdb_memory, peak_rss, size_text
 from warehouse.exposure.retrieval import SearchIndex
 from warehouse.exposure.retrieval import audit as retrieval_audit
@@ -40,7 +41,6 @@ from warehouse.store.purge import delete_audits
 from warehouse.store.sums import refresh_audit
 
 Progress = Callable[[int, int], None]  # (done, total)
-EXECUTORS = ("local", "ray")
 VALIDATION_SEED = 12345
 
 

@@ -161,3 +161,29 @@ def resolve_audit_config(
         if leak is not None
         else (stored_leak if None not in stored_leak else DEFAULT_LEAK),  # type: ignore[arg-type]
     )
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """What a caller chose of an audit's configuration; what is left unset comes from the
+    warehouse's settings rows, else the defaults (`resolve`)."""
+
+    orders: tuple[int, ...] | None = None
+    normalization: NormalizationConfig | None = None
+    mode: str | None = None
+    rare_grams: int | None = None
+    shortlist: int | None = None
+    validate_sample: int | None = None
+    near: float | None = None
+    far: float | None = None
+    leak: tuple[float, float, float] | None = None
+    tm_zero_policy: str | None = None
+
+    def resolve(self, con: duckdb.DuckDBPyConnection | None) -> AuditConfig:
+        """The audit configuration these choices give in the warehouse of `con`."""
+        chosen = {
+            name: value
+            for name, value in vars(self).items()
+            if value is not None and name not in ("near", "far", "leak")
+        }
+        return resolve_audit_config(con, near=self.near, far=self.far, leak=self.leak, **chosen)
