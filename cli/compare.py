@@ -7,13 +7,21 @@ from typing import Any
 
 import click
 
-from cli.context import AppContext, bootstrap_options, json_option, pass_app
+from cli.context import (
+    AppContext,
+    bootstrap_options,
+    chosen_format,
+    format_option,
+    json_option,
+    pass_app,
+)
 from cli.output import ALPHA, emit_json, print_table, say
 from warehouse import Comparison, Warehouse
 from warehouse.frontend import (
     BINS,
     METHODS,
     PairTest,
+    comparison_markdown,
     is_report_file,
     label,
     on_percent_scale,
@@ -102,12 +110,14 @@ def _run(
     alpha: float | None,
     seed: int | None,
     method: str,
+    output_format: str,
     as_json: bool,
     allow_different_testsets: bool,
     bin_name: str | None = None,
     train: str | None = None,
 ) -> None:
     """Load the runs, compare them, print."""
+    fmt = chosen_format(output_format, as_json)
     if len(runs) < 2:
         raise click.UsageError("give at least two runs (run ids, prefixes or report files)")
     options: dict[str, Any] = {
@@ -132,8 +142,11 @@ def _run(
     ]
     for warning in warnings:
         say(f"warning: {warning}")
-    if as_json:
+    if fmt == "json":
         emit_json(comparison.to_dict())
+        return
+    if fmt == "markdown":
+        click.echo(comparison_markdown(comparison), nl=False)
         return
     letters = run_letters(len(comparison.runs))
     for letter, run in zip(letters, comparison.runs, strict=True):
@@ -160,7 +173,7 @@ _resampling = bootstrap_options(
 
 
 def _test_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--n-bootstrap, --alpha, --seed, --method, --json."""
+    """--n-bootstrap, --alpha, --seed, --method, --format, --json."""
     for option in reversed(
         [
             _resampling,
@@ -189,6 +202,7 @@ def _test_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 is_flag=True,
                 help="Compare runs on different test sets, pairing segments by id alone.",
             ),
+            format_option,
             json_option,
         ]
     ):

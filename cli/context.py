@@ -69,6 +69,23 @@ pass_app = click.make_pass_decorator(AppContext)
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
 
+FORMATS = ("table", "json", "markdown")
+format_option = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default="table",
+    show_default=True,
+    help="table for people, json (as --json), markdown: a GitHub comment or job summary.",
+)
+
+
+def chosen_format(output_format: str, as_json: bool) -> str:
+    """The output format of `--format`, json when `--json` is given."""
+    if as_json and output_format not in ("table", "json"):
+        raise click.UsageError(f"--json and --format {output_format} ask for two formats")
+    return "json" if as_json else output_format
+
 
 def bootstrap_options(
     n_flag: str, n_help: str, alpha_flag: str, alpha_help: str, seed_help: str

@@ -10,8 +10,15 @@ import click
 
 from cli.context import AppContext, bootstrap_options, json_option, pass_app
 from cli.output import emit_json, say, status
-from warehouse import IngestResult, Warehouse
-from warehouse.frontend import TOKENIZERS, IngestRequest, MetricOptions
+from cli.regressions import print_gate
+from warehouse import IngestResult, RegressionReport, UsageError, Warehouse
+from warehouse.frontend import (
+    DEFAULT_AGAINST,
+    TOKENIZERS,
+    IngestRequest,
+    MetricOptions,
+    regressions_markdown,
+)
 
 _file = click.Path(path_type=Path, dir_okay=False)
 
@@ -92,6 +99,30 @@ def _metric_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     "Bootstrap seed, stored with the intervals (default: settings bootstrap.seed, 12345).",
 )
 @_metric_options
+@click.option(
+    "--gate",
+    is_flag=True,
+    help="Then judge each ingested run against its baseline (as `regressions --run`): "
+    "exit 1 when one regressed.",
+)
+@click.option(
+    "--against",
+    default=None,
+    metavar="previous|best|tag:KEY=VALUE|RUN",
+    help=f"With --gate: the baseline [default: {DEFAULT_AGAINST}].",
+)
+@click.option(
+    "--require-baseline",
+    is_flag=True,
+    help="With --gate: a run with no baseline fails (exit 2; the run stays stored).",
+)
+@click.option(
+    "--gate-markdown",
+    type=_file,
+    default=None,
+    metavar="PATH",
+    help="With --gate: append the verdict as Markdown to PATH (e.g. $GITHUB_STEP_SUMMARY).",
+)
 @json_option
 @pass_app
 def ingest(
@@ -112,6 +143,10 @@ def ingest(
     lowercase: bool,
     chrf_word_order: str,
     no_ter: bool,
+    gate: bool,
+    against: str | None,
+    require_baseline: bool,
+    gate_markdown: Path | None,
     as_json: bool,
 ) -> None:
     """Ingest runs: plain files (--testset --hyp) or test-report / run-card JSON files.
@@ -123,6 +158,10 @@ def ingest(
     is scored before the warehouse is opened for writing; all runs are written in one
     transaction. Bootstrap confidence intervals (percentile method) are stored unless --no-ci.
     """
+    if not gate and (against is not None or require_baseline or gate_markdown is not None):
+        raise UsageError(
+            "--against, --require-baseline and --gate-markdown set up the gate; add --gate"
+        )
     if lock_timeout is not None:
         app.lock_timeout = lock_timeout
     request = IngestRequest(
@@ -142,10 +181,37 @@ def ingest(
     results = Warehouse.ingest_batch(
         app.db, request, lock_timeout=app.lock_timeout, notify=say, progress=status
     )
+    gates = _gates(app, results, against or DEFAULT_AGAINST, require_baseline) if gate else {}
     if as_json:
-        emit_json([r.to_dict() for r in results])
-        return
-    for result in results:
-        click.echo(_describe(result))
-        for warning in result.warnings:
-            say(f"warning: {result.run_id}: {warning}")
+        emit_json(
+            [
+                {**r.to_dict(), **({"gate": gates[r.run_id].to_dict()} if gate else {})}
+                for r in results
+            ]
+        )
+    else:
+        for result in results:
+            click.echo(_describe(result))
+            for warning in result.warnings:
+                say(f"warning: {result.run_id}: {warning}")
+            if gate:
+                print_gate(gates[result.run_id])
+    if gate_markdown is not None:
+        try:
+            with gate_markdown.open("a", encoding="utf-8") as out:
+                out.write("".join(regressions_markdown(g) for g in gates.values()))
+        except OSError as exc:
+            raise UsageError(f"{gate_markdown}: cannot write ({exc.strerror or exc})") from None
+    if any(g.regressions for g in gates.values()):
+        click.get_current_context().exit(1)
+
+
+def _gates(
+    app: AppContext, results: list[IngestResult], against: str, require_baseline: bool
+) -> dict[str, RegressionReport]:
+    """The gate of each ingested run against its baseline, by run id."""
+    with app.open("read") as wh:
+        return {
+            r.run_id: wh.gate(r.run_id, against=against, require_baseline=require_baseline)
+            for r in results
+        }

@@ -12,6 +12,8 @@ from cli.context import (
     as_of_option,
     as_of_value,
     bootstrap_options,
+    chosen_format,
+    format_option,
     json_option,
     pass_app,
 )
@@ -24,6 +26,7 @@ from warehouse.frontend import (
     SORT_KEYS,
     TRAIN_RULE,
     label,
+    leaderboard_markdown,
     parse_tags,
 )
 
@@ -81,6 +84,7 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
     "With --clusters: seed of the resamples (default: settings bootstrap.seed, 12345).",
 )
 @as_of_option
+@format_option
 @json_option
 @pass_app
 def leaderboard_cmd(
@@ -97,6 +101,7 @@ def leaderboard_cmd(
     alpha: float | None,
     seed: int | None,
     as_of: str | None,
+    output_format: str,
     as_json: bool,
 ) -> None:
     """Rank runs; runs whose available composite metrics differ from the rest are marked.
@@ -104,6 +109,7 @@ def leaderboard_cmd(
     Exposure columns (Δ TM BLEU, GenGap) refer to the training corpus shown in the `train`
     column: --train NAME, else each test set's largest audited training corpus.
     """
+    fmt = chosen_format(output_format, as_json)
     if not clusters and (n_bootstrap, alpha, seed) != (None, None, None):
         raise UsageError("--n-bootstrap, --alpha and --seed set up --clusters; add --clusters")
     sort = sort or ("chrf" if clusters else "composite")
@@ -132,7 +138,10 @@ def leaderboard_cmd(
         for board in boards:
             for note in board.notes:
                 say(f"note: {note}")
-    if as_json:
+    if fmt == "markdown":
+        click.echo(leaderboard_markdown(rows, boards), nl=False)
+        return
+    if fmt == "json":
         emit_json(
             [
                 {k: v.isoformat() if isinstance(v, dt.datetime) else v for k, v in r.items()}
@@ -187,22 +196,33 @@ def _ranks(row: dict[str, Any]) -> str:
 
 
 # The other columns, most important first: model, composite, tier, chrF++, BLEU, condition, ...
-_PRIORITY = (2, 5, 6, 8, 9, 3, 4, 10, 11, 13, 7, 12, 14, 15, 16)
+_PRIORITY = (2, 4, 5, 7, 8, 3, 9, 10, 12, 6, 11, 13, 14, 15)
 
 
 def print_leaderboard(rows: list[dict[str, Any]]) -> None:
-    """The leaderboard table for people (with each run's cluster and rank range when the rows
-    carry them)."""
+    """The leaderboard for people: one ranked table per test set, in the rows' order (with each
+    run's cluster and rank range when the rows carry them)."""
+    by_test_set: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_test_set.setdefault(row["test_set"], []).append(row)
+    for n, (test_set, runs) in enumerate(by_test_set.items()):
+        if n:
+            click.echo()
+        _print_board(f"test set {test_set} ({len(runs)} run{'s' if len(runs) != 1 else ''})", runs)
+    _print_notes(rows)
+
+
+def _print_board(title: str, rows: list[dict[str, Any]]) -> None:
+    """The ranked table of the runs of one test set."""
     clustered = any("cluster" in r for r in rows)
     extra = ["cluster", "ranks"] if clustered else []
     print_table(
-        None,
+        title,
         [
             "#",
             "run",
             "model",
             "condition",
-            "test set",
             "composite",
             "tier",
             "cov",
@@ -223,7 +243,6 @@ def print_leaderboard(rows: list[dict[str, Any]]) -> None:
                 r["run_id"],
                 r["model_slug"],
                 r["condition"],
-                r["test_set"],
                 fmt_number(r["composite_score"], 4),
                 r["quality_tier"],
                 "≠" if r["coverage_differs"] else "",
@@ -242,9 +261,13 @@ def print_leaderboard(rows: list[dict[str, Any]]) -> None:
             ]
             for i, r in enumerate(rows)
         ],
-        keep=(0, 1, 17, 18) if clustered else (0, 1),
-        priority=(0, 1, *((17, 18) if clustered else ()), *_PRIORITY),
+        keep=(0, 1, 16, 17) if clustered else (0, 1),
+        priority=(0, 1, *((16, 17) if clustered else ()), *_PRIORITY),
     )
+
+
+def _print_notes(rows: list[dict[str, Any]]) -> None:
+    """What the leaderboard's marks and intervals mean (on stderr)."""
     if any(r["train_corpus"] for r in rows):
         say(f"train: {TRAIN_RULE}")
     if any(r["chrf_ci_lower"] is not None for r in rows):

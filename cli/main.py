@@ -78,7 +78,8 @@ SUMMARIES: dict[str, str] = {
     "marked.",
     "migrate": "Apply pending numbered migrations to the Supabase/Postgres database, in order.",
     "query": "Run one read-only SELECT over the warehouse (tables, views and macros).",
-    "regressions": "List significant drops of each run against the previous run of the same model.",
+    "regressions": "List significant drops of each run against the previous run of the same "
+    "model, or gate one run against a pinned baseline.",
     "report": "Report one run (id or unique prefix): quality, exposure, bins, composite, cost, "
     "speed.",
     "runs": "Evaluated runs: list, show, tag, delete.",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import threading
@@ -56,9 +57,13 @@ def progress(message: str) -> None:
 
 
 def table_width() -> int | None:
-    """Columns a table may use: the terminal's width, 100 when piped, no limit with --wide."""
+    """Columns a table may use: no limit with --wide, else `$COLUMNS` when set, else the
+    terminal's width, 100 when piped."""
     if OPTIONS.wide:
         return None
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
     if sys.stdout.isatty():
         return shutil.get_terminal_size((PIPED_WIDTH, 24)).columns
     return PIPED_WIDTH

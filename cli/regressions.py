@@ -1,12 +1,21 @@
-"""`tame-wh regressions`: significant drops from each run's predecessor (a CI check)."""
+"""`tame-wh regressions`: significant drops from each run's predecessor, or the gate of one run
+against a pinned baseline (a CI check)."""
 
 from __future__ import annotations
 
 import click
 
-from cli.context import AppContext, bootstrap_options, json_option, pass_app
+from cli.context import (
+    AppContext,
+    bootstrap_options,
+    chosen_format,
+    format_option,
+    json_option,
+    pass_app,
+)
 from cli.output import ALPHA, emit_json, print_table, say
-from warehouse import UsageError
+from warehouse import RegressionReport, UsageError
+from warehouse.frontend import DEFAULT_AGAINST, METHODS, label, regressions_markdown
 
 
 def _num(value: float) -> str:
@@ -15,6 +24,34 @@ def _num(value: float) -> str:
 
 
 @click.command("regressions")
+@click.option(
+    "--run",
+    "gated",
+    default=None,
+    metavar="RUN",
+    help="The gate: judge only this run (id, prefix or model slug) against --against; "
+    "exit 1 when it regressed.",
+)
+@click.option(
+    "--against",
+    default=None,
+    metavar="previous|best|tag:KEY=VALUE|RUN",
+    help=f"With --run: the baseline [default: {DEFAULT_AGAINST}, the run of the same model, "
+    "condition and test set before it; best: the test set's highest chrF++; tag: the newest "
+    "run so tagged].",
+)
+@click.option(
+    "--require-baseline",
+    is_flag=True,
+    help="With --run: a run with no baseline fails (exit 2) instead of passing with a note.",
+)
+@click.option(
+    "--method",
+    type=click.Choice(METHODS),
+    default="sign",
+    show_default=True,
+    help="The paired test (as in `compare --significance`).",
+)
 @click.option("--testset", default=None, help="Only runs on this test set.")
 @click.option("--model-slug", default=None, help="Only runs of this model.")
 @click.option(
@@ -30,10 +67,15 @@ def _num(value: float) -> str:
     "Significance level (default: settings bootstrap.alpha, 0.05).",
     "Bootstrap seed (default: settings bootstrap.seed, 12345).",
 )
+@format_option
 @json_option
 @pass_app
 def regressions(
     app: AppContext,
+    gated: str | None,
+    against: str | None,
+    require_baseline: bool,
+    method: str,
     testset: str | None,
     model_slug: str | None,
     latest: bool,
@@ -41,29 +83,115 @@ def regressions(
     n_bootstrap: int | None,
     alpha: float | None,
     seed: int | None,
+    output_format: str,
     as_json: bool,
 ) -> None:
-    """List significant drops of each run against the previous run of the same model.
+    """List significant drops of each run against the previous run of the same model, or gate
+    one run against a pinned baseline.
 
     Runs of one model, condition and test set are ordered by creation time; each is tested
-    against its predecessor with the paired bootstrap sign test on chrF++, BLEU, exact match and
-    every shared per-entry metric. Use --latest --fail-on-regression after ingest in CI.
+    against its predecessor with a paired test on chrF++, BLEU, TER, exact match and every
+    shared per-entry metric. In CI, gate the run the job ingested: `--run RUN` (exit 0 passed,
+    1 regressed, 2 usage; a run with no baseline passes with a note unless --require-baseline).
     """
-    with app.open("read") as wh:
-        report = wh.regressions(
-            testset=testset,
-            model_slug=model_slug,
-            latest=latest,
-            n_bootstrap=n_bootstrap,
-            alpha=alpha,
-            seed=seed,
+    fmt = chosen_format(output_format, as_json)
+    if gated is None and (against is not None or require_baseline):
+        raise UsageError("--against and --require-baseline set up the gate; add --run RUN")
+    if gated is not None and (testset, model_slug, latest) != (None, None, False):
+        raise UsageError(
+            "--run judges one run; --testset, --model-slug and --latest choose runs to scan"
         )
-    settings = report.settings
+    with app.open("read") as wh:
+        if gated is not None:
+            report = wh.gate(
+                gated,
+                against=against or DEFAULT_AGAINST,
+                require_baseline=require_baseline,
+                method=method,
+                n_bootstrap=n_bootstrap,
+                alpha=alpha,
+                seed=seed,
+            )
+        else:
+            report = wh.regressions(
+                testset=testset,
+                model_slug=model_slug,
+                latest=latest,
+                method=method,
+                n_bootstrap=n_bootstrap,
+                alpha=alpha,
+                seed=seed,
+            )
     for warning in report.warnings:
         say(f"warning: {warning}")
-    if as_json:
+    if fmt == "json":
         emit_json(report.to_dict())
-    elif report.nothing_checked:
+    elif fmt == "markdown":
+        click.echo(regressions_markdown(report), nl=False)
+    elif gated is not None:
+        print_gate(report)
+    else:
+        _print_scan(report)
+    if report.undetectable and fmt == "table":
+        say(
+            f"note: {len(report.undetectable)} drop(s) were not significant and smaller than "
+            "the minimum detectable difference: the test set cannot tell differences this small "
+            "apart (see `compare --significance`; more segments would)"
+        )
+    if report.regressions and (fail_on_regression or gated is not None):
+        click.get_current_context().exit(1)
+    if fail_on_regression and report.nothing_checked and gated is None:
+        # A gate that compared nothing must not pass silently.
+        raise UsageError(f"--fail-on-regression made no comparison: {report.nothing_checked}")
+
+
+def _header(report: RegressionReport) -> str:
+    """The test and its settings."""
+    s = report.settings
+    title = "paired bootstrap sign test" if report.method == "sign" else report.method
+    return f"{title} · n = {s.n_bootstrap} · {ALPHA} = {s.alpha:g} · seed = {s.seed}"
+
+
+def print_gate(report: RegressionReport) -> None:
+    """The gate's verdict and every metric tested, for people."""
+    baseline = report.baseline
+    assert baseline is not None
+    if not report.checked:
+        click.echo(
+            f"gate passed: run {report.gated_run} has no baseline (--against {baseline.rule}): "
+            f"{baseline.missing}"
+        )
+        return
+    step = report.checked[0]
+    verdict = "REGRESSED" if report.regressions else "passed"
+    click.echo(
+        f"gate {verdict}: run {step.run_id} against {step.previous_run_id} "
+        f"(--against {baseline.rule}; {_header(report)})"
+    )
+    dropped = {id(r.result) for r in report.regressions}
+    print_table(
+        None,
+        ["metric", "baseline", "run", "Δ", "p-value", "regressed"],
+        [
+            [
+                label(r.result.metric_name),
+                _num(r.result.system_b_score),
+                _num(r.result.system_a_score),
+                _num(r.result.delta),
+                f"{r.result.p_value:.4f}",
+                "yes" if id(r.result) in dropped else "",
+            ]
+            for r in report.tested
+        ],
+        range(1, 5),
+        keep=(0, 3, 4),
+    )
+
+
+def _print_scan(report: RegressionReport) -> None:
+    """The significant drops of every run checked, for people."""
+    settings = report.settings
+    if report.nothing_checked:
         click.echo(f"no comparisons: {report.nothing_checked}")
     elif not report.regressions:
         click.echo(
@@ -72,8 +200,7 @@ def regressions(
         )
     else:
         print_table(
-            f"significant drops (paired bootstrap sign test · n = {settings.n_bootstrap} · "
-            f"{ALPHA} = {settings.alpha:g} · seed = {settings.seed})",
+            f"significant drops ({_header(report)})",
             [
                 "model",
                 "condition",
@@ -102,15 +229,5 @@ def regressions(
                 for r in report.regressions
             ],
             range(6, 10),
+            keep=(3, 8, 9),
         )
-    if report.undetectable and not as_json:
-        say(
-            f"note: {len(report.undetectable)} drop(s) were not significant and smaller than "
-            "the minimum detectable difference: the test set cannot tell differences this small "
-            "apart (see `compare --significance`; more segments would)"
-        )
-    if fail_on_regression and report.regressions:
-        click.get_current_context().exit(1)
-    if fail_on_regression and report.nothing_checked:
-        # A gate that compared nothing must not pass silently.
-        raise UsageError(f"--fail-on-regression made no comparison: {report.nothing_checked}")

@@ -35,6 +35,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
+@pytest.fixture(autouse=True)
+def _no_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest-xdist's workers set COLUMNS and LINES; the CLI's tables follow COLUMNS, so every
+    test starts without them (and sets them when it tests them)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     """Path of an empty warehouse file (its schema created, no data)."""

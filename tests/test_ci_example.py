@@ -1,7 +1,8 @@
 """The CI recipe (examples/github-actions.yml, README "Team warehouse"): the workflow parses, takes
 the lake and every secret from the environment, and its `tame-wh` steps, run in order as a runner
-would run them, work against a lake: each runner ingests into the shared history, the regression
-gate compares with the previous runner's run, and the leaderboard reaches Postgres."""
+would run them, work against a lake: each runner ingests into the shared history, the gate judges
+the job's own run against the pinned baseline and writes its verdict as Markdown, the dashboard
+is built and the leaderboard reaches Postgres."""
 
 from __future__ import annotations
 
@@ -38,8 +39,9 @@ def test_the_workflow_takes_the_lake_and_every_secret_from_the_environment():
         assert re.fullmatch(r"\$\{\{ secrets\.[A-Z0-9_]+ \}\}", env[name]), name
     assert "TAME_WH_DATA_PATH" in env and "AWS_ENDPOINT_URL_S3" in env
     commands = [s["run"] for s in _steps() if "run" in s and s["run"].startswith("tame-wh")]
-    assert [c.split()[1] for c in commands] == ["ingest", "regressions", "sync"]
-    assert "--fail-on-regression" in commands[1]
+    assert [c.split()[1] for c in commands] == ["ingest", "dashboard", "sync"]
+    assert "--gate --against tag:baseline=main --gate-markdown gate.md" in commands[0]
+    assert set(_workflow()[True]) == {"push", "pull_request", "workflow_dispatch"}
     # No secret or address is written into a command line.
     assert not any("--db" in c or "--dsn" in c or "password" in c for c in commands)
 
@@ -61,21 +63,35 @@ def _report(path: Path, created: str, damage: float) -> Path:
     return path
 
 
-def _run_job(lake, workdir: Path, env: dict[str, str]) -> list[tuple[str, int, str]]:
-    """Run the workflow's `tame-wh` steps in order in `workdir`, stopping at the first failure
-    as a runner does; each step's name, exit code and output."""
+def _runs(step: dict, failed: bool, event: str) -> bool:
+    """Whether a runner runs `step` after the steps before it (`failed`: one of them failed), on
+    a `push` to main or a `pull_request`: the workflow's `if:` conditions, read as GitHub does."""
+    condition = step.get("if")
+    if condition is None:
+        return not failed
+    if "always()" in condition:
+        return True
+    assert condition == "github.event_name == 'push' && github.ref == 'refs/heads/main'"
+    return not failed and event == "push"
+
+
+def _run_job(
+    lake, workdir: Path, env: dict[str, str], event: str = "push"
+) -> list[tuple[str, int, str]]:
+    """Run the workflow's `tame-wh` steps in order in `workdir` as a runner does for `event`
+    (after a failure only the `always()` steps); each step's name, exit code and output."""
     done = []
+    failed = False
     for step in _steps():
         command = step.get("run", "")
-        if not command.startswith("tame-wh"):
-            continue  # checkout, setup-python, pip install, the user's own harness
+        if not command.startswith("tame-wh") or not _runs(step, failed, event):
+            continue  # checkout, setup-python, pip install, the user's own harness, gh
         argv = [sys.executable, "-m", "cli", *shlex.split(command)[1:]]
         proc = subprocess.run(
             argv, cwd=workdir, env=env, capture_output=True, text=True, timeout=600
         )
         done.append((step["name"], proc.returncode, proc.stdout + proc.stderr))
-        if proc.returncode != 0:
-            break
+        failed = failed or proc.returncode != 0
     return done
 
 
@@ -83,34 +99,43 @@ def test_the_workflow_steps_run_against_a_lake(lake, pg_dsn, tmp_path):
     env = {**lake.child_env(), "TAME_WH_PG_DSN": pg_dsn, "PYTHONPATH": str(ROOT)}
     env.pop("CI", None)  # the runner's own CI variables are set below, as GitHub sets them
     env.update({"GITHUB_ACTIONS": "true", "GITHUB_SHA": "0" * 40, "GITHUB_RUN_ID": "1"})
-    # Once per team: the Supabase tables, and a first run of the model as history.
+    # Once per team: the Supabase tables, and a first run of the model pinned as the baseline.
     assert lake.run("migrate", "--dsn", pg_dsn).exit_code == 0
     seed = _report(tmp_path / "seed.json", "2026-11-01T00:00:00Z", damage=0.5)
-    assert lake.run("ingest", str(seed)).exit_code == 0
+    stored = lake.run("ingest", str(seed), "--json")
+    assert stored.exit_code == 0, stored.output
+    baseline = json.loads(stored.stdout)[0]["run_id"]
+    assert lake.run("runs", "tag", baseline, "baseline=main").exit_code == 0
 
-    # A runner with a better model: ingested, no regression, synced.
+    # A push to main with a better model: ingested, passed, dashboard built, synced.
     first = tmp_path / "runner1"
     first.mkdir()
     _report(first / "report.json", "2026-11-02T00:00:00Z", damage=0.0)
     steps = _run_job(lake, first, {**env, "GITHUB_RUN_ID": "101"})
     assert [(name, code) for name, code, _ in steps] == [
-        ("Ingest the run into the team warehouse", 0),
-        ("Fail on a significant drop against the model's previous run", 0),
+        ("Ingest the run and gate it against the pinned baseline", 0),
+        ("Build the dashboard", 0),
         ("Publish the leaderboard to Supabase", 0),
     ], steps
-    assert "ingested run" in steps[0][2]
+    assert "ingested run" in steps[0][2] and "gate passed" in steps[0][2]
+    assert "✅ passed" in (first / "gate.md").read_text(encoding="utf-8")
+    assert (first / "dashboard" / "index.html").is_file()
     with psycopg.connect(pg_dsn) as conn:
         synced = conn.execute("SELECT count(*) FROM run_cards").fetchone()
     assert synced == (2,)
 
-    # Another runner, another machine, a broken model: the gate sees the shared history and stops
-    # the job before the leaderboard is published.
+    # A pull request on another runner, another machine, with a broken model: the gate sees the
+    # shared history, fails the job and says why; the dashboard is still built, nothing synced.
     second = tmp_path / "runner2"
     second.mkdir()
     _report(second / "report.json", "2026-11-03T00:00:00Z", damage=0.9)
-    steps = _run_job(lake, second, {**env, "GITHUB_RUN_ID": "102"})
-    assert [code for _, code, _ in steps] == [0, 1], steps
-    assert "significant drops" in steps[1][2]
+    steps = _run_job(lake, second, {**env, "GITHUB_RUN_ID": "102"}, event="pull_request")
+    assert [(name, code) for name, code, _ in steps] == [
+        ("Ingest the run and gate it against the pinned baseline", 1),
+        ("Build the dashboard", 0),
+    ], steps
+    verdict = (second / "gate.md").read_text(encoding="utf-8")
+    assert "❌ regressed" in verdict and baseline in verdict
     runners = lake.sql(
         "SELECT json_extract_string(ci, '$.run_id') AS job FROM runs "
         "WHERE json_extract_string(ci, '$.run_id') IN ('101', '102') ORDER BY job"

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from warehouse.analysis.query import DEFAULT_MEMORY_MB as DEFAULT_MEMORY_MB
     from warehouse.analysis.query import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
     from warehouse.analysis.query import parse_memory_limit as parse_memory_limit
+    from warehouse.analysis.regressions import DEFAULT_AGAINST as DEFAULT_AGAINST
     from warehouse.analysis.runs import parse_tags as parse_tags
     from warehouse.basics import first_line as first_line
     from warehouse.exposure.config import DEFAULT_ORDERS as DEFAULT_ORDERS
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
     from warehouse.exposure.execution import EXECUTORS as EXECUTORS
     from warehouse.exposure.memory import parse_size as parse_size
     from warehouse.exposure.stored import StoredIndex as StoredIndex
+    from warehouse.html.markdown import comparison_markdown as comparison_markdown
+    from warehouse.html.markdown import leaderboard_markdown as leaderboard_markdown
+    from warehouse.html.markdown import regressions_markdown as regressions_markdown
     from warehouse.ingest.batch import IngestRequest as IngestRequest
     from warehouse.inputs.corpus_files import CorpusData as CorpusData
     from warehouse.inputs.corpus_files import read_test_set as read_test_set
@@ -81,7 +85,11 @@ _HOMES = {
     "DEFAULT_GRACE_HOURS": "warehouse.store.maintain",
     "DEFAULT_KEEP_DAYS": "warehouse.store.maintain",
     "DEFAULT_LOCK_TIMEOUT": "warehouse.store.connection",
+    "DEFAULT_AGAINST": "warehouse.analysis.regressions",
     "DEFAULT_MEMORY_MB": "warehouse.analysis.query",
+    "comparison_markdown": "warehouse.html.markdown",
+    "leaderboard_markdown": "warehouse.html.markdown",
+    "regressions_markdown": "warehouse.html.markdown",
     "DEFAULT_ORDERS": "warehouse.exposure.config",
     "DEFAULT_RARE_GRAMS": "warehouse.exposure.config",
     "DEFAULT_SHORTLIST": "warehouse.exposure.config",

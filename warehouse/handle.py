@@ -458,18 +458,51 @@ class Warehouse:
         testset: str | None = None,
         model_slug: str | None = None,
         latest: bool = False,
+        method: str = "sign",
         n_bootstrap: int | None = None,
         alpha: float | None = None,
         seed: int | None = None,
     ) -> RegressionReport:
         """Significant drops of each run against the previous run of the same model, condition
-        and test set (only each group's newest run when `latest`)."""
+        and test set (only each group's newest run when `latest`), by the paired test `method`."""
         from warehouse.analysis.regressions import find_regressions
-        from warehouse.stats.resample import bootstrap_settings
+        from warehouse.stats.significance import method_settings
 
-        settings = bootstrap_settings(self.con, n_bootstrap, alpha, seed)
+        settings = method_settings(self.con, method, n_bootstrap, alpha, seed)
         return find_regressions(
-            self.con, testset=testset, model_slug=model_slug, latest=latest, settings=settings
+            self.con,
+            testset=testset,
+            model_slug=model_slug,
+            latest=latest,
+            method=method,
+            settings=settings,
+        )
+
+    def gate(
+        self,
+        run: str,
+        *,
+        against: str = "previous",
+        require_baseline: bool = False,
+        method: str = "sign",
+        n_bootstrap: int | None = None,
+        alpha: float | None = None,
+        seed: int | None = None,
+    ) -> RegressionReport:
+        """Judge one run against a pinned baseline (`previous`, `best`, `tag:KEY=VALUE` or a
+        run) with a paired test: its significant drops; no baseline passes with a note unless
+        `require_baseline` (docs/statistics.md, "The gate")."""
+        from warehouse.analysis.regressions import gate_run
+        from warehouse.stats.significance import method_settings
+
+        settings = method_settings(self.con, method, n_bootstrap, alpha, seed)
+        return gate_run(
+            self.con,
+            run,
+            against=against,
+            require_baseline=require_baseline,
+            method=method,
+            settings=settings,
         )
 
     def snapshots(self, limit: int = 20) -> list[Snapshot]:

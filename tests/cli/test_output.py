@@ -27,6 +27,25 @@ def test_piped_tables_fit_100_columns_and_keep_run_ids_whole(run_cli, demo):
         assert "--wide shows all" in result.stderr
 
 
+def test_a_piped_table_follows_columns_when_set(run_cli, demo, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "160")
+    wider = run_cli("leaderboard")
+    assert max(len(line) for line in wider.stdout.splitlines()) > output.PIPED_WIDTH
+    assert "TER" in wider.stdout and "fit 160 characters" in wider.stderr
+
+
+def test_the_leaderboard_ranks_each_test_set_in_its_own_section(run_cli, demo, write_lines):
+    src = write_lines("s", ["one", "two"])
+    ref = write_lines("r", ["uno", "dos"])
+    assert run_cli("testset", "add", "other", "--src", src, "--ref", ref).exit_code == 0
+    assert run_cli("ingest", "--testset", "other", "--hyp", ref, "--model-slug", "x").exit_code == 0
+    board = run_cli("leaderboard").stdout
+    assert "test set demo-test (3 runs)" in board and "test set other (1 run)" in board
+    # The ranks start again in each section.
+    sections = board.split("test set other")
+    assert sections[1].splitlines()[3].startswith("1 ")
+
+
 def test_wide_prints_every_column(run_cli, demo):
     narrow = run_cli("leaderboard")
     wide = run_cli("--wide", "leaderboard")

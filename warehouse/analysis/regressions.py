@@ -1,9 +1,10 @@
-"""Regressions: each run against the previous run of the same model, condition and test set.
+"""Regressions: each run against the previous run of the same model, condition and test set,
+or one run (a CI job's) against a pinned baseline: the gate.
 
 Runs are ordered by `created_at` (then ingest time and id); every run is tested against its
 predecessor with the paired sign test (docs/statistics.md); a metric regressed when the change is
-significant and the previous run is the better one (by the metric's direction). This is the check
-a CI job runs after ingesting a new run.
+significant and the previous run is the better one (by the metric's direction). The gate
+(`gate_run`) tests one run against the baseline `--against` names, with any paired test.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from typing import Any
 
 import duckdb
 
-from warehouse.metrics.registry import higher_is_better
+from warehouse.analysis.runs import resolve_run
+from warehouse.errors import UsageError
+from warehouse.metrics.registry import CHRF, higher_is_better
 from warehouse.stats.arrays import RunArrays, load_run_arrays
 from warehouse.stats.resample import BootstrapSettings
 from warehouse.stats.significance import SignificanceResult, compare_pair
@@ -52,12 +55,30 @@ class Regression:
         return {**self.step.__dict__, **self.result.to_dict()}
 
 
+# How the gate's baseline is chosen when `--against` is not given.
+DEFAULT_AGAINST = "previous"
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The run a gated run is judged against, how it was chosen, and why there is none."""
+
+    rule: str  # previous | best | tag:KEY=VALUE | the run reference given
+    run_id: str | None
+    missing: str | None = None  # why no run fits the rule
+
+
 @dataclass
 class RegressionReport:
-    """Every consecutive pair checked and the significant drops found."""
+    """Every pair checked and the significant drops found (for the gate: the one run against
+    its baseline)."""
 
     settings: BootstrapSettings
+    method: str = "sign"
+    gated_run: str | None = None  # the run the gate judged
+    baseline: Baseline | None = None
     checked: list[RunStep] = field(default_factory=list)
+    tested: list[Regression] = field(default_factory=list)  # every metric of every pair
     regressions: list[Regression] = field(default_factory=list)
     # Drops too small for the test set to detect (not significant, |Δ| below the MDE).
     undetectable: list[Regression] = field(default_factory=list)
@@ -66,12 +87,23 @@ class RegressionReport:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
+        gate = None
+        if self.gated_run is not None and self.baseline is not None:
+            gate = {
+                "run_id": self.gated_run,
+                "against": self.baseline.rule,
+                "baseline_run_id": self.baseline.run_id,
+                "no_baseline": self.baseline.missing,
+                "passed": not self.regressions,
+            }
         return {
-            "method": "sign",
+            "method": self.method,
+            "gate": gate,
             "n_bootstrap": self.settings.n_bootstrap,
             "alpha": self.settings.alpha,
             "seed": self.settings.seed,
             "checked": [step.__dict__ for step in self.checked],
+            "tested": [r.to_dict() for r in self.tested],
             "regressions": [r.to_dict() for r in self.regressions],
             "undetectable_drops": [r.to_dict() for r in self.undetectable],
             "warnings": self.warnings,
@@ -148,11 +180,21 @@ def find_regressions(
     testset: str | None = None,
     model_slug: str | None = None,
     latest: bool = False,
+    method: str = "sign",
     settings: BootstrapSettings | None = None,
 ) -> RegressionReport:
-    """Test every run against its predecessor (only each group's newest run when `latest`)."""
-    report = RegressionReport(settings or BootstrapSettings())
+    """Test every run against its predecessor with the paired test `method` (only each group's
+    newest run when `latest`)."""
+    report = RegressionReport(settings or BootstrapSettings(), method=method)
     report.checked = _steps(con, testset, model_slug, latest)
+    _test_steps(con, report)
+    if not report.checked:
+        report.nothing_checked = _why_nothing_checked(con, testset, model_slug)
+    return report
+
+
+def _test_steps(con: duckdb.DuckDBPyConnection, report: RegressionReport) -> None:
+    """Test every checked step of `report` with its method; record drops and warnings."""
     directions = metric_directions(con)
     cache: dict[str, RunArrays] = {}
 
@@ -165,10 +207,12 @@ def find_regressions(
         test = compare_pair(
             arrays(step.run_id),
             arrays(step.previous_run_id),
+            method=report.method,
             settings=report.settings,
             directions=directions,
         )
         report.warnings += [f"{step.run_id} vs {step.previous_run_id}: {w}" for w in test.warnings]
+        report.tested += [Regression(step, r) for r in test.results]
         report.regressions += [Regression(step, r) for r in test.results if r.winner == "B"]
         report.undetectable += [
             Regression(step, r)
@@ -177,6 +221,101 @@ def find_regressions(
             and r.delta != 0
             and (r.delta > 0) != higher_is_better(r.metric_name, directions)
         ]
-    if not report.checked:
-        report.nothing_checked = _why_nothing_checked(con, testset, model_slug)
+
+
+def _run_row(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[Any, ...]:
+    """Model, condition, test set name and id, creation time (text), ingest time of a run."""
+    row = con.execute(
+        "SELECT r.model_slug, r.condition, c.name, r.test_corpus_id, "
+        "strftime(r.created_at, '%Y-%m-%dT%H:%M:%SZ'), r.created_at, r.ingested_at "
+        "FROM runs r JOIN corpora c ON c.corpus_id = r.test_corpus_id WHERE r.run_id = ?",
+        [run_id],
+    ).fetchone()
+    assert row is not None, run_id
+    return row
+
+
+def choose_baseline(con: duckdb.DuckDBPyConnection, run_id: str, against: str) -> Baseline:
+    """The run `run_id` is judged against: `previous` (the run of the same model, condition and
+    test set before it), `best` (the other run of its test set with the highest chrF++),
+    `tag:KEY=VALUE` (the newest other run of its test set with that tag) or a run reference
+    (which must be on the same test set)."""
+    model, condition, test_set, test_corpus_id, _, created, ingested = _run_row(con, run_id)
+    if against == "previous":
+        row = con.execute(
+            "SELECT run_id FROM runs WHERE model_slug = ? AND condition IS NOT DISTINCT FROM ? "
+            "AND test_corpus_id = ? AND (created_at, ingested_at, run_id) < (?, ?, ?) "
+            "ORDER BY created_at DESC, ingested_at DESC, run_id DESC LIMIT 1",
+            [model, condition, test_corpus_id, created, ingested, run_id],
+        ).fetchone()
+        why = (
+            f"no earlier run of model {model!r}"
+            + (f", condition {condition!r}" if condition is not None else "")
+            + f" on test set {test_set!r}"
+        )
+    elif against == "best":
+        row = con.execute(
+            "SELECT r.run_id FROM runs r JOIN run_surface s USING (run_id) "
+            "WHERE r.test_corpus_id = ? AND r.run_id <> ? AND s.chrf_plus_plus IS NOT NULL "
+            "ORDER BY s.chrf_plus_plus DESC, r.created_at, r.run_id LIMIT 1",
+            [test_corpus_id, run_id],
+        ).fetchone()
+        why = f"no other run on test set {test_set!r} has a {CHRF} score"
+    elif against.startswith("tag:"):
+        key, sep, value = against.removeprefix("tag:").partition("=")
+        if not sep or not key:
+            raise UsageError(f"--against {against!r}: expected tag:KEY=VALUE")
+        row = con.execute(
+            "SELECT r.run_id FROM runs r JOIN run_tags t USING (run_id) "
+            "WHERE r.test_corpus_id = ? AND r.run_id <> ? AND t.key = ? AND t.value = ? "
+            "ORDER BY r.created_at DESC, r.ingested_at DESC, r.run_id DESC LIMIT 1",
+            [test_corpus_id, run_id, key, value],
+        ).fetchone()
+        why = f"no other run on test set {test_set!r} is tagged {key}={value}"
+    else:
+        baseline = resolve_run(con, against)
+        if baseline == run_id:
+            raise UsageError(f"--against {against!r} names the judged run itself")
+        other = _run_row(con, baseline)
+        if other[3] != test_corpus_id:
+            raise UsageError(
+                f"--against {against!r}: run {baseline} is on test set {other[2]!r}, "
+                f"the judged run {run_id} on {test_set!r}"
+            )
+        return Baseline(against, baseline)
+    if row is None:
+        return Baseline(against, None, why)
+    return Baseline(against, row[0])
+
+
+def gate_run(
+    con: duckdb.DuckDBPyConnection,
+    run: str,
+    *,
+    against: str = DEFAULT_AGAINST,
+    require_baseline: bool = False,
+    method: str = "sign",
+    settings: BootstrapSettings | None = None,
+) -> RegressionReport:
+    """Judge one run against the baseline `against` names with the paired test `method`: its
+    significant drops (a run with no baseline passes with a note, or is refused when
+    `require_baseline`)."""
+    run_id = resolve_run(con, run)
+    baseline = choose_baseline(con, run_id, against)
+    report = RegressionReport(
+        settings or BootstrapSettings(), method=method, gated_run=run_id, baseline=baseline
+    )
+    if baseline.run_id is None:
+        if require_baseline:
+            raise UsageError(
+                f"no baseline for run {run_id} (--against {against}): {baseline.missing}"
+            )
+        report.nothing_checked = f"{baseline.missing}: nothing to compare with, the gate passes"
+        return report
+    model, condition, test_set, _, created, _, _ = _run_row(con, run_id)
+    previous_created = _run_row(con, baseline.run_id)[4]
+    report.checked = [
+        RunStep(model, condition, test_set, run_id, created, baseline.run_id, previous_created)
+    ]
+    _test_steps(con, report)
     return report

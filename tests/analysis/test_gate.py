@@ -1,0 +1,160 @@
+"""The gate: one run judged against a pinned baseline (`regressions --run`, `ingest --gate`),
+its baseline rules, exit codes (0 passed, 1 regressed, 2 usage) and its Markdown."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from tests.conftest import VOCABULARY, snapshot
+from warehouse import UsageError, Warehouse
+from warehouse.analysis.regressions import choose_baseline
+
+
+def _report(tmp_path, name, quality, *, model="m", created, test="ds", seed=None):
+    """A test report whose hypotheses keep each word of the (shared) references with
+    probability `quality` (draws seeded by `seed`, else by the name)."""
+    rng = random.Random(3)
+    keep = random.Random(seed or name)
+    entries = []
+    for i in range(40):
+        ref = " ".join(rng.choice(VOCABULARY) for _ in range(7))
+        hyp = " ".join(w for w in ref.split() if keep.random() < quality)
+        entries.append({"id": f"s{i}", "source": f"{test} {i}", "expected": ref, "predicted": hyp})
+    doc = {"model_slug": model, "created_at": created, "dataset": {"id": test}}
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps({**doc, "entries": entries}))
+    return path
+
+
+def _ingest(run_cli, path, *args) -> tuple[str, object]:
+    """Ingest one report (with any gate options): its run id and the CLI result."""
+    result = run_cli("ingest", path, "--no-ci", "--json", *args)
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)[0]["run_id"], result
+
+
+def test_a_first_run_passes_with_a_note_unless_a_baseline_is_required(run_cli, tmp_path, db_path):
+    first, _ = _ingest(run_cli, _report(tmp_path, "a", 0.9, created="2026-01-01T00:00:00Z"))
+    passed = run_cli("regressions", "--run", first)
+    assert passed.exit_code == 0 and "no baseline" in passed.stdout, passed.output
+    doc = json.loads(run_cli("regressions", "--run", first, "--json").stdout)
+    assert doc["gate"]["passed"] and doc["gate"]["baseline_run_id"] is None
+    assert "no earlier run of model 'm'" in doc["gate"]["no_baseline"]
+    before = snapshot(db_path)
+    required = run_cli("regressions", "--run", first, "--require-baseline")
+    assert required.exit_code == 2 and "no baseline for run" in required.output
+    assert snapshot(db_path) == before
+
+
+def test_the_gate_judges_only_its_run_against_the_pinned_baseline(run_cli, tmp_path):
+    good, _ = _ingest(run_cli, _report(tmp_path, "good", 1.0, created="2026-01-01T00:00:00Z"))
+    assert run_cli("runs", "tag", good, "baseline=main").exit_code == 0
+    bad, _ = _ingest(run_cli, _report(tmp_path, "bad", 0.4, created="2026-01-02T00:00:00Z"))
+    worse, _ = _ingest(run_cli, _report(tmp_path, "worse", 0.4, created="2026-01-03T00:00:00Z"))
+    # Against the run before it, a second bad run looks fine; against the pinned one it fails.
+    assert run_cli("regressions", "--run", worse).exit_code == 0
+    pinned = run_cli("regressions", "--run", worse, "--against", "tag:baseline=main", "--json")
+    assert pinned.exit_code == 1, pinned.output
+    doc = json.loads(pinned.stdout)
+    assert doc["gate"]["baseline_run_id"] == good and not doc["gate"]["passed"]
+    assert {r["metric_name"] for r in doc["regressions"]} >= {"chrf_plus_plus", "bleu"}
+    assert {r["run_id"] for r in doc["tested"]} == {worse}
+    best = json.loads(run_cli("regressions", "--run", bad, "--against", "best", "--json").stdout)
+    assert best["gate"]["baseline_run_id"] == good
+    # Another model's regression does not fail this model's gate.
+    other, _ = _ingest(
+        run_cli, _report(tmp_path, "o1", 0.8, model="other", created="2026-01-04T00:00:00Z")
+    )
+    assert run_cli("regressions", "--run", other).exit_code == 0
+    # (The scan of every model's history would have failed this job for m's regression.)
+    assert run_cli("regressions", "--fail-on-regression").exit_code == 1
+
+
+@pytest.mark.parametrize("method", ["sign", "paired-bs", "paired-ar"])
+def test_the_gate_runs_the_paired_test_compare_runs(run_cli, tmp_path, method):
+    old, _ = _ingest(run_cli, _report(tmp_path, "old", 1.0, created="2026-01-01T00:00:00Z"))
+    new, _ = _ingest(run_cli, _report(tmp_path, "new", 0.5, created="2026-01-02T00:00:00Z"))
+    args = ["--method", method, "--n-bootstrap", "300", "--json"]
+    gate = json.loads(run_cli("regressions", "--run", new, *args).stdout)
+    pair = json.loads(run_cli("significance", new, old, *args).stdout)
+    assert gate["method"] == method
+    assert [(r["metric_name"], r["p_value"]) for r in gate["tested"]] == [
+        (r["metric_name"], r["p_value"]) for r in pair["significance"]
+    ]
+
+
+def test_baselines_are_chosen_by_their_rule(run_cli, tmp_path, db_path):
+    a1, _ = _ingest(run_cli, _report(tmp_path, "a1", 0.5, created="2026-01-01T00:00:00Z"))
+    a2, _ = _ingest(run_cli, _report(tmp_path, "a2", 0.95, created="2026-01-02T00:00:00Z"))
+    a3, _ = _ingest(run_cli, _report(tmp_path, "a3", 0.8, created="2026-01-03T00:00:00Z"))
+    elsewhere, _ = _ingest(
+        run_cli, _report(tmp_path, "x", 0.9, created="2026-01-04T00:00:00Z", test="other")
+    )
+    assert run_cli("runs", "tag", a1, "pin=yes").exit_code == 0
+    with Warehouse.open(db_path, access="read") as wh:
+        con = wh.con
+        assert choose_baseline(con, a3, "previous").run_id == a2
+        assert choose_baseline(con, a2, "previous").run_id == a1
+        assert choose_baseline(con, a3, "best").run_id == a2
+        assert choose_baseline(con, a2, "best").run_id == a3
+        assert choose_baseline(con, a3, "tag:pin=yes").run_id == a1
+        missing = choose_baseline(con, a3, "tag:pin=no")
+        assert missing.run_id is None and "tagged pin=no" in (missing.missing or "")
+        assert choose_baseline(con, a3, a1[:8]).run_id == a1
+        with pytest.raises(UsageError, match="itself"):
+            choose_baseline(con, a3, a3)
+        with pytest.raises(UsageError, match="is on test set"):
+            choose_baseline(con, a3, elsewhere)
+        with pytest.raises(UsageError, match="tag:KEY=VALUE"):
+            choose_baseline(con, a3, "tag:pin")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--against", "best"], "add --run"),
+        (["--require-baseline"], "add --run"),
+        (["--run", "RUN", "--latest"], "--run judges one run"),
+        (["--run", "RUN", "--model-slug", "m"], "--run judges one run"),
+        (["--run", "nosuchrun"], "unknown run"),
+        (["--run", "RUN", "--json", "--format", "markdown"], "two formats"),
+    ],
+)
+def test_gate_usage_errors_exit_2_and_change_nothing(run_cli, tmp_path, db_path, args, message):
+    run, _ = _ingest(run_cli, _report(tmp_path, "a", 0.9, created="2026-01-01T00:00:00Z"))
+    before = snapshot(db_path)
+    result = run_cli("regressions", *[run if a == "RUN" else a for a in args])
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert snapshot(db_path) == before
+
+
+def test_ingest_gate_stores_the_run_then_judges_it(run_cli, tmp_path):
+    _ingest(run_cli, _report(tmp_path, "good", 1.0, created="2026-01-01T00:00:00Z"))
+    summary = tmp_path / "summary.md"
+    summary.write_text("# earlier steps\n")
+    bad, result = _ingest(
+        run_cli,
+        _report(tmp_path, "bad", 0.4, created="2026-01-02T00:00:00Z"),
+        "--gate",
+        "--gate-markdown",
+        summary,
+    )
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)[0]
+    assert doc["action"] == "added" and doc["gate"]["gate"]["run_id"] == bad
+    assert not doc["gate"]["gate"]["passed"]
+    text = summary.read_text()
+    assert text.startswith("# earlier steps\n") and "## tame-wh gate: ❌ regressed" in text
+    fine = run_cli(
+        "ingest",
+        _report(tmp_path, "fine", 1.0, created="2026-01-03T00:00:00Z"),
+        "--no-ci",
+        "--gate",
+        "--against",
+        bad,
+    )
+    assert fine.exit_code == 0 and "gate passed" in fine.stdout, fine.output
+    assert run_cli("ingest", "x.json", "--against", "best").exit_code == 2
