@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 from sacrebleu.metrics import BLEU, CHRF
@@ -90,15 +91,22 @@ def test_plausible_but_wrong_input_is_warned_about_stored_and_reported(
     run_cli, registered, tmp_path, write_lines
 ):
     src, ref = registered
+    _, other = _texts(seed=9)
     cases = {
         "empty": [""] * N,
         "untranslated": list(src),
         "shifted": [ref[0], *ref[:-1]],
+        "some-empty": ["" if i % 8 == 0 else r.lower() for i, r in enumerate(ref)],
+        "references": list(ref),
+        "other-test-set": [r.lower() for r in other],
     }
     messages = {
         "empty": "hypotheses are empty",
         "untranslated": "equal their source text",
         "shifted": "shifted by -1 line",
+        "some-empty": "5 of 40 hypotheses (12%) are empty",
+        "references": "40 of 40 hypotheses equal a reference word for word",
+        "other-test-set": "match their own references no better than other segments'",
     }
     for name, hyps in cases.items():
         hyp = write_lines(f"{name}.txt", hyps)
@@ -120,6 +128,68 @@ def test_plausible_but_wrong_input_is_warned_about_stored_and_reported(
     assert any("already stored as run" in w and "'a'" in w for w in warnings)
     stored = json.loads(run_cli("runs", "show", "b", "--json").stdout)["warnings"]
     assert stored == warnings
+
+
+def test_a_line_lost_in_one_place_and_added_in_another_is_found_where_it_happened(
+    run_cli, write_lines
+):
+    # The bundled example's training sentences as a test set of 251 segments.
+    examples = Path(__file__).resolve().parents[2] / "warehouse" / "examples"
+    src = (examples / "train.en").read_text(encoding="utf-8").splitlines()
+    ref = (examples / "train.es").read_text(encoding="utf-8").splitlines()
+    added = run_cli(
+        "testset", "add", "long", "--src", write_lines("s", src), "--ref", write_lines("r", ref)
+    )
+    assert added.exit_code == 0, added.output
+    good = [r.lower() if i % 3 else r for i, r in enumerate(ref)]
+    lost = [*good[:150], *good[151:], ""]  # the line count still agrees
+    for name, hyps in (("good", good), ("lost", lost)):
+        result = run_cli(
+            "ingest", "--testset", "long", "--hyp", write_lines(f"{name}.hyp", hyps),
+            "--model-slug", name, "--no-ci", "--json",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        warnings = json.loads(result.stdout)[0]["warnings"]
+        if name == "good":
+            assert warnings == []
+        else:
+            [found] = warnings
+            assert "hypotheses 145-168 (and 3 more stretch(es) of 24)" in found
+            assert "shifted by +1 line" in found
+
+
+def test_language_labels_that_contradict_each_other_are_warned_about(
+    run_cli, write_lines, tmp_path
+):
+    examples = Path(__file__).resolve().parents[2] / "warehouse" / "examples"
+    train = ["--src", examples / "train.en", "--tgt", examples / "train.es"]
+    assert (
+        run_cli("corpus", "add", "tr", *train, "--src-lang", "en", "--tgt-lang", "es").exit_code
+        == 0
+    )
+    test = ["--src", examples / "test.en", "--ref", examples / "test.es"]
+    assert (
+        run_cli("testset", "add", "ts", *test, "--src-lang", "es", "--tgt-lang", "en").exit_code
+        == 0
+    )
+    audited = run_cli("audit", "--train", "tr", "--testset", "ts", "--json")
+    assert audited.exit_code == 0, audited.output
+    assert any(
+        "test set 'ts' is labelled es→en but training corpus 'tr' en→es: the opposite direction"
+        in w
+        for w in json.loads(audited.stdout)["warnings"]
+    )
+    card = tmp_path / "card.json"
+    card.write_text(json.dumps({"model_slug": "m", "dataset": {"language_pair": "fr-de"}}))
+    result = run_cli(
+        "ingest", "--testset", "ts", "--hyp", examples / "demo-large.zero-shot.hyp",
+        "--run-card", card, "--no-ci", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert any(
+        "dataset.language_pair is labelled fr→de but test set 'ts' es→en" in w
+        for w in json.loads(result.stdout)[0]["warnings"]
+    )
 
 
 def test_run_card_claims_and_partial_entries_are_warned_about(

@@ -27,6 +27,7 @@ from warehouse.exposure.retrieval import audit as retrieval_audit
 from warehouse.exposure.stored import BackgroundSaves, open_training_index
 from warehouse.exposure.summary import AuditResult, load_audit, tm_hypotheses
 from warehouse.exposure.udf import EXPOSURE_FUNCTION, SearchCounters, register_exposure_functions
+from warehouse.inputs.languages import direction_conflict
 from warehouse.metrics.scores import bleu_from_stats
 from warehouse.metrics.surface import compute_segment_stats
 from warehouse.store.connection import duckdb_threads, transaction
@@ -247,7 +248,14 @@ def _compute(
         else training_lines(con, train.corpus_id, lines)
     )
     timings["read_seconds"] = time.perf_counter() - started
-    input_warnings = [w for w in [reversed_direction(test_src, train_src, train_tgt)] if w]
+    labels = direction_conflict(
+        f"test set {test.name!r}",
+        (test.src_lang, test.tgt_lang),
+        f"training corpus {train.name!r}",
+        (train.src_lang, train.tgt_lang),
+    )
+    found = [labels, reversed_direction(test_src, train_src, train_tgt)]
+    input_warnings = [w for w in found if w]
     del train_src, train_tgt
     for warning in input_warnings:
         notify(f"warning: {warning}")

@@ -18,6 +18,12 @@ SHIFT_SAMPLE = 400  # segments sampled to look for an alignment offset
 SHIFT_OFFSETS = (-2, -1, 1, 2)
 SHIFT_MARGIN = 10.0  # chrF++ points a shifted alignment must win by
 CLAIM_TOLERANCE = 0.5  # points on the 0-100 scale (0.005 on 0-1) a claimed score may be off
+EMPTY_SHARE = 0.10  # warn when at least this share of the evaluated hypotheses is empty
+REFERENCE_SHARE = 0.90  # ... when this share equals a reference word for word
+UNRELATED_MARGIN = 3.0  # chrF++ points the own references must beat other segments' by
+LOCAL_BLOCK = 24  # consecutive segments a local shift is looked for in
+LOCAL_BLOCKS = 200  # blocks examined at most (sampled, seeded, on longer runs)
+LOCAL_OFFSETS = (-1, 1)  # a line lost in one place and one added in another
 
 
 def empty_hypotheses(hyps: Sequence[str], errors: Sequence[str | None]) -> list[str]:
@@ -25,6 +31,59 @@ def empty_hypotheses(hyps: Sequence[str], errors: Sequence[str | None]) -> list[
     evaluated = [h for h, e in zip(hyps, errors, strict=True) if e is None]
     if evaluated and all(not h.strip() for h in evaluated):
         return [f"all {len(evaluated)} hypotheses are empty: was the right file given?"]
+    return []
+
+
+def some_empty(hyps: Sequence[str], errors: Sequence[str | None]) -> list[str]:
+    """A large share of the evaluated hypotheses is empty (but not all: `empty_hypotheses`)."""
+    evaluated = [h for h, e in zip(hyps, errors, strict=True) if e is None]
+    empty = sum(1 for h in evaluated if not h.strip())
+    if evaluated and EMPTY_SHARE * len(evaluated) <= empty < len(evaluated):
+        return [
+            f"{empty} of {len(evaluated)} hypotheses ({empty / len(evaluated):.0%}) are empty: "
+            "failed requests stored as empty text? (they are scored as empty translations)"
+        ]
+    return []
+
+
+def equal_to_references(
+    hyps: Sequence[str], refs: Sequence[Sequence[str]], errors: Sequence[str | None]
+) -> list[str]:
+    """Nearly every hypothesis is one of its references word for word (the references given as
+    hypotheses)."""
+    evaluated = same = 0
+    for hyp, options, error in zip(hyps, refs, errors, strict=True):
+        if error is None and (text := " ".join(hyp.split())):
+            evaluated += 1
+            same += any(text == " ".join(r.split()) for r in options)
+    if evaluated >= 10 and same >= REFERENCE_SHARE * evaluated:
+        return [
+            f"{same} of {evaluated} hypotheses equal a reference word for word: were the "
+            "references given as the hypotheses?"
+        ]
+    return []
+
+
+def unrelated_to_references(
+    hyps: Sequence[str], refs: Sequence[Sequence[str]], errors: Sequence[str | None]
+) -> list[str]:
+    """Hypotheses that match their own references no better than other segments' references:
+    the output for another test set (however weak a system, its output matches its own
+    references better than unrelated ones)."""
+    n = len(hyps)
+    usable = [i for i in range(n) if errors[i] is None and hyps[i].strip()]
+    if len(usable) < 20:
+        return []
+    sample = sorted(random.Random(12345).sample(usable, min(SHIFT_SAMPLE, len(usable))))
+    own = _mean_chrf([hyps[i] for i in sample], [refs[i] for i in sample])
+    # Each sampled hypothesis against the reference of a segment half the test set away.
+    others = _mean_chrf([hyps[i] for i in sample], [refs[(i + n // 2) % n] for i in sample])
+    if own < others + UNRELATED_MARGIN:
+        return [
+            f"the hypotheses match their own references no better than other segments' (mean "
+            f"sentence chrF++ {own:.1f} vs {others:.1f}): are they the output for another test "
+            "set?"
+        ]
     return []
 
 
@@ -67,8 +126,7 @@ def _mean_chrf(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> float:
     """Mean sentence chrF++ of hypothesis/reference pairs."""
     if not hyps:
         return 0.0
-    _bleu, _chrf, sentence = native.surface_stats(list(hyps), [list(r) for r in refs])
-    return float(np.mean(np.asarray(sentence, dtype=np.float64)))
+    return float(np.mean(_sentence_chrf(hyps, refs)))
 
 
 def shifted_lines(
@@ -94,6 +152,72 @@ def shifted_lines(
             f"sentence chrF++ {best:.1f} at that offset vs {aligned:.1f} as aligned"
         ]
     return []
+
+
+def _blocks(n: int) -> list[range]:
+    """The blocks of consecutive segments a local shift is looked for in: all of them, or a
+    seeded sample on long runs."""
+    blocks = [range(start, min(start + LOCAL_BLOCK, n)) for start in range(0, n, LOCAL_BLOCK)]
+    blocks = [b for b in blocks if len(b) == LOCAL_BLOCK]
+    if len(blocks) > LOCAL_BLOCKS:
+        blocks = sorted(random.Random(12345).sample(blocks, LOCAL_BLOCKS), key=lambda b: b.start)
+    return blocks
+
+
+def locally_shifted(
+    hyps: Sequence[str], refs: Sequence[Sequence[str]], errors: Sequence[str | None]
+) -> list[str]:
+    """A stretch of hypotheses that matches the references a few lines away better than its
+    own, while the file as a whole is aligned: a line lost in one place and one added in
+    another (the line counts still agree)."""
+    n = len(hyps)
+    blocks = _blocks(n)
+    if not blocks:
+        return []
+    rows = [i for b in blocks for i in b]
+    offsets = (0, *LOCAL_OFFSETS)
+    by_offset: dict[int, np.ndarray] = {}
+    for k in offsets:
+        pairs = [(i, i + k) for i in rows if 0 <= i + k < n and errors[i] is None]
+        scores = np.full(n, np.nan)
+        if pairs:
+            scores[[i for i, _ in pairs]] = _sentence_chrf(
+                [hyps[i] for i, _ in pairs], [refs[j] for _, j in pairs]
+            )
+        by_offset[k] = scores
+    flagged: list[tuple[range, int, float, float]] = []
+    for block in blocks:
+        index = list(block)
+        aligned = by_offset[0][index]
+        if np.isnan(aligned).all():
+            continue
+        base = float(np.nanmean(aligned))
+        for k in LOCAL_OFFSETS:
+            shifted = by_offset[k][index]
+            if np.isnan(shifted).sum() > len(index) // 2:
+                continue
+            mean = float(np.nanmean(shifted))
+            if mean >= base + SHIFT_MARGIN:
+                flagged.append((block, k, mean, base))
+                break
+    if not flagged or len(flagged) == len(blocks):  # none, or the whole file (shifted_lines)
+        return []
+    block, k, mean, base = flagged[0]
+    return [
+        f"hypotheses {block.start + 1}-{block.stop} (and {len(flagged) - 1} more stretch(es) "
+        f"of {LOCAL_BLOCK}) look shifted by {k:+d} line(s) against the test set: mean sentence "
+        f"chrF++ {mean:.1f} at that offset vs {base:.1f} as aligned; a line lost and one added?"
+        if len(flagged) > 1
+        else f"hypotheses {block.start + 1}-{block.stop} look shifted by {k:+d} line(s) against "
+        f"the test set: mean sentence chrF++ {mean:.1f} at that offset vs {base:.1f} as "
+        "aligned; a line lost and one added?"
+    ]
+
+
+def _sentence_chrf(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> np.ndarray:
+    """Sentence chrF++ of each hypothesis/reference pair."""
+    _bleu, _chrf, sentence = native.surface_stats(list(hyps), [list(r) for r in refs])
+    return np.asarray(sentence, dtype=np.float64)
 
 
 def claimed_scores_differ(document: RunDocument, computed: Mapping[str, float | None]) -> list[str]:

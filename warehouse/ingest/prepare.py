@@ -4,7 +4,6 @@ or a registered one it must match). Nothing is scored here and the warehouse is 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +16,9 @@ from warehouse.errors import InputError, UsageError
 from warehouse.ingest import checks
 from warehouse.ingest.runs import PreparedRun
 from warehouse.inputs.ci_env import ci_metadata
-from warehouse.inputs.corpus_files import CorpusData, normalize_lang
+from warehouse.inputs.corpus_files import CorpusData
 from warehouse.inputs.json_checks import check_labels
+from warehouse.inputs.languages import direction_conflict, language_pair
 from warehouse.inputs.runcard import TOKEN_FIELDS, EntryInput, RunDocument, read_run_document
 from warehouse.inputs.segment_meta import SegmentMeta, check_unique_keys
 from warehouse.inputs.textio import read_lines
@@ -32,12 +32,6 @@ from warehouse.store.connection import (
     warehouse_exists,
 )
 from warehouse.store.corpora import get_corpus
-
-_LANG_PAIR = re.compile(
-    r"^([A-Za-z]{2,3}(?:[_-][A-Za-z0-9]{2,8})*)[→>]([A-Za-z]{2,3}(?:[_-][A-Za-z0-9]{2,8})*)$"
-    r"|^([A-Za-z]{2,3}(?:_[A-Za-z]{4})?)-([A-Za-z]{2,3}(?:_[A-Za-z]{4})?)$"
-)
-
 
 # Where a test set is read from: the warehouse's address, or an open connection to it.
 WarehouseRef: TypeAlias = str | Address | duckdb.DuckDBPyConnection
@@ -53,6 +47,8 @@ class RegisteredTestSet:
     sources: list[str]
     refs: list[list[str]]
     difficulty: list[int | None]
+    src_lang: str | None = None
+    tgt_lang: str | None = None
 
 
 def stored_test_set(con: duckdb.DuckDBPyConnection, name: str) -> RegisteredTestSet:
@@ -70,6 +66,8 @@ def stored_test_set(con: duckdb.DuckDBPyConnection, name: str) -> RegisteredTest
         column("src").to_pylist(),
         column("refs").to_pylist(),
         column("difficulty").to_pylist(),
+        info.src_lang,
+        info.tgt_lang,
     )
 
 
@@ -98,14 +96,15 @@ def _pick(option: str | None, from_doc: str | None, name: str, file: str) -> str
     return option if option is not None else from_doc
 
 
-def _languages(pair: str | None) -> tuple[str | None, str | None]:
-    """Source and target language codes (BCP 47 spelling) from a `dataset.language_pair` such
-    as `en-es`, `EN_us→es` or `en>pt-BR`."""
-    match = _LANG_PAIR.match(pair or "")
-    if not match:
-        return None, None
-    src, tgt = (match.group(1), match.group(2)) if match.group(1) else match.group(3, 4)
-    return normalize_lang(src), normalize_lang(tgt)
+def _label_conflict(document: RunDocument, test: RegisteredTestSet, file: str) -> list[str]:
+    """A warning when the document's `dataset.language_pair` contradicts the test set's labels."""
+    found = direction_conflict(
+        f"{file}: dataset.language_pair",
+        language_pair(document.language_pair),
+        f"test set {test.name!r}",
+        (test.src_lang, test.tgt_lang),
+    )
+    return [found] if found else []
 
 
 def _entry_columns(
@@ -131,6 +130,7 @@ def _text_warnings(
     """The checks that need no scores."""
     return [
         *checks.empty_hypotheses(hyps, errors),
+        *checks.some_empty(hyps, errors),
         *checks.untranslated(hyps, sources, errors),
         *checks.tokenized_periods(hyps),
     ]
@@ -172,6 +172,8 @@ def prepare_from_files(
     if document is not None and document.entries:
         entries = _align_entries(document.entries, keys, card_file)
         warnings += checks.partial_run_card(len(document.entries), len(keys), card_file)
+    if document is not None:
+        warnings += _label_conflict(document, test, card_file)
     errors = [e.error if e is not None else None for e in entries]
     latency, tokens, seg_metrics = _entry_columns(entries, len(keys))
     n_refs = max(len(r) for r in test.refs)
@@ -340,7 +342,7 @@ def _own_test_set(
         provenance=[e.provenance for e in entries],
         extra=[None] * len(entries),
     )
-    src_lang, tgt_lang = _languages(document.language_pair)
+    src_lang, tgt_lang = language_pair(document.language_pair)
     return CorpusData(
         name=document.dataset_id or "report",
         role="test",
@@ -391,12 +393,14 @@ def prepare_from_document(
         refs = [list(e.refs or []) for e in entries]
         difficulty = [e.difficulty for e in entries]
         new_test_set: CorpusData | None = own
+        label_warnings = []
     else:
         order = align_with_testset(entries, testset, file)
         ordered = [entries[j] for j in sorted(range(len(order)), key=order.__getitem__)]
         corpus_id, name, keys = testset.corpus_id, testset.name, testset.keys
         sources, refs, difficulty = testset.sources, testset.refs, testset.difficulty
         new_test_set = None
+        label_warnings = _label_conflict(document, testset, file)
     segment_ids = [k if k is not None else str(i) for i, k in enumerate(keys)]
     hyps = [e.hyp or "" for e in ordered]
     errors = [e.error for e in ordered]
@@ -419,7 +423,7 @@ def prepare_from_document(
         document=document,
         settings=metric_settings(max(len(r) for r in refs), options),
         ci=ci_metadata(),
-        warnings=_text_warnings(hyps, sources, errors),
+        warnings=label_warnings + _text_warnings(hyps, sources, errors),
         difficulty=difficulty,
         keys=segment_ids,
         sources=sources,

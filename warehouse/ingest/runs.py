@@ -98,7 +98,10 @@ class PreparedRun:
         """Compute statistics, intervals and the score-based input checks; returns self."""
         if not self.scored:
             scores = self.scores()
-            self.warnings += checks.shifted_lines(self.hyps, self.refs, self.errors)
+            shifted = checks.shifted_lines(self.hyps, self.refs, self.errors)
+            self.warnings += shifted or checks.locally_shifted(self.hyps, self.refs, self.errors)
+            self.warnings += checks.equal_to_references(self.hyps, self.refs, self.errors)
+            self.warnings += checks.unrelated_to_references(self.hyps, self.refs, self.errors)
             if self.document is not None:
                 self.warnings += checks.claimed_scores_differ(self.document, scores)
             _ = self.confidence
