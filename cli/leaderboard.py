@@ -163,6 +163,16 @@ def leaderboard_cmd(
         )
 
 
+def signature_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """One line per score marked ≠: the run, the metric and the settings it was computed with."""
+    return [
+        f"≠ {r['run_id']} ({r['test_set']}): {metric} computed as "
+        f"{r['metric_signatures'][metric]}, unlike most runs of its test set; not comparable"
+        for r in rows
+        for metric in r.get("signature_differs", ())
+    ]
+
+
 def _counts(boards: list[Board]) -> str:
     """The boards' resample counts, each once."""
     return ", ".join(f"{n:,}" for n in sorted({b.settings.n_bootstrap for b in boards}))
@@ -246,9 +256,10 @@ def _print_board(title: str, rows: list[dict[str, Any]]) -> None:
                 fmt_number(r["composite_score"], 4),
                 r["quality_tier"],
                 "≠" if r["coverage_differs"] else "",
-                _with_ci(r["chrf_plus_plus"], r["chrf_ci_lower"], r["chrf_ci_upper"], 2),
-                fmt_number(r["corpus_bleu"]),
-                fmt_number(r["ter"]),
+                _with_ci(r["chrf_plus_plus"], r["chrf_ci_lower"], r["chrf_ci_upper"], 2)
+                + _other(r, "chrf"),
+                fmt_number(r["corpus_bleu"]) + _other(r, "bleu"),
+                fmt_number(r["ter"]) + _other(r, "ter"),
                 _with_ci(
                     r["exact_match_rate"], r["exact_match_ci_lower"], r["exact_match_ci_upper"], 3
                 ),
@@ -266,8 +277,15 @@ def _print_board(title: str, rows: list[dict[str, Any]]) -> None:
     )
 
 
+def _other(row: dict[str, Any], metric: str) -> str:
+    """` ≠` after a score computed under other settings than its test set's other runs."""
+    return " ≠" if metric in row.get("signature_differs", ()) else ""
+
+
 def _print_notes(rows: list[dict[str, Any]]) -> None:
     """What the leaderboard's marks and intervals mean (on stderr)."""
+    for note in signature_notes(rows):
+        say(note)
     if any(r["train_corpus"] for r in rows):
         say(f"train: {TRAIN_RULE}")
     if any(r["chrf_ci_lower"] is not None for r in rows):

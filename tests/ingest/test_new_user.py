@@ -207,7 +207,7 @@ def test_run_card_claims_and_partial_entries_are_warned_about(
     )
     assert result.exit_code == 0, result.output
     warnings = json.loads(result.stdout)[0]["warnings"]
-    assert any("says bleu = 12.5, computed 100.00" in w for w in warnings)
+    assert any("says bleu = 12.5, computed 100.00 (bleu nrefs:1|case:mixed|" in w for w in warnings)
     assert not any("chrf_plus_plus" in w for w in warnings)  # the claim is right
     assert any("cover 10 of 40 segments" in w for w in warnings)
 

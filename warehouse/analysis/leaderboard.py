@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -64,4 +65,48 @@ def leaderboard(
     common = usual[0][0] if usual else ()
     for row in rows:
         row["coverage_differs"] = tuple(row["composite_metrics"] or ()) != common
+    _mark_other_settings(con, rows)
     return rows
+
+
+# The leaderboard's surface-metric columns and the signature each is computed under.
+SIGNED_COLUMNS = {"corpus_bleu": "bleu", "chrf_plus_plus": "chrf", "ter": "ter"}
+
+
+def _without_version(signature: str | None) -> str | None:
+    """A sacrebleu signature without its `version:` part (an upgrade alone marks nothing)."""
+    if signature is None:
+        return None
+    return "|".join(p for p in signature.split("|") if not p.startswith("version:"))
+
+
+def _mark_other_settings(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> None:
+    """Give each row `signature_differs`: the surface metrics (bleu, chrf, ter) it computed
+    under other settings than most runs of its test set (chrF instead of chrF++, another
+    tokenizer, lowercasing, ...; with a tie, every run's), with `metric_signatures`, its
+    signatures of them."""
+    found = dict(
+        con.execute(
+            "SELECT run_id, metric_settings FROM runs WHERE list_contains(?, run_id)",
+            [[r["run_id"] for r in rows]],
+        ).fetchall()
+    )
+    for row in rows:
+        settings = json.loads(found.get(row["run_id"]) or "{}")
+        signatures = settings.get("signatures") or {}
+        row["metric_signatures"] = {m: signatures.get(m) for m in SIGNED_COLUMNS.values()}
+    by_test_set: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_test_set.setdefault(row["test_corpus_id"], []).append(row)
+        row["signature_differs"] = []
+    for runs in by_test_set.values():
+        for metric in SIGNED_COLUMNS.values():
+            seen = [_without_version(r["metric_signatures"][metric]) for r in runs]
+            counts = Counter(s for s in seen if s is not None).most_common()
+            if len(counts) < 2:
+                continue
+            # The most common settings, unless tied: then no run's score is the board's.
+            usual = counts[0][0] if counts[0][1] > counts[1][1] else None
+            for row, signature in zip(runs, seen, strict=True):
+                if signature is not None and signature != usual:
+                    row["signature_differs"].append(metric)

@@ -276,6 +276,11 @@ def _with_ci(value: Any, lower: Any, upper: Any) -> str:
     return f"{value:.2f} [{lower:.2f}, {upper:.2f}]"
 
 
+def _other(row: dict[str, Any], metric: str) -> str:
+    """` ≠` after a score computed under other settings than its test set's other runs."""
+    return " ≠" if metric in row.get("signature_differs", ()) else ""
+
+
 def _fixed(value: Any, digits: int = 2) -> str:
     """A number with `digits` decimals, or empty."""
     return "" if value is None else f"{value:.{digits}f}"
@@ -306,9 +311,10 @@ def leaderboard_markdown(rows: Sequence[dict[str, Any]], boards: Sequence[Board]
                         _code(r["run_id"]),
                         escape(r["model_slug"]),
                         escape(r["condition"]),
-                        _with_ci(r["chrf_plus_plus"], r["chrf_ci_lower"], r["chrf_ci_upper"]),
-                        _fixed(r["corpus_bleu"]),
-                        _fixed(r["ter"]),
+                        _with_ci(r["chrf_plus_plus"], r["chrf_ci_lower"], r["chrf_ci_upper"])
+                        + _other(r, "chrf"),
+                        _fixed(r["corpus_bleu"]) + _other(r, "bleu"),
+                        _fixed(r["ter"]) + _other(r, "ter"),
                         _fixed(r["composite_score"], 4) + (" ≠" if r["coverage_differs"] else ""),
                         escape(r["quality_tier"]),
                         _fixed(r["delta_tm_bleu"]),
@@ -320,7 +326,13 @@ def leaderboard_markdown(rows: Sequence[dict[str, Any]], boards: Sequence[Board]
                 right=(0, 4, 5, 6, 7, 9, 10, 11, 12),
             ),
         ]
-    notes = []
+    notes = [
+        f"≠ {_code(r['run_id'])}: {metric} computed as "
+        f"{_code(r['metric_signatures'][metric])}, unlike most runs of its test set; not "
+        "comparable."
+        for r in rows
+        for metric in r.get("signature_differs", ())
+    ]
     if any(r["coverage_differs"] for r in rows):
         notes.append("≠: the composite uses a different set of metrics; not comparable.")
     if boards:

@@ -220,8 +220,13 @@ def _sentence_chrf(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> np.nda
     return np.asarray(sentence, dtype=np.float64)
 
 
-def claimed_scores_differ(document: RunDocument, computed: Mapping[str, float | None]) -> list[str]:
-    """Scores a run card claims that differ from the ones computed from the text."""
+def claimed_scores_differ(
+    document: RunDocument,
+    computed: Mapping[str, float | None],
+    signatures: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Scores a run card claims that differ from the ones computed from the text (each named
+    with the signature it was computed under)."""
     claimed = document.doc.get("scores")
     if not isinstance(claimed, dict):
         return []
@@ -234,7 +239,9 @@ def claimed_scores_differ(document: RunDocument, computed: Mapping[str, float | 
         # A claim on the 0-1 scale is compared as a percentage.
         candidates = (float(value), float(value) * 100)
         if all(abs(c - mine) > CLAIM_TOLERANCE for c in candidates):
-            out.append(f"the run card says {claim_name} = {value:g}, computed {mine:.2f}")
+            signature = (signatures or {}).get(ours)
+            under = f" ({ours} {signature})" if signature else ""
+            out.append(f"the run card says {claim_name} = {value:g}, computed {mine:.2f}{under}")
     rate, mine_rate = claimed.get("exact_match_rate"), computed.get("exact_match_rate")
     if (
         isinstance(rate, (int, float))

@@ -103,7 +103,9 @@ class PreparedRun:
             self.warnings += checks.equal_to_references(self.hyps, self.refs, self.errors)
             self.warnings += checks.unrelated_to_references(self.hyps, self.refs, self.errors)
             if self.document is not None:
-                self.warnings += checks.claimed_scores_differ(self.document, scores)
+                self.warnings += checks.claimed_scores_differ(
+                    self.document, scores, self.settings.get("signatures")
+                )
             _ = self.confidence
         return self
 
