@@ -105,7 +105,9 @@ def test_run_id_depends_on_model_condition_and_hypotheses(db_path, testset, writ
     assert len(ids) == 4
 
 
-def test_replace_overwrites_a_run_with_its_new_run_card(db_path, testset, write_lines, tmp_path):
+def test_replace_overwrites_a_run_with_its_new_run_card_and_keeps_its_tags(
+    db_path, testset, write_lines, tmp_path
+):
     hyp = write_lines("h", HYP)
     card = tmp_path / "card.json"
     card.write_text(json.dumps({"model_slug": "m", "totals": {"total_cost_usd": 1.5}}))
@@ -125,9 +127,14 @@ def test_replace_overwrites_a_run_with_its_new_run_card(db_path, testset, write_
     [kept] = write_runs(con, [changed])
     assert kept.action == "unchanged" and any("--replace" in w for w in kept.warnings)
     assert con.execute("SELECT total_cost_usd FROM runs").fetchone() == (1.5,)
+    con.execute("INSERT INTO run_tags VALUES (?, 'team', 'mt')", [kept.run_id])
     [replaced] = write_runs(con, [changed], replace=True)
     assert replaced.action == "replaced"
     assert con.execute("SELECT total_cost_usd FROM runs").fetchone() == (2.5,)
+    # The team's tags stay with the replaced run.
+    assert con.execute("SELECT run_id, key, value FROM run_tags").fetchall() == [
+        (kept.run_id, "team", "mt")
+    ]
     assert con.execute("SELECT count(*) FROM hypotheses").fetchone() == (4,)
 
 

@@ -216,13 +216,21 @@ def _write_one(
             )
     else:
         action = "added"
+        tags: list[tuple[Any, ...]] = []
         if existing is not None:
             say(f"replacing run {run.run_id} ({run.model_slug})")
+            # The run's tags are the team's, not the file's: they stay with the replaced run.
+            tags = con.execute(
+                "SELECT run_id, key, value FROM run_tags WHERE run_id = ? ORDER BY key",
+                [run.run_id],
+            ).fetchall()
             delete_runs(con, [run.run_id])
             action = "replaced"
         run.score()
         warnings = list(run.warnings) + _same_hypotheses_elsewhere(con, run)
         inserted = _insert_run(con, run)
+        if tags:
+            con.executemany("INSERT INTO run_tags VALUES (?, ?, ?)", tags)
         # The composite interval reads the stored sums. A replaced run's went with it above.
         refresh_runs(con, [run.run_id], written=inserted)
         if run.confidence is not None:
