@@ -83,7 +83,9 @@ def _metric_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     default=None,
     help="Run card JSON with tokens, cost, latency, dataset, fingerprint, scores.",
 )
-@click.option("--replace", is_flag=True, help="Overwrite a run that was ingested before (its tags are kept).")
+@click.option(
+    "--replace", is_flag=True, help="Overwrite a run that was ingested before (its tags are kept)."
+)
 @click.option(
     "--lock-timeout",
     type=click.FloatRange(min=0),
