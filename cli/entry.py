@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 
 
 def run() -> None:
@@ -13,7 +14,13 @@ def run() -> None:
     every later collection and the collector resumes (`cli.main`).
     """
     gc.disable()
-    from cli.main import main, resume_gc_after_load
+    try:
+        from warehouse.frontend import watch_interrupts
 
+        watch_interrupts()  # before the imports that may swallow a KeyboardInterrupt
+        from cli.main import main, resume_gc_after_load
+    except KeyboardInterrupt:  # Ctrl-C while the command's modules load: nothing started
+        print("interrupted; nothing was committed by the interrupted command", file=sys.stderr)
+        sys.exit(130)
     resume_gc_after_load()
     main(prog_name="tame-wh")

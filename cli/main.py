@@ -8,7 +8,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -26,6 +26,7 @@ from warehouse.frontend import (
     file_size,
     first_line,
     is_disk_full,
+    is_interrupt,
     lake_timeout,
     parse_address,
     reclaim_after_failed_write,
@@ -182,6 +183,8 @@ class _Group(click.Group):
         except WarehouseError as exc:
             if _debug(ctx):
                 traceback.print_exc()
+            if is_interrupt(exc):
+                _interrupted(ctx)
             if is_disk_full(exc):
                 _disk_full(ctx)
             click.echo(f"error: {_shown(ctx, str(exc))}", err=True)
@@ -193,11 +196,12 @@ class _Group(click.Group):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - flushing at exit must not fail
             ctx.exit(141)
         except KeyboardInterrupt:
-            click.echo("interrupted; nothing was committed by the interrupted command", err=True)
-            ctx.exit(130)
+            _interrupted(ctx)
         except Exception as exc:
             if _debug(ctx):
                 traceback.print_exc()
+            if is_interrupt(exc):  # Ctrl-C stopped a query: DuckDB's error, not Python's
+                _interrupted(ctx)
             if is_disk_full(exc):
                 _disk_full(ctx)
             app = ctx.find_object(AppContext)
@@ -213,6 +217,15 @@ class _Group(click.Group):
                 err=True,
             )
             ctx.exit(1)
+
+
+INTERRUPTED = "interrupted; nothing was committed by the interrupted command"
+
+
+def _interrupted(ctx: click.Context) -> NoReturn:
+    """Ctrl-C: the command's transaction was rolled back; say so (exit 130, as shells do)."""
+    click.echo(INTERRUPTED, err=True)
+    ctx.exit(130)
 
 
 def _shown(ctx: click.Context, text: str) -> str:

@@ -56,10 +56,12 @@ if TYPE_CHECKING:
     from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT as DEFAULT_LOCK_TIMEOUT
     from warehouse.store.connection import file_size as file_size
     from warehouse.store.connection import is_disk_full as is_disk_full
+    from warehouse.store.connection import is_interrupt as is_interrupt
     from warehouse.store.connection import reclaim_after_failed_write as reclaim_after_failed_write
     from warehouse.store.doctor import DOCTOR_LOCK_TIMEOUT as DOCTOR_LOCK_TIMEOUT
     from warehouse.store.doctor import catalog_privileges_text as catalog_privileges_text
     from warehouse.store.doctor import healthy as healthy
+    from warehouse.store.interrupt import watch_interrupts as watch_interrupts
     from warehouse.store.lake import AsOf as AsOf
     from warehouse.store.lake import attach_ahead as attach_ahead
     from warehouse.store.lake import drop_ahead as drop_ahead
@@ -118,7 +120,9 @@ _HOMES = {
     "file_size": "warehouse.store.connection",
     "first_line": "warehouse.basics",
     "healthy": "warehouse.store.doctor",
+    "watch_interrupts": "warehouse.store.interrupt",
     "is_disk_full": "warehouse.store.connection",
+    "is_interrupt": "warehouse.store.connection",
     "is_lake": "warehouse.store.address",
     "is_report_file": "warehouse.analysis.compare",
     "label": "warehouse.metrics.registry",

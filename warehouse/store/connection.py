@@ -19,6 +19,7 @@ from warehouse.basics import first_line
 from warehouse.errors import LockTimeoutError, SchemaError, UsageError
 from warehouse.store.address import LakeAddress
 from warehouse.store.address import missing_warehouse as missing_warehouse  # re-exported
+from warehouse.store.interrupt import interrupt_requested
 from warehouse.store.lake import AsOf, WriterLock, lake_exists, open_lake
 from warehouse.store.remote import DURING_COMMIT
 
@@ -223,10 +224,13 @@ def connect(
 
 @contextmanager
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
-    """Run the block in one transaction: committed when it returns, rolled back when it raises."""
+    """Run the block in one transaction: committed when it returns, rolled back when it raises
+    or when the process was interrupted (Ctrl-C that a library swallowed)."""
     con.execute("BEGIN TRANSACTION")
     try:
         yield con
+        if interrupt_requested():
+            raise KeyboardInterrupt
     except BaseException:
         # A connection the failure left unusable (a lake whose catalog went away) cannot roll
         # back; the error that got us here is the one to tell.
@@ -276,6 +280,29 @@ def is_disk_full(exc: BaseException) -> bool:
         if isinstance(seen, OSError) and seen.errno in _DISK_FULL_ERRNOS:
             return True
         if any(text in str(seen) for text in _DISK_FULL_TEXT):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+# How DuckDB's Python client reports a query it stopped for Ctrl-C, besides its own type.
+_INTERRUPT_TEXT = ("Query interrupted", "INTERRUPT Error")
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """Whether an error (or one it was raised from) is Ctrl-C reaching a query (DuckDB stops the
+    query and raises its own error instead of KeyboardInterrupt), or any error after this
+    process was sent Ctrl-C (a library that swallowed the KeyboardInterrupt fails later, e.g.
+    with a half-imported module)."""
+    if interrupt_requested():
+        return True
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, (KeyboardInterrupt, duckdb.InterruptException)):
+            return True
+        if isinstance(seen, (RuntimeError, duckdb.Error)) and any(
+            text in str(seen) for text in _INTERRUPT_TEXT
+        ):
             return True
         seen = seen.__cause__ or seen.__context__
     return False
