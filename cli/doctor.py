@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from cli.context import AppContext, json_option, pass_app
@@ -74,8 +76,26 @@ def doctor(app: AppContext, as_json: bool) -> None:
                 ("warehouse", wh["path"]),
                 *lake,
                 ("schema version", schema),
+                *_holder_field(wh),
                 ("status", "ok" if ok else "PROBLEMS FOUND"),
             ]
         )
     if not ok:
         raise click.exceptions.Exit(3)
+
+
+def _holder_field(wh: dict[str, Any]) -> list[tuple[str, str]]:
+    """The process that holds the warehouse file, when one does: a reader blocks every writer."""
+    holder = wh.get("lock_holder")
+    if not holder:
+        return []
+    name = f" ({holder['process']})" if holder["process"] else ""
+    if holder["mode"] == "reading":
+        text = (
+            f"process {holder['pid']}{name} holds the file open for reading: writers (ingest, "
+            "audit, ...) wait for it until their --lock-timeout; a dashboard or BI tool should "
+            "read an export or a lake, not hold the file"
+        )
+    else:
+        text = f"process {holder['pid']}{name} is writing the warehouse"
+    return [("held by", text)]

@@ -19,6 +19,7 @@ from warehouse.basics import first_line
 from warehouse.errors import LockTimeoutError, SchemaError, UsageError
 from warehouse.store.address import LakeAddress
 from warehouse.store.address import missing_warehouse as missing_warehouse  # re-exported
+from warehouse.store.holders import lock_holder
 from warehouse.store.interrupt import interrupt_requested
 from warehouse.store.lake import AsOf, WriterLock, lake_exists, open_lake
 from warehouse.store.remote import DURING_COMMIT
@@ -203,9 +204,17 @@ def connect(
             if not _is_lock_conflict(exc):
                 raise SchemaError(f"{path}: cannot open warehouse ({first_line(exc)})") from None
             if time.monotonic() >= deadline:
+                holder = lock_holder(path)
+                who = f": {holder.text()}" if holder is not None else ""
+                advice = (
+                    "; a dashboard or BI tool should read an export or a lake, not hold the file"
+                    if holder is not None and holder.mode == "reading"
+                    else ""
+                )
                 raise LockTimeoutError(
                     f"{path}: warehouse is locked by another process and stayed locked for "
-                    f"{lock_timeout:g} s (raise --lock-timeout to wait longer)"
+                    f"{lock_timeout:g} s{who}; stop it or wait for it to finish (raise "
+                    f"--lock-timeout to wait longer){advice}"
                 ) from None
         except duckdb.ConnectionException as exc:
             if read_only and "different configuration" in str(exc):

@@ -13,6 +13,7 @@ from warehouse.basics import first_line
 from warehouse.errors import LockTimeoutError, WarehouseError
 from warehouse.store.address import Address, LakeAddress
 from warehouse.store.connection import close_connection, connect
+from warehouse.store.holders import lock_holder
 from warehouse.store.lake import (
     catalog_connection,
     catalog_exposures,
@@ -139,10 +140,13 @@ def _warehouse_status(db: Address, lock_timeout: float) -> dict[str, Any]:
         "schema_version": None,
         "code_schema_version": code_schema_version(),
         "locked": False,
+        "lock_holder": None,
         "error": None,
     }
     if not db.exists():
         return status
+    holder = lock_holder(db)
+    status["lock_holder"] = holder.to_dict() if holder is not None else None
     try:
         con = connect(db, read_only=True, lock_timeout=lock_timeout)
         try:
