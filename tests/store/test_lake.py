@@ -54,6 +54,11 @@ def test_s3_data_paths_keep_their_url_and_get_a_trailing_slash():
         ("ducklake:postgres:host=x", None, "names no database"),
         ("ducklake:postgres:dbname='unterminated", None, "not a libpq connection string"),
         ("ducklake:sqlite:wh.db", None, "only PostgreSQL lake catalogs"),
+        # Near misses: the catalog without the lake prefix, or the URL after the wrong prefix.
+        ("postgres:host=h dbname=wh password=hunter2", None, "names a PostgreSQL database"),
+        ("postgresql://u:hunter2@h/wh", None, "starts with ducklake:postgres:"),
+        ("ducklake:postgresql://u:hunter2@h/wh", None, "ducklake:postgres:postgresql://"),
+        ("ducklake:postgres://u:hunter2@h/wh", None, "for a URL"),
         ("wh.duckdb", "/data", "--data-path is for a lake"),
         ("ducklake:postgres:dbname=wh", "gs://bucket/x", "only s3:// URLs"),
         ("ducklake:postgres:dbname=wh", "s3:///x", "names no bucket"),

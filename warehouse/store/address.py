@@ -136,12 +136,26 @@ def parse_address(
     starts with `ducklake:postgres:` (data path from `--data-path`, else `$TAME_WH_DATA_PATH`
     unless `use_env` is False), else a local file (where a data path makes no sense)."""
     text = str(db) if db is not None else (os.environ.get(DB_ENV_VAR) or DEFAULT_DB_NAME)
+    if text.startswith(("ducklake:postgresql:", "ducklake:postgres://")):
+        raise UsageError(
+            "a lake address is ducklake:postgres: followed by the catalog's libpq string: write "
+            "ducklake:postgres:host=… dbname=… user=…, or ducklake:postgres:postgresql://… for "
+            "a URL"
+        )
     if text.startswith(LAKE_PREFIX):
         from_env = os.environ.get(DATA_PATH_ENV_VAR) if use_env else None
         return parse_lake(text, data_path or from_env or None)
     if text.startswith("ducklake:"):
         raise UsageError(
             "only PostgreSQL lake catalogs are supported: write ducklake:postgres:<libpq string>"
+        )
+    if text.startswith(("postgres:", "postgresql:")):
+        # Never echoed: the text may carry a password.
+        raise UsageError(
+            "--db names a PostgreSQL database, not a warehouse: a lake's address starts with "
+            "ducklake:postgres: (write ducklake:postgres:<libpq string or URL>, with --data-path "
+            "for a new lake); a Supabase/Postgres sync target goes to `sync --dsn` or "
+            "$TAME_WH_PG_DSN"
         )
     if data_path:
         raise UsageError(
