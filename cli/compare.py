@@ -91,6 +91,18 @@ def _print_pair(comparison: Comparison, pair: PairTest, a: str, b: str) -> None:
     columns = ["metric", a, b, "Δ", f"{level} CI of Δ", "p-value", "Sig?", "better"]
     print_table(None, columns, rows, range(1, 6))
     for r in pair.results:
+        if (
+            comparison.method == "sign"
+            and r.significant
+            and r.ci_lower is not None
+            and r.ci_upper is not None
+            and r.ci_lower <= 0 <= r.ci_upper
+        ):
+            click.echo(
+                f"  {label(r.metric_name)}: significant and its interval contains 0: the sign "
+                f"test counts one tail against {ALPHA}, the interval leaves {ALPHA}/2 in each "
+                "(docs/statistics.md, the sign test)"
+            )
         if r.below_mde:
             assert r.mde is not None
             click.echo(

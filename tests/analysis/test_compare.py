@@ -343,3 +343,18 @@ def test_regressions_count_drops_too_small_for_the_test_set(run_cli, tmp_path):
     assert drops and all(not r["significant"] and abs(r["delta"]) < r["mde"] for r in drops)
     shown = run_cli("regressions")
     assert f"note: {len(drops)} drop(s) were not significant" in shown.stderr
+
+
+def test_a_sign_test_result_significant_with_zero_in_its_interval_is_explained(run_cli, tmp_path):
+    # BLEU: p = 0.03 (one tail), the 95% interval of Δ reaches above 0.
+    a, b = _report(tmp_path, "a0", 0.8), _report(tmp_path, "b0", 0.8)
+    doc = json.loads(run_cli("compare", a, b, "--significance", "--json").stdout)
+    bleu = next(r for r in doc["significance"] if r["metric_name"] == "bleu")
+    assert bleu["significant"] and bleu["ci_lower"] <= 0 <= bleu["ci_upper"]
+    shown = run_cli("compare", a, b, "--significance").stdout
+    assert "BLEU: significant and its interval contains 0: the sign test counts one tail" in shown
+    others = [r for r in doc["significance"] if r["metric_name"] != "bleu"]
+    assert (
+        all(not (r["significant"] and r["ci_lower"] <= 0 <= r["ci_upper"]) for r in others)
+        and shown.count("its interval contains 0") == 1
+    )
