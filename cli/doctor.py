@@ -45,7 +45,7 @@ def doctor(app: AppContext, as_json: bool) -> None:
                 ("data path", wh["data_path"] or "n/a"),
                 (
                     "storage",
-                    f"{wh['storage']}: "
+                    f"{wh['storage'] or 'n/a'}: "
                     + {True: "reachable", False: "NOT reachable", None: "not checked"}[storage],
                 ),
                 ("latest snapshot", wh["latest_snapshot"] if wh["exists"] else "n/a"),

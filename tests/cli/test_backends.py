@@ -9,7 +9,9 @@ import random
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from cli.main import main
 from tests.backends import Warehouse
 from tests.conftest import VOCABULARY
 from warehouse.store.connection import close_connection, connect
@@ -161,6 +163,14 @@ def test_demo_and_doctor(warehouse):
         assert wh["catalog_reachable"] and wh["storage_reachable"]
         assert wh["constraint_violations"] == []
         assert wh["data_path"] == warehouse.address.data_path
+        # Without --data-path the catalog's data path is read, and its storage named for it.
+        bare = CliRunner().invoke(main, ["--db", warehouse.db, "doctor", "--json"])
+        found = json.loads(_ok(bare))["warehouse"]
+        assert found["data_path"] == warehouse.address.data_path
+        if warehouse.kind == "lake-s3":
+            assert found["storage"].startswith("http://127.0.0.1") and "region" in found["storage"]
+        else:
+            assert found["storage"] == "directory"
     else:
         assert wh["backend"] == "duckdb-file"
 

@@ -76,7 +76,11 @@ def _lake_status(db: LakeAddress) -> dict[str, Any]:
         "catalog_reachable": False,
         "format_version": None,
         "data_path": db.data_path,
-        "storage": s3_settings().describe() if db.is_s3 else "directory",
+        "storage": None
+        if db.data_path is None
+        else s3_settings().describe()
+        if db.is_s3
+        else "directory",
         "storage_reachable": None,
         "latest_snapshot": None,
         "constraint_violations": [],
@@ -104,6 +108,8 @@ def _lake_status(db: LakeAddress) -> dict[str, Any]:
     try:
         address = check_data_path(db, state)
         status["data_path"] = address.data_path
+        # The catalog's data path, when none was given: say what it is, not a guess.
+        status["storage"] = s3_settings().describe() if address.is_s3 else "directory"
         probe = duckdb.connect(":memory:")
         try:
             prepare(probe, address)
