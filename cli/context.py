@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -9,7 +10,7 @@ from typing import Any
 
 import click
 
-from warehouse import Access, Warehouse
+from warehouse import Access, UsageError, Warehouse
 from warehouse.frontend import (
     DEFAULT_LOCK_TIMEOUT,
     MAX_RESAMPLES,
@@ -111,3 +112,13 @@ def bootstrap_options(
         return command
 
     return apply
+
+
+def confirm(what: str, yes: bool, prompt: str) -> None:
+    """Go on only with --yes or a yes at the terminal's prompt (`what` was said first)."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError(f"pass --yes to confirm: {what}; nothing was changed")
+    if not click.confirm(prompt, default=False, err=True):
+        raise UsageError("nothing was changed")

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from cli.context import AppContext, json_option, pass_app
+from cli.context import AppContext, confirm, json_option, pass_app
 from cli.output import emit_json, print_fields, print_table, say, status
-from warehouse import AddResult, CorpusInfo, UsageError
+from warehouse import AddResult, CorpusInfo
 from warehouse.frontend import CorpusData, read_test_set, read_training_corpus
 
 _input_file = click.Path(path_type=Path, dir_okay=False)
@@ -38,6 +37,38 @@ def _report_add(result: AddResult, as_json: bool) -> None:
     )
 
 
+def _delete(app: AppContext, name: str, role: str, dry_run: bool, yes: bool, as_json: bool) -> None:
+    """Delete a corpus of `role` after saying what goes with it (confirmed unless dry)."""
+    with app.open("write") as wh:
+        plan = wh.deletion_plan(name, role)
+    if dry_run:
+        if as_json:
+            emit_json(plan.to_dict())
+        else:
+            click.echo(plan.describe())
+        return
+    if not as_json:
+        say(plan.describe())
+    confirm(plan.describe(), yes, "delete them?")
+    with app.open("write") as wh:
+        done = wh.delete_corpus(name, role, confirmed=plan)
+    if as_json:
+        emit_json(done.to_dict())
+    else:
+        click.echo(done.describe())
+
+
+def _rename(app: AppContext, name: str, new_name: str, role: str, as_json: bool) -> None:
+    """Rename a corpus of `role`."""
+    with app.open("write") as wh:
+        info = wh.rename_corpus(name, new_name, role)
+    if as_json:
+        emit_json(info.to_dict())
+    else:
+        label = "training corpus" if role == "train" else "test set"
+        click.echo(f"renamed {label} {name!r} to {info.name!r} (id {info.corpus_id})")
+
+
 def _add(app: AppContext, data: CorpusData, replace: bool, yes: bool) -> AddResult:
     """Register a corpus; a replacement that removes something is described first and needs
     --yes (or a yes at the terminal's prompt)."""
@@ -47,11 +78,7 @@ def _add(app: AppContext, data: CorpusData, replace: bool, yes: bool) -> AddResu
             plan = wh.replacement_plan(data)
         if plan is not None:
             say(plan.describe())
-            if not yes:
-                if not sys.stdin.isatty():
-                    raise UsageError("pass --yes to confirm the replacement; nothing was changed")
-                if not click.confirm("replace it?", default=False, err=True):
-                    raise UsageError("nothing was replaced")
+            confirm("the replacement", yes, "replace it?")
             confirmed = plan
     with app.open("write") as wh, status(f"loading {data.n_segments} segments"):
         return wh.add(data, replace=replace, notify=say, confirmed=confirmed)
@@ -223,3 +250,60 @@ def testset_show(app: AppContext, name: str, as_json: bool) -> None:
     with app.open("write") as wh:
         info = wh.corpus(name, "test")
     _show(info, as_json)
+
+
+_delete_options = [
+    click.argument("name"),
+    click.option("--dry-run", is_flag=True, help="Say what would be deleted; change nothing."),
+    click.option(
+        "--yes", is_flag=True, help="Delete without a prompt (needed when not at a terminal)."
+    ),
+    json_option,
+]
+
+
+def _with(options: list[Any]) -> Any:
+    """Apply click decorators in order."""
+
+    def apply(fn: Any) -> Any:
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+
+    return apply
+
+
+@corpus.command("delete")
+@_with(_delete_options)
+@pass_app
+def corpus_delete(app: AppContext, name: str, dry_run: bool, yes: bool, as_json: bool) -> None:
+    """Delete a training corpus with its segments and every audit against it."""
+    _delete(app, name, "train", dry_run, yes, as_json)
+
+
+@testset.command("delete")
+@_with(_delete_options)
+@pass_app
+def testset_delete(app: AppContext, name: str, dry_run: bool, yes: bool, as_json: bool) -> None:
+    """Delete a test set with its segments, audits and runs."""
+    _delete(app, name, "test", dry_run, yes, as_json)
+
+
+@corpus.command("rename")
+@click.argument("name")
+@click.argument("new_name")
+@json_option
+@pass_app
+def corpus_rename(app: AppContext, name: str, new_name: str, as_json: bool) -> None:
+    """Rename a training corpus (its id and audits stay)."""
+    _rename(app, name, new_name, "train", as_json)
+
+
+@testset.command("rename")
+@click.argument("name")
+@click.argument("new_name")
+@json_option
+@pass_app
+def testset_rename(app: AppContext, name: str, new_name: str, as_json: bool) -> None:
+    """Rename a test set (its id, audits and runs stay)."""
+    _rename(app, name, new_name, "test", as_json)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from cli.context import AppContext, json_option, pass_app
+from cli.context import AppContext, confirm, json_option, pass_app
 from cli.output import emit_json, print_fields, print_table, say
 from warehouse import RunSummary
 from warehouse.frontend import parse_tags
@@ -139,11 +139,23 @@ def runs_tag(
 @runs.command("delete")
 @click.argument("runs_", nargs=-1, required=True, metavar="RUN...")
 @click.option("--dry-run", is_flag=True, help="Say what would be deleted; change nothing.")
+@click.option(
+    "--yes", is_flag=True, help="On a lake, delete without a prompt (the team's shared history)."
+)
 @json_option
 @pass_app
-def runs_delete(app: AppContext, runs_: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
+def runs_delete(
+    app: AppContext, runs_: tuple[str, ...], dry_run: bool, yes: bool, as_json: bool
+) -> None:
     """Delete runs and everything stored for them (hypotheses, statistics, metrics, intervals,
-    sums, tags, warnings), in one transaction."""
+    sums, tags, warnings), in one transaction; on a lake, after a confirmation."""
+    if app.is_lake and not dry_run:
+        with app.open("write") as wh:
+            plan = wh.delete_runs(runs_, dry_run=True)
+        what = f"delete {len(plan.run_ids)} run(s) from the shared lake: {', '.join(plan.run_ids)}"
+        if not as_json:
+            say(what)
+        confirm(what, yes, "delete them?")
     with app.open("write") as wh:
         deletion = wh.delete_runs(runs_, dry_run=dry_run)
     if as_json:

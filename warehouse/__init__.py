@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from warehouse.ingest.runs import IngestResult as IngestResult
     from warehouse.stats.clusters import Board as Board
     from warehouse.store.corpora import AddResult as AddResult
+    from warehouse.store.corpora import CorpusDeletion as CorpusDeletion
     from warehouse.store.corpora import CorpusInfo as CorpusInfo
     from warehouse.sync.postgres import SyncReport as SyncReport
 
@@ -51,6 +52,7 @@ _HOMES = {
     "RemoteError": "warehouse.errors",
     "AddResult": "warehouse.store.corpora",
     "CorpusInfo": "warehouse.store.corpora",
+    "CorpusDeletion": "warehouse.store.corpora",
     "AuditOptions": "warehouse.exposure.config",
     "Execution": "warehouse.exposure.execution",
     "NormalizationConfig": "warehouse.exposure.normalize",

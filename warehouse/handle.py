@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from warehouse.inputs.corpus_files import CorpusData
     from warehouse.stats.clusters import Board
     from warehouse.store.copy import CopyResult
-    from warehouse.store.corpora import AddResult, CorpusInfo, Replacement
+    from warehouse.store.corpora import AddResult, CorpusDeletion, CorpusInfo, Replacement
     from warehouse.store.maintain import MaintainResult
     from warehouse.store.schema import SchemaStatus
     from warehouse.store.snapshots import Snapshot
@@ -553,6 +553,29 @@ class Warehouse:
 
         data = read_test_set(name, src, list(refs), segments_meta, src_lang, tgt_lang)
         return add_corpus(self._writable("add_test_set"), data, replace=replace)
+
+    def deletion_plan(self, name: str, role: str) -> CorpusDeletion:
+        """What deleting the training corpus (`role="train"`) or test set (`"test"`) called
+        `name` would remove: its segments, audits and runs (nothing is changed)."""
+        from warehouse.store.corpora import deletion_plan
+
+        return deletion_plan(self.con, name, role)
+
+    def delete_corpus(
+        self, name: str, role: str, *, confirmed: CorpusDeletion | None = None
+    ) -> CorpusDeletion:
+        """Delete a training corpus or test set and every audit and run that depends on it, in
+        one transaction; with `confirmed` (a plan the user agreed to), a deletion that would
+        now remove anything else is refused."""
+        from warehouse.store.corpora import delete_named_corpus
+
+        return delete_named_corpus(self._writable("delete"), name, role, confirmed=confirmed)
+
+    def rename_corpus(self, name: str, new_name: str, role: str) -> CorpusInfo:
+        """Rename a training corpus or test set (its id, audits and runs stay)."""
+        from warehouse.store.corpora import rename_corpus
+
+        return rename_corpus(self._writable("rename"), name, new_name, role)
 
     def replacement_plan(self, data: CorpusData) -> Replacement | None:
         """What registering `data` with `replace=True` would remove (None: nothing)."""

@@ -106,7 +106,7 @@ def test_the_pinned_files_are_the_files_ducklake_lists_for_that_snapshot(lake):
     first = pin_snapshot(lake.address)
     assert first.files and set(first.files) == _listed_by_ducklake(lake, first.snapshot)
     run = lake.sql("SELECT run_id FROM runs ORDER BY run_id LIMIT 1")[0][0]
-    assert lake.run("runs", "delete", run).exit_code == 0
+    assert lake.run("runs", "delete", run, "--yes").exit_code == 0
     deleted = pin_snapshot(lake.address)
     assert deleted.snapshot > first.snapshot
     assert set(deleted.files) == _listed_by_ducklake(lake, deleted.snapshot)

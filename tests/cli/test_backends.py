@@ -119,7 +119,7 @@ def test_every_command_on_every_backend(warehouse, texts, tmp_path):
     assert rows == [{"n": 60 + 24}]
     _ok(warehouse.run("dashboard", "--out", tmp_path / "site"))
     assert (tmp_path / "site" / "index.html").exists()
-    _ok(warehouse.run("runs", "delete", bad))
+    _ok(warehouse.run("runs", "delete", bad, "--yes"))
     assert [r[0] for r in warehouse.sql("SELECT run_id FROM runs")] == [good]
     assert warehouse.sql("SELECT count(*) FROM hypotheses WHERE run_id = ?", [bad]) == [(0,)]
     _constraints_hold(warehouse)

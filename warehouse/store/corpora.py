@@ -316,3 +316,85 @@ def training_text_bytes(con: duckdb.DuckDBPyConnection, corpus_id: str) -> int:
         [corpus_id],
     ).fetchall()
     return int(rows[0][0]) if rows else 0
+
+
+@dataclass(frozen=True)
+class CorpusDeletion:
+    """A training corpus or test set removed (or, dry, to be removed) with what depends on it."""
+
+    corpus: CorpusInfo
+    audit_ids: list[str]
+    run_ids: list[str]
+    dry_run: bool
+
+    def describe(self) -> str:
+        """One line for people."""
+        info = self.corpus
+        verb = "would delete" if self.dry_run else "deleted"
+        return (
+            f"{verb} {_role_label(info.role)} {info.name!r} (id {info.corpus_id}), its "
+            f"{info.n_segments} segments, {len(self.audit_ids)} audit(s) and "
+            f"{len(self.run_ids)} run(s)"
+            + (f": runs {', '.join(self.run_ids[:10])}" if self.run_ids else "")
+            + (", ..." if len(self.run_ids) > 10 else "")
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "corpus": self.corpus.to_dict(),
+            "audit_ids": self.audit_ids,
+            "run_ids": self.run_ids,
+            "dry_run": self.dry_run,
+        }
+
+
+def deletion_plan(con: duckdb.DuckDBPyConnection, name: str, role: str) -> CorpusDeletion:
+    """What deleting the corpus `name` of `role` removes (nothing is changed)."""
+    info = get_corpus(con, name, role)
+    audit_ids, run_ids = dependents(con, info.corpus_id)
+    return CorpusDeletion(info, audit_ids, run_ids, dry_run=True)
+
+
+def delete_named_corpus(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    role: str,
+    *,
+    confirmed: CorpusDeletion | None = None,
+) -> CorpusDeletion:
+    """Delete the corpus `name` of `role`, its segments and every audit and run that depends on
+    it, in one transaction; with `confirmed` (the plan a user agreed to), a deletion that would
+    now remove anything else is refused."""
+    with transaction(con):
+        plan = deletion_plan(con, name, role)
+        if confirmed is not None and (
+            plan.corpus.corpus_id != confirmed.corpus.corpus_id
+            or set(plan.audit_ids) != set(confirmed.audit_ids)
+            or set(plan.run_ids) != set(confirmed.run_ids)
+        ):
+            raise UsageError(
+                f"{_role_label(role)} {name!r} changed since the deletion was confirmed "
+                "(another process wrote it); nothing was deleted, run the command again"
+            )
+        delete_corpus(con, plan.corpus.corpus_id)
+    return CorpusDeletion(plan.corpus, plan.audit_ids, plan.run_ids, dry_run=False)
+
+
+def rename_corpus(
+    con: duckdb.DuckDBPyConnection, name: str, new_name: str, role: str
+) -> CorpusInfo:
+    """Give the corpus `name` of `role` the name `new_name` (its id, runs and audits stay)."""
+    from warehouse.inputs.corpus_files import validate_name
+
+    validate_name(new_name)
+    with transaction(con):
+        info = get_corpus(con, name, role)
+        taken = _find(con, "name", new_name)
+        if taken is not None:
+            raise UsageError(
+                f"the name {new_name!r} is taken by {_role_label(taken.role)} "
+                f"(id {taken.corpus_id}); nothing was renamed"
+            )
+        con.execute("UPDATE corpora SET name = ? WHERE corpus_id = ?", [new_name, info.corpus_id])
+    return get_corpus(con, new_name, role)
