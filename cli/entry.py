@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gc
+import os
 import sys
+from typing import NoReturn
 
 
 def run() -> None:
@@ -15,12 +17,29 @@ def run() -> None:
     """
     gc.disable()
     try:
-        from warehouse.frontend import watch_interrupts
+        from warehouse.frontend import interrupt_requested, watch_interrupts
 
         watch_interrupts()  # before the imports that may swallow a KeyboardInterrupt
-        from cli.main import main, resume_gc_after_load
+        from cli.main import INTERRUPTED, main, resume_gc_after_load
     except KeyboardInterrupt:  # Ctrl-C while the command's modules load: nothing started
-        print("interrupted; nothing was committed by the interrupted command", file=sys.stderr)
-        sys.exit(130)
+        _leave_interrupted("interrupted; nothing was committed by the interrupted command")
     resume_gc_after_load()
-    main(prog_name="tame-wh")
+    try:
+        main(prog_name="tame-wh")
+    except SystemExit as done:
+        if done.code == 130:
+            _leave_interrupted(None)
+        if interrupt_requested():  # Ctrl-C outside the command itself (click says "Aborted!")
+            _leave_interrupted(INTERRUPTED)
+        raise
+
+
+def _leave_interrupted(message: str | None) -> NoReturn:
+    """Exit 130 after Ctrl-C (saying `message` when the command did not), without the
+    interpreter's clean-up, where threads a Ctrl-C stopped mid-query (DuckDB's) can abort the
+    process: nothing was committed, and the warehouse is as safe as after kill -9."""
+    if message is not None:
+        print(message, file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)

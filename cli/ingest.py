@@ -93,6 +93,12 @@ def _metric_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     help="Seconds to wait while another process writes the warehouse (default: the global one).",
 )
 @click.option("--no-ci", is_flag=True, help="Skip the bootstrap confidence intervals.")
+@click.option(
+    "--replicate-of",
+    default=None,
+    metavar="RUN",
+    help="These runs repeat RUN's configuration (another seed): one replicate group.",
+)
 @bootstrap_options(
     "--n-bootstrap-ci",
     "Bootstrap resamples for the confidence intervals (default: settings bootstrap.n, 1000).",
@@ -138,6 +144,7 @@ def ingest(
     replace: bool,
     lock_timeout: float | None,
     no_ci: bool,
+    replicate_of: str | None,
     n_bootstrap_ci: int | None,
     ci_alpha: float | None,
     seed: int | None,
@@ -179,6 +186,7 @@ def ingest(
         n_bootstrap=n_bootstrap_ci,
         alpha=ci_alpha,
         seed=seed,
+        replicate_of=replicate_of,
     )
     results = Warehouse.ingest_batch(
         app.db, request, lock_timeout=app.lock_timeout, notify=say, progress=status

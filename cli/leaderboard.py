@@ -18,7 +18,7 @@ from cli.context import (
     pass_app,
 )
 from cli.output import ALPHA, emit_json, fmt_number, print_table, say
-from warehouse import Board, ClusterRequest, UsageError
+from warehouse import Board, ClusterRequest, ReplicateGroup, UsageError
 from warehouse.frontend import (
     CLUSTER_SORT_KEYS,
     CORRECTIONS,
@@ -28,6 +28,7 @@ from warehouse.frontend import (
     label,
     leaderboard_markdown,
     parse_tags,
+    replicates_markdown,
 )
 
 
@@ -62,6 +63,12 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
     "run a cluster and a rank range (docs/statistics.md).",
 )
 @click.option(
+    "--replicates",
+    is_flag=True,
+    help="One row per replicate group (runs repeating one configuration): mean, standard "
+    "deviation across replicates and an interval counting segment and seed noise.",
+)
+@click.option(
     "--method",
     type=click.Choice(METHODS),
     default="paired-bs",
@@ -77,11 +84,13 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
 )
 @bootstrap_options(
     "--n-bootstrap",
-    "With --clusters: resamples (default: settings bootstrap.n, raised to a count that can "
-    "reach the corrected threshold; paired-ar: 10,000 trials).",
+    "With --clusters or --replicates: resamples (default: settings bootstrap.n; --clusters "
+    "raises it to a count that can reach the corrected threshold; paired-ar: 10,000 trials).",
     "--alpha",
-    "With --clusters: significance level (default: settings bootstrap.alpha, 0.05).",
-    "With --clusters: seed of the resamples (default: settings bootstrap.seed, 12345).",
+    "With --clusters or --replicates: significance level / 1 - coverage (default: settings "
+    "bootstrap.alpha, 0.05).",
+    "With --clusters or --replicates: seed of the resamples (default: settings bootstrap.seed, "
+    "12345).",
 )
 @as_of_option
 @format_option
@@ -95,6 +104,7 @@ def leaderboard_cmd(
     train: str | None,
     tags: tuple[str, ...],
     clusters: bool,
+    replicates: bool,
     method: str,
     correction: str,
     n_bootstrap: int | None,
@@ -110,8 +120,20 @@ def leaderboard_cmd(
     column: --train NAME, else each test set's largest audited training corpus.
     """
     fmt = chosen_format(output_format, as_json)
+    if replicates:
+        if clusters or sort is not None or tags or train is not None:
+            raise UsageError(
+                "--replicates ranks replicate groups by mean chrF++; it takes --testset, --limit "
+                "and the resampling options, not --clusters, --sort, --tag or --train"
+            )
+        with app.open("read", as_of_value(as_of)) as wh:
+            groups = wh.replicates(testset=testset, n_bootstrap=n_bootstrap, alpha=alpha, seed=seed)
+        _print_replicates(groups[:limit] if limit is not None else groups, fmt)
+        return
     if not clusters and (n_bootstrap, alpha, seed) != (None, None, None):
-        raise UsageError("--n-bootstrap, --alpha and --seed set up --clusters; add --clusters")
+        raise UsageError(
+            "--n-bootstrap, --alpha and --seed set up --clusters or --replicates; add one"
+        )
     sort = sort or ("chrf" if clusters else "composite")
     if clusters and sort not in CLUSTER_SORT_KEYS:
         raise UsageError(
@@ -161,6 +183,63 @@ def leaderboard_cmd(
             f"{s.correction} correction, {ALPHA} = {s.settings.alpha:g}, seed = "
             f"{s.settings.seed}, n = {_counts(boards)})"
         )
+
+
+def _mean_sd_ci(score: Any, digits: int) -> str:
+    """`79.83 ± 1.20 [75.93, 83.74]` (± only with two or more replicates)."""
+    if score is None or score.mean is None:
+        return "n/a"
+    text = f"{score.mean:.{digits}f}"
+    if score.sd is not None:
+        text += f" ± {score.sd:.{digits}f}"
+    if score.ci_lower is not None and score.ci_upper is not None:
+        text += f" [{score.ci_lower:.{digits}f}, {score.ci_upper:.{digits}f}]"
+    return text
+
+
+def _print_replicates(groups: list[ReplicateGroup], fmt: str) -> None:
+    """The replicate groups: JSON, Markdown or one table per test set."""
+    if fmt == "json":
+        emit_json([g.to_dict() for g in groups])
+        return
+    if fmt == "markdown":
+        click.echo(replicates_markdown(groups), nl=False)
+        return
+    if not groups:
+        click.echo("no runs yet")
+        return
+    by_test_set: dict[str, list[ReplicateGroup]] = {}
+    for group in groups:
+        by_test_set.setdefault(group.test_set, []).append(group)
+    for n, (test_set, members) in enumerate(by_test_set.items()):
+        if n:
+            click.echo()
+        print_table(
+            f"test set {test_set} (replicate groups)",
+            ["#", "model", "condition", "replicate", "n", "chrF++", "BLEU", "exact", "runs"],
+            [
+                [
+                    i + 1,
+                    g.model_slug,
+                    g.condition,
+                    g.label,
+                    len(g.run_ids),
+                    _mean_sd_ci(g.scores.get("chrf_plus_plus"), 2),
+                    _mean_sd_ci(g.scores.get("bleu"), 2),
+                    _mean_sd_ci(g.scores.get("exact_match_rate"), 3),
+                    ", ".join(r[:8] for r in g.run_ids),
+                ]
+                for i, g in enumerate(members)
+            ],
+            keep=(0, 1),
+            priority=(0, 1, 4, 5, 3, 6, 2, 7, 8),
+        )
+    s = groups[0].settings
+    say(
+        "mean ± standard deviation across replicates [interval counting segment and seed noise: "
+        f"segments and replicates resampled, n = {s.n_bootstrap:,}, {ALPHA} = {s.alpha:g}, "
+        f"seed = {s.seed}]"
+    )
 
 
 def signature_notes(rows: list[dict[str, Any]]) -> list[str]:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from warehouse.analysis.compare import Comparison as Comparison
     from warehouse.analysis.query import QueryResult as QueryResult
     from warehouse.analysis.regressions import RegressionReport as RegressionReport
+    from warehouse.analysis.replicates import ReplicateGroup as ReplicateGroup
     from warehouse.analysis.runs import Deletion as Deletion
     from warehouse.analysis.runs import RunSummary as RunSummary
     from warehouse.errors import RemoteError as RemoteError
@@ -64,6 +65,7 @@ _HOMES = {
     "ClusterRequest": "warehouse.analysis.clusters",
     "Board": "warehouse.stats.clusters",
     "RegressionReport": "warehouse.analysis.regressions",
+    "ReplicateGroup": "warehouse.analysis.replicates",
     "QueryResult": "warehouse.analysis.query",
     "SyncReport": "warehouse.sync.postgres",
 }

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from warehouse.html.markdown import comparison_markdown as comparison_markdown
     from warehouse.html.markdown import leaderboard_markdown as leaderboard_markdown
     from warehouse.html.markdown import regressions_markdown as regressions_markdown
+    from warehouse.html.markdown import replicates_markdown as replicates_markdown
     from warehouse.ingest.batch import IngestRequest as IngestRequest
     from warehouse.inputs.corpus_files import CorpusData as CorpusData
     from warehouse.inputs.corpus_files import read_test_set as read_test_set
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from warehouse.store.doctor import DOCTOR_LOCK_TIMEOUT as DOCTOR_LOCK_TIMEOUT
     from warehouse.store.doctor import catalog_privileges_text as catalog_privileges_text
     from warehouse.store.doctor import healthy as healthy
+    from warehouse.store.interrupt import interrupt_requested as interrupt_requested
     from warehouse.store.interrupt import watch_interrupts as watch_interrupts
     from warehouse.store.lake import AsOf as AsOf
     from warehouse.store.lake import attach_ahead as attach_ahead
@@ -92,6 +94,7 @@ _HOMES = {
     "comparison_markdown": "warehouse.html.markdown",
     "leaderboard_markdown": "warehouse.html.markdown",
     "regressions_markdown": "warehouse.html.markdown",
+    "replicates_markdown": "warehouse.html.markdown",
     "DEFAULT_ORDERS": "warehouse.exposure.config",
     "DEFAULT_RARE_GRAMS": "warehouse.exposure.config",
     "DEFAULT_SHORTLIST": "warehouse.exposure.config",
@@ -121,6 +124,7 @@ _HOMES = {
     "first_line": "warehouse.basics",
     "healthy": "warehouse.store.doctor",
     "watch_interrupts": "warehouse.store.interrupt",
+    "interrupt_requested": "warehouse.store.interrupt",
     "is_disk_full": "warehouse.store.connection",
     "is_interrupt": "warehouse.store.connection",
     "is_lake": "warehouse.store.address",

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from warehouse.analysis.compare import Comparison
     from warehouse.analysis.query import QueryResult
     from warehouse.analysis.regressions import RegressionReport
+    from warehouse.analysis.replicates import ReplicateGroup
     from warehouse.analysis.runs import Deletion, RunSummary
     from warehouse.basics import Notify
     from warehouse.demo import DemoResult
@@ -395,6 +396,23 @@ class Warehouse:
         from warehouse.analysis.report import build_report
 
         return build_report(self.con, run, train=train)
+
+    def replicates(
+        self,
+        *,
+        testset: str | None = None,
+        n_bootstrap: int | None = None,
+        alpha: float | None = None,
+        seed: int | None = None,
+    ) -> list[ReplicateGroup]:
+        """One entry per configuration's replicate group (an unlabelled run alone): mean and
+        standard deviation of its scores across replicates and an interval counting segment
+        and seed noise (docs/statistics.md, "Replicates")."""
+        from warehouse.analysis.replicates import replicate_groups
+        from warehouse.stats.resample import bootstrap_settings
+
+        settings = bootstrap_settings(self.con, n_bootstrap, alpha, seed)
+        return replicate_groups(self.con, settings, testset=testset)
 
     def clusters(self, runs: Sequence[str], request: ClusterRequest | None = None) -> list[Board]:
         """Tie groups of the named runs, one board per test set: every pair tested on one

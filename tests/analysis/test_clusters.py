@@ -105,4 +105,4 @@ def test_boards_that_cannot_be_clustered_are_one_line_errors(run_cli, demo, args
 
 def test_resampling_options_without_clusters_are_refused(run_cli, demo):
     result = run_cli("leaderboard", "--n-bootstrap", "2000")
-    assert result.exit_code == 2 and "add --clusters" in result.stderr
+    assert result.exit_code == 2 and "--clusters or --replicates" in result.stderr

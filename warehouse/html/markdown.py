@@ -10,6 +10,7 @@ from typing import Any
 
 from warehouse.analysis.compare import Comparison, run_letters
 from warehouse.analysis.regressions import Regression, RegressionReport
+from warehouse.analysis.replicates import ReplicateGroup
 from warehouse.metrics.registry import label, on_percent_scale
 from warehouse.stats.clusters import Board
 
@@ -347,4 +348,58 @@ def leaderboard_markdown(rows: Sequence[dict[str, Any]], boards: Sequence[Board]
         notes += [escape(note) for board in boards for note in board.notes]
     if notes:
         lines += ["", *(f"> {note}" for note in notes)]
+    return "\n".join(lines) + "\n"
+
+
+def _replicate_cell(group: ReplicateGroup, metric: str, digits: int) -> str:
+    """Mean ± standard deviation [interval] of one metric over a group's replicates."""
+    score = group.scores.get(metric)
+    if score is None or score.mean is None:
+        return "n/a"
+    text = f"{score.mean:.{digits}f}"
+    if score.sd is not None:
+        text += f" ± {score.sd:.{digits}f}"
+    if score.ci_lower is not None and score.ci_upper is not None:
+        text += f" [{score.ci_lower:.{digits}f}, {score.ci_upper:.{digits}f}]"
+    return text
+
+
+def replicates_markdown(groups: Sequence[ReplicateGroup]) -> str:
+    """One table of replicate groups per test set: mean ± sd [segment-and-seed interval]."""
+    lines = ["## tame-wh leaderboard (replicate groups)"]
+    if not groups:
+        lines += ["", "No runs yet."]
+    by_test_set: dict[str, list[ReplicateGroup]] = {}
+    for group in groups:
+        by_test_set.setdefault(group.test_set, []).append(group)
+    for test_set, members in by_test_set.items():
+        lines += [
+            "",
+            f"### Test set {escape(test_set)}",
+            "",
+            table(
+                ["#", "model", "condition", "replicate", "n", "chrF++", "BLEU", "runs"],
+                [
+                    [
+                        str(i + 1),
+                        escape(g.model_slug),
+                        escape(g.condition),
+                        escape(g.label),
+                        str(len(g.run_ids)),
+                        _replicate_cell(g, "chrf_plus_plus", 2),
+                        _replicate_cell(g, "bleu", 2),
+                        ", ".join(_code(r) for r in g.run_ids),
+                    ]
+                    for i, g in enumerate(members)
+                ],
+                right=(0, 4, 5, 6),
+            ),
+        ]
+    if groups:
+        s = groups[0].settings
+        lines += [
+            "",
+            f"> mean ± standard deviation across replicates [interval counting segment and seed "
+            f"noise; n = {s.n_bootstrap:,}, {ALPHA} = {s.alpha:g}, seed = {s.seed}].",
+        ]
     return "\n".join(lines) + "\n"

@@ -23,6 +23,7 @@ from warehouse.metrics.surface import MetricOptions
 from warehouse.stats.resample import bootstrap_settings
 from warehouse.store.address import Address
 from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT
+from warehouse.store.replicates import REPLICATE_TAG, replicate_tags
 from warehouse.store.schema import staged_write
 
 Progress = Callable[[str], AbstractContextManager[Any]]
@@ -50,6 +51,7 @@ class IngestRequest:
     n_bootstrap: int | None = None
     alpha: float | None = None
     seed: int | None = None
+    replicate_of: str | None = None  # a stored run these runs repeat (docs/statistics.md)
 
     def __post_init__(self) -> None:
         if self.reports and (self.hyp or self.run_card):
@@ -114,4 +116,13 @@ def ingest_batch(
             for run in to_score:
                 run.score()
         with stage.writer() as writer, progress("writing"):
-            return write_runs(writer, prepared, replace=request.replace, notify=notify)
+            tags: dict[str, dict[str, str]] = {}
+            if request.replicate_of is not None:
+                label, of_tags = replicate_tags(
+                    writer,
+                    request.replicate_of,
+                    [(p.model_slug, p.condition, p.test_corpus_id) for p in prepared],
+                )
+                tags = {p.run_id: {REPLICATE_TAG: label} for p in prepared}
+                tags.update({run_id: {REPLICATE_TAG: value} for run_id, value in of_tags.items()})
+            return write_runs(writer, prepared, replace=request.replace, notify=notify, tags=tags)

@@ -4,7 +4,7 @@ stored left alone (recognised by its id, without scoring it again)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import duckdb
@@ -260,12 +260,19 @@ def write_runs(
     *,
     replace: bool = False,
     notify: Notify | None = None,
+    tags: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[IngestResult]:
-    """Write runs in one transaction; a run already present is left alone unless `replace`.
+    """Write runs in one transaction; a run already present is left alone unless `replace`;
+    `tags` (by run id, stored runs included) are set in the same transaction.
 
     Runs that are written are scored first if they were not (`PreparedRun.score`); score them
     before opening the warehouse to keep the write lock short.
     """
     say = notify or (lambda _m: None)
     with transaction(con):
-        return [_write_one(con, run, replace, say) for run in runs]
+        results = [_write_one(con, run, replace, say) for run in runs]
+        for run_id, pairs in (tags or {}).items():
+            for key, value in pairs.items():
+                con.execute("DELETE FROM run_tags WHERE run_id = ? AND key = ?", [run_id, key])
+                con.execute("INSERT INTO run_tags VALUES (?, ?, ?)", [run_id, key, value])
+        return results

@@ -1,0 +1,92 @@
+"""Replicate groups: stored runs that repeat one configuration (model, condition, test set)
+under one replicate label, each group summarised by `stats.replicates` (docs/statistics.md,
+"Replicates").
+
+A run's label is its `replicate` tag (`ingest --replicate-of RUN` sets it), else its run card's
+`replicate` field, else — when its run card gives a `seed` — the label `(seed)`: runs of one
+configuration that only differ by seed form one group. A run without a label is a group alone."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from warehouse.stats.arrays import load_run_arrays
+from warehouse.stats.replicates import ReplicateScore, replicate_scores
+from warehouse.stats.resample import BootstrapSettings
+from warehouse.store.corpora import get_corpus
+from warehouse.store.replicates import LABELLED_RUNS, REPLICATE_TAG, SEED_LABEL
+
+
+@dataclass(frozen=True)
+class ReplicateGroup:
+    """The runs of one configuration under one replicate label (or one unlabelled run), with
+    their scores over the replicates."""
+
+    model_slug: str
+    condition: str | None
+    test_set: str
+    test_corpus_id: str
+    label: str | None
+    run_ids: list[str]
+    scores: dict[str, ReplicateScore]
+    settings: BootstrapSettings
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "model_slug": self.model_slug,
+            "condition": self.condition,
+            "test_set": self.test_set,
+            "test_corpus_id": self.test_corpus_id,
+            "replicate": self.label,
+            "n_replicates": len(self.run_ids),
+            "run_ids": self.run_ids,
+            "scores": {m: s.to_dict() for m, s in self.scores.items()},
+            "n_bootstrap": self.settings.n_bootstrap,
+            "alpha": self.settings.alpha,
+            "seed": self.settings.seed,
+        }
+
+
+def replicate_groups(
+    con: duckdb.DuckDBPyConnection,
+    settings: BootstrapSettings,
+    *,
+    testset: str | None = None,
+) -> list[ReplicateGroup]:
+    """Every configuration's replicate groups (and unlabelled runs, alone), on one test set or
+    all, best mean chrF++ first within each test set."""
+    if testset is not None:
+        get_corpus(con, testset, "test")
+    rows = con.execute(
+        LABELLED_RUNS + "WHERE (? IS NULL OR c.name = ?) "
+        "ORDER BY c.name, r.model_slug, r.condition NULLS FIRST, r.created_at, r.run_id",
+        [SEED_LABEL, REPLICATE_TAG, testset, testset],
+    ).fetchall()
+    grouped: dict[tuple[Any, ...], list[tuple[Any, ...]]] = defaultdict(list)
+    for row in rows:
+        run_id, model, condition, corpus_id, _name, label = row
+        key = (corpus_id, model, condition, label if label is not None else ("run", run_id))
+        grouped[key].append(row)
+    groups = []
+    for members in grouped.values():
+        _run, model, condition, corpus_id, name, label = members[0]
+        ids = [m[0] for m in members]
+        arrays = [load_run_arrays(con, run_id) for run_id in ids]
+        groups.append(
+            ReplicateGroup(
+                model, condition, name, corpus_id, label, ids, replicate_scores(arrays, settings),
+                settings,
+            )
+        )  # fmt: skip
+
+    def rank(group: ReplicateGroup) -> tuple[str, float]:
+        chrf = group.scores.get("chrf_plus_plus")
+        mean = chrf.mean if chrf is not None and chrf.mean is not None else float("-inf")
+        return (group.test_set, -mean)
+
+    return sorted(groups, key=rank)

@@ -1,0 +1,85 @@
+"""Replicates: runs that repeat one configuration with different seeds, summarised as one
+entry: the mean of their corpus scores, the standard deviation across them, and an interval that
+counts both segment and seed noise (docs/statistics.md, "Replicates").
+
+The interval is a two-level bootstrap: each resample draws the segments with replacement (the
+same draws as a single run's interval, so identical replicates give exactly its interval) and,
+independently, the replicates with replacement, and averages the drawn replicates' corpus scores
+on the drawn segments."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from warehouse.errors import UsageError
+from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH
+from warehouse.stats.arrays import RunArrays
+from warehouse.stats.resample import (
+    BootstrapSettings,
+    percentile_interval,
+    resample_blocks,
+    resampled_scores_of,
+    run_scores,
+)
+
+REPLICATE_METRICS = (CHRF, BLEU, EXACT_MATCH)
+# The replicate draws use their own stream, so that the segment draws stay those of one run.
+_REPLICATE_STREAM = 1
+
+
+@dataclass(frozen=True)
+class ReplicateScore:
+    """One metric over the replicates of a configuration."""
+
+    metric: str
+    n_replicates: int
+    mean: float | None
+    sd: float | None  # across replicates (n - 1 in the denominator); None for one replicate
+    ci_lower: float | None
+    ci_upper: float | None
+    values: list[float | None]  # each replicate's corpus score, in run order
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def replicate_scores(
+    runs: Sequence[RunArrays], settings: BootstrapSettings
+) -> dict[str, ReplicateScore]:
+    """Mean, spread and segment-and-seed interval of chrF++, BLEU and exact match over `runs`
+    (replicates of one configuration on one test set, segments in the same order)."""
+    if not runs:
+        raise UsageError("no runs to summarise")
+    n = runs[0].n_segments
+    if any(r.test_corpus_id != runs[0].test_corpus_id or r.n_segments != n for r in runs):
+        raise UsageError("replicates must be runs on one test set")
+    k = len(runs)
+    singles = [run_scores(r) for r in runs]
+    resampled = resampled_scores_of(runs, resample_blocks(n, settings.n_bootstrap, settings.seed))
+    picks = np.random.default_rng([settings.seed, _REPLICATE_STREAM]).integers(
+        0, k, size=(settings.n_bootstrap, k)
+    )
+    out: dict[str, ReplicateScore] = {}
+    for metric in REPLICATE_METRICS:
+        values = [s.get(metric) for s in singles]
+        finite = [v for v in values if v is not None and np.isfinite(v)]
+        if len(finite) != k:
+            continue
+        matrix = np.column_stack([r[metric] for r in resampled])  # resamples x replicates
+        samples = np.take_along_axis(matrix, picks, axis=1).mean(axis=1)
+        bounds = percentile_interval(samples, settings.alpha)
+        out[metric] = ReplicateScore(
+            metric=metric,
+            n_replicates=k,
+            mean=float(np.mean(finite)),
+            sd=float(np.std(finite, ddof=1)) if k > 1 else None,
+            ci_lower=bounds[0] if bounds else None,
+            ci_upper=bounds[1] if bounds else None,
+            values=values,
+        )
+    return out
