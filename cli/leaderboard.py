@@ -186,15 +186,8 @@ def leaderboard_cmd(
 
 
 def _mean_sd_ci(score: Any, digits: int) -> str:
-    """`79.83 ± 1.20 [75.93, 83.74]` (± only with two or more replicates)."""
-    if score is None or score.mean is None:
-        return "n/a"
-    text = f"{score.mean:.{digits}f}"
-    if score.sd is not None:
-        text += f" ± {score.sd:.{digits}f}"
-    if score.ci_lower is not None and score.ci_upper is not None:
-        text += f" [{score.ci_lower:.{digits}f}, {score.ci_upper:.{digits}f}]"
-    return text
+    """A replicate score for people, or n/a."""
+    return score.text(digits) if score is not None else "n/a"
 
 
 def _print_replicates(groups: list[ReplicateGroup], fmt: str) -> None:

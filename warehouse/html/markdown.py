@@ -120,9 +120,7 @@ def regressions_markdown(report: RegressionReport) -> str:
                         _code(r.step.run_id),
                         _code(r.step.previous_run_id),
                         escape(label(r.result.metric_name)),
-                        _num(r.result.metric_name, r.result.system_b_score),
-                        _num(r.result.metric_name, r.result.system_a_score),
-                        _num(r.result.metric_name, r.result.delta),
+                        *_before_after(r),
                         f"{r.result.p_value:.4f}",
                     ]
                     for r in report.regressions
@@ -130,9 +128,24 @@ def regressions_markdown(report: RegressionReport) -> str:
                 right=range(6, 10),
             )
         )
+    return _closing(lines, report)
+
+
+def _closing(lines: list[str], report: RegressionReport) -> str:
+    """The document: `lines`, the note on undetectable drops and the warnings."""
     if report.undetectable:
         lines += ["", _undetectable_note(len(report.undetectable))]
     return "\n".join(lines + _warnings(report.warnings)) + "\n"
+
+
+def _before_after(found: Regression) -> list[str]:
+    """The baseline's score, the run's and their difference."""
+    r = found.result
+    return [
+        _num(r.metric_name, r.system_b_score),
+        _num(r.metric_name, r.system_a_score),
+        _num(r.metric_name, r.delta),
+    ]
 
 
 def _undetectable_note(n: int) -> str:
@@ -173,9 +186,7 @@ def _gate_markdown(report: RegressionReport, settings: str) -> str:
             [
                 [
                     escape(label(r.result.metric_name)),
-                    _num(r.result.metric_name, r.result.system_b_score),
-                    _num(r.result.metric_name, r.result.system_a_score),
-                    _num(r.result.metric_name, r.result.delta),
+                    *_before_after(r),
                     _interval(r.result.metric_name, r.result.ci_lower, r.result.ci_upper),
                     f"{r.result.p_value:.4f}",
                     _verdict(r),
@@ -185,9 +196,7 @@ def _gate_markdown(report: RegressionReport, settings: str) -> str:
             right=range(1, 6),
         )
     )
-    if report.undetectable:
-        lines += ["", _undetectable_note(len(report.undetectable))]
-    return "\n".join(lines + _warnings(report.warnings)) + "\n"
+    return _closing(lines, report)
 
 
 def comparison_markdown(comparison: Comparison) -> str:
@@ -354,14 +363,7 @@ def leaderboard_markdown(rows: Sequence[dict[str, Any]], boards: Sequence[Board]
 def _replicate_cell(group: ReplicateGroup, metric: str, digits: int) -> str:
     """Mean ± standard deviation [interval] of one metric over a group's replicates."""
     score = group.scores.get(metric)
-    if score is None or score.mean is None:
-        return "n/a"
-    text = f"{score.mean:.{digits}f}"
-    if score.sd is not None:
-        text += f" ± {score.sd:.{digits}f}"
-    if score.ci_lower is not None and score.ci_upper is not None:
-        text += f" [{score.ci_lower:.{digits}f}, {score.ci_upper:.{digits}f}]"
-    return text
+    return score.text(digits) if score is not None else "n/a"
 
 
 def replicates_markdown(groups: Sequence[ReplicateGroup]) -> str:

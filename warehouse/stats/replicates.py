@@ -43,6 +43,17 @@ class ReplicateScore:
     ci_upper: float | None
     values: list[float | None]  # each replicate's corpus score, in run order
 
+    def text(self, digits: int) -> str:
+        """`82.28 ± 2.35 [77.64, 86.06]` (± with two or more replicates; n/a without a mean)."""
+        if self.mean is None:
+            return "n/a"
+        out = f"{self.mean:.{digits}f}"
+        if self.sd is not None:
+            out += f" ± {self.sd:.{digits}f}"
+        if self.ci_lower is not None and self.ci_upper is not None:
+            out += f" [{self.ci_lower:.{digits}f}, {self.ci_upper:.{digits}f}]"
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return asdict(self)
