@@ -294,24 +294,17 @@ def is_disk_full(exc: BaseException) -> bool:
     return False
 
 
-# How DuckDB's Python client reports a query it stopped for Ctrl-C, besides its own type.
-_INTERRUPT_TEXT = ("Query interrupted", "INTERRUPT Error")
-
-
 def is_interrupt(exc: BaseException) -> bool:
-    """Whether an error (or one it was raised from) is Ctrl-C reaching a query (DuckDB stops the
-    query and raises its own error instead of KeyboardInterrupt), or any error after this
-    process was sent Ctrl-C (a library that swallowed the KeyboardInterrupt fails later, e.g.
-    with a half-imported module)."""
+    """Whether an error comes from Ctrl-C: a KeyboardInterrupt (or one it was raised from), or
+    any error after this process was sent SIGINT (`watch_interrupts`): DuckDB answers Ctrl-C
+    with its own error for the query it stopped, and a library that swallowed the
+    KeyboardInterrupt fails later, e.g. with a half-imported module. A query stopped by its own
+    time limit is not an interrupt."""
     if interrupt_requested():
         return True
     seen: BaseException | None = exc
     while seen is not None:
-        if isinstance(seen, (KeyboardInterrupt, duckdb.InterruptException)):
-            return True
-        if isinstance(seen, (RuntimeError, duckdb.Error)) and any(
-            text in str(seen) for text in _INTERRUPT_TEXT
-        ):
+        if isinstance(seen, KeyboardInterrupt):
             return True
         seen = seen.__cause__ or seen.__context__
     return False
