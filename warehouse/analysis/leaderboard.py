@@ -28,7 +28,8 @@ def leaderboard(
     train: str | None = None,
     tags: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Leaderboard rows, best first by `sort` (NULLs last), each with a `coverage_differs` flag.
+    """Leaderboard rows, best first by `sort` (NULLs last), each with a `coverage_differs` flag
+    (its composite uses other metrics than most runs of its test set).
 
     Exposure columns refer to the training corpus named in each row's `train_corpus`: `train`
     when given, else the largest training corpus audited for the row's test set (TRAIN_RULE).
@@ -61,10 +62,14 @@ def leaderboard(
         ],
     )
     rows = rows_as_dicts(cursor)
-    usual = Counter(tuple(r["composite_metrics"] or ()) for r in rows).most_common(1)
-    common = usual[0][0] if usual else ()
+    by_test_set: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        row["coverage_differs"] = tuple(row["composite_metrics"] or ()) != common
+        by_test_set.setdefault(row["test_corpus_id"], []).append(row)
+    for runs in by_test_set.values():  # composites compare within a test set
+        usual = Counter(tuple(r["composite_metrics"] or ()) for r in runs).most_common(1)
+        common = usual[0][0] if usual else ()
+        for row in runs:
+            row["coverage_differs"] = tuple(row["composite_metrics"] or ()) != common
     _mark_other_settings(con, rows)
     return rows
 
