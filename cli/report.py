@@ -265,6 +265,7 @@ def _print_gengap_intervals(found: dict[str, Any] | None) -> None:
 @click.command()
 @click.argument("run")
 @click.option("--train", default=None, help="Use the audit against this training corpus.")
+@click.option("--testset", default=None, help="The run of RUN (a model slug) on this test set.")
 @click.option(
     "--html",
     "html_file",
@@ -279,6 +280,7 @@ def report(
     app: AppContext,
     run: str,
     train: str | None,
+    testset: str | None,
     html_file: Path | None,
     as_of: str | None,
     as_json: bool,
@@ -289,7 +291,7 @@ def report(
         # The page's libraries (altair, the Vega bundle) load only for a page (the handle
         # imports them in `report_html`): a third of a second a terminal report does not need.
         with app.open("read", when) as wh:
-            written = wh.report_html(run, html_file, train=train)
+            written = wh.report_html(run, html_file, train=train, testset=testset)
         if as_json:
             emit_json(written.to_dict())
         else:
@@ -297,7 +299,7 @@ def report(
             click.echo(f"{html_file} ({written.bytes / 1e6:.1f} MB, run {written.run_id}): {state}")
         return
     with app.open("read", when) as wh:
-        doc = wh.report(run, train=train)
+        doc = wh.report(run, train=train, testset=testset)
     if as_json:
         emit_json(doc)
     else:

@@ -88,16 +88,17 @@ def runs_list(
 
 @runs.command("show")
 @click.argument("run")
+@click.option("--testset", default=None, help="The run of RUN (a model slug) on this test set.")
 @json_option
 @pass_app
-def runs_show(app: AppContext, run: str, as_json: bool) -> None:
-    """Show one run: identity, counts, scores, tags, warnings, signatures.
+def runs_show(app: AppContext, run: str, testset: str | None, as_json: bool) -> None:
+    """Show one run: identity, counts, scores, tags, CI metadata, warnings, signatures.
 
     RUN is a run id, a unique id prefix, or a model slug (MODEL or MODEL/CONDITION) that names
-    exactly one run.
+    exactly one run (on --testset when given).
     """
     with app.open("read") as wh:
-        doc = wh.show_run(run)
+        doc = wh.show_run(run, testset=testset)
     if as_json:
         emit_json(doc)
         return
@@ -105,6 +106,10 @@ def runs_show(app: AppContext, run: str, as_json: bool) -> None:
     print_fields([(k, v) for k, v in doc.items() if k not in skip])
     for key, value in doc["tags"].items():
         click.echo(f"tag {key}={value}")
+    ci = doc.get("ci") or {}
+    for key, value in ci.items():
+        if value is not None:
+            click.echo(f"ci {key}: {value}")
     for name, signature in doc["signatures"].items():
         click.echo(f"{name} signature: {signature}")
     for warning in doc["warnings"]:

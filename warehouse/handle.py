@@ -390,12 +390,14 @@ class Warehouse:
 
         return list_runs(self.con, testset=testset, model_slug=model_slug, tags=dict(tags or {}))
 
-    def report(self, run: str, *, train: str | None = None) -> dict[str, Any]:
-        """Everything about one run (a run id, a unique prefix or a model slug): the document
-        `tame-wh report --json` prints."""
+    def report(
+        self, run: str, *, train: str | None = None, testset: str | None = None
+    ) -> dict[str, Any]:
+        """Everything about one run (a run id, a unique prefix or a model slug, on `testset`
+        when given): the document `tame-wh report --json` prints."""
         from warehouse.analysis.report import build_report
 
-        return build_report(self.con, run, train=train)
+        return build_report(self.con, run, train=train, testset=testset)
 
     def replicates(
         self,
@@ -421,11 +423,11 @@ class Warehouse:
 
         return board_clusters(self.con, runs, request or ClusterRequest())
 
-    def show_run(self, run: str) -> dict[str, Any]:
+    def show_run(self, run: str, *, testset: str | None = None) -> dict[str, Any]:
         """One run: identity, counts, scores, tags, warnings, signatures (`runs show`)."""
         from warehouse.analysis.runs import show_run
 
-        return show_run(self.con, run)
+        return show_run(self.con, run, testset)
 
     def corpora(self, role: str | None = None) -> list[CorpusInfo]:
         """Registered collections, oldest first: training corpora (`role="train"`), test sets
@@ -794,13 +796,21 @@ class Warehouse:
         check_site_folder(out)  # before the data is read
         return build_dashboard(site_data(self.con, list(compare)), out, notify=notify)
 
-    def report_html(self, run: str, path: str | Path, *, train: str | None = None) -> ReportFile:
+    def report_html(
+        self,
+        run: str,
+        path: str | Path,
+        *,
+        train: str | None = None,
+        testset: str | None = None,
+    ) -> ReportFile:
         """Write one run's report as a self-contained HTML page to `path` (left alone when it
         already holds this page)."""
         from warehouse.analysis.pages import run_page_data
         from warehouse.html.report_file import write_report_html
 
-        return write_report_html(run_page_data(self.con, run, train=train), path)
+        page = run_page_data(self.con, run, train=train, testset=testset)
+        return write_report_html(page, path)
 
     def ingest(
         self,

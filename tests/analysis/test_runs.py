@@ -117,3 +117,40 @@ def test_significance_per_exposure_bin_tests_only_that_bins_segments(run_cli, de
     assert whole["n_segments"] == 40 and whole["metrics"] != doc["metrics"]
     unknown_train = run_cli(*args, "--bin", "far", "--train", "nope")
     assert unknown_train.exit_code == 2
+
+
+def test_a_slug_that_names_runs_on_two_test_sets_says_how_to_name_one(run_cli, write_lines):
+    for name in ("dev", "test"):
+        src = write_lines(f"{name}.src", [f"{name} one", f"{name} two"])
+        ref = write_lines(f"{name}.ref", [f"{name} uno", f"{name} dos"])
+        assert run_cli("testset", "add", name, "--src", src, "--ref", ref).exit_code == 0
+        added = run_cli(
+            "ingest", "--testset", name, "--hyp", ref, "--model-slug", "m", "--condition", "c"
+        )
+        assert added.exit_code == 0, added.output
+    ambiguous = run_cli("report", "m/c")
+    assert ambiguous.exit_code == 2
+    assert "names 2 runs" in ambiguous.stderr
+    assert "--testset NAME (test sets: dev, test)" in ambiguous.stderr
+    assert "MODEL/CONDITION" not in ambiguous.stderr  # the form that just failed
+    one = json.loads(run_cli("report", "m/c", "--testset", "test", "--json").stdout)
+    assert (
+        one["run"]["test_corpus_id"]
+        != json.loads(run_cli("report", "m", "--testset", "dev", "--json").stdout)["run"][
+            "test_corpus_id"
+        ]
+    )
+    shown = run_cli("runs", "show", "m", "--testset", "dev", "--json")
+    assert shown.exit_code == 0 and json.loads(shown.stdout)["test_set"] == "dev"
+    assert run_cli("runs", "show", "m", "--testset", "nope").exit_code == 2
+
+
+def test_runs_show_prints_the_ci_metadata(run_cli, write_lines, monkeypatch):
+    src = write_lines("s", ["one", "two"])
+    assert run_cli("testset", "add", "t", "--src", src, "--ref", src).exit_code == 0
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_SHA", "a" * 40)
+    monkeypatch.setenv("GITHUB_RUN_ID", "4242")
+    assert run_cli("ingest", "--testset", "t", "--hyp", src, "--model-slug", "m").exit_code == 0
+    shown = run_cli("runs", "show", "m").stdout
+    assert f"ci commit: {'a' * 40}" in shown and "ci run_id: 4242" in shown

@@ -55,10 +55,14 @@ class SiteData:
 
 
 def run_page_data(
-    con: duckdb.DuckDBPyConnection, run_ref: str, *, train: str | None = None
+    con: duckdb.DuckDBPyConnection,
+    run_ref: str,
+    *,
+    train: str | None = None,
+    testset: str | None = None,
 ) -> RunPageData:
     """What the page of one run shows (its audit: against `train`, else the default one)."""
-    doc = build_report(con, run_ref, train=train)
+    doc = build_report(con, run_ref, train=train, testset=testset)
     run_id = doc["run"]["run_id"]
     audit_id = doc["exposure"]["audit_id"] if doc["exposure"] else None
     test_corpus_id = doc["run"]["test_corpus_id"]

@@ -44,11 +44,15 @@ class _Selection:
 
 
 def build_report(
-    con: duckdb.DuckDBPyConnection, run_ref: str, *, train: str | None = None
+    con: duckdb.DuckDBPyConnection,
+    run_ref: str,
+    *,
+    train: str | None = None,
+    testset: str | None = None,
 ) -> dict[str, Any]:
-    """Everything known about one run, as a stable, versioned document, with bootstrap
-    intervals of its exposure bins and GenGap."""
-    run_id = resolve_run(con, run_ref)
+    """Everything known about one run (named on the test set `testset` when given), as a
+    stable, versioned document, with bootstrap intervals of its exposure bins and GenGap."""
+    run_id = resolve_run(con, run_ref, testset)
     board = rows_as_dicts(con.execute("SELECT * FROM leaderboard WHERE run_id = ?", [run_id]))
     audit_id = choose_audit(con, board[0]["test_corpus_id"], train)
     selection = _Selection(

@@ -119,9 +119,12 @@ def list_runs(
     ]
 
 
-def show_run(con: duckdb.DuckDBPyConnection, ref: str) -> dict[str, Any]:
-    """One run's identity, counts, scores, tags, stored warnings, CI metadata and signatures."""
-    run_id = resolve_run(con, ref)
+def show_run(
+    con: duckdb.DuckDBPyConnection, ref: str, testset: str | None = None
+) -> dict[str, Any]:
+    """One run's identity, counts, scores, tags, stored warnings, CI metadata and signatures
+    (the run named on the test set `testset` when given)."""
+    run_id = resolve_run(con, ref, testset)
     [summary] = list_runs(con, run_id=run_id)
     row = con.execute(
         "SELECT test_corpus_id, dataset_id, language_pair, fingerprint_hash, elapsed_seconds, "

@@ -8,30 +8,53 @@ import duckdb
 from warehouse.errors import UsageError
 
 
-def _by_slug(con: duckdb.DuckDBPyConnection, ref: str) -> list[str]:
-    """Runs whose model slug is `ref`, or whose `slug/condition` is `ref`."""
+def _by_slug(
+    con: duckdb.DuckDBPyConnection, ref: str, testset: str | None
+) -> list[tuple[str, str | None, str]]:
+    """Runs (id, condition, test set) whose model slug is `ref`, or whose `slug/condition` is
+    `ref`, on the test set `testset` when given."""
     slug, _, condition = ref.partition("/")
     rows = con.execute(
-        "SELECT run_id FROM runs WHERE (model_slug = ? AND (? = '' OR condition = ?)) "
-        "OR model_slug = ? ORDER BY created_at, run_id",
-        [slug, condition, condition, ref],
+        "SELECT r.run_id, r.condition, c.name FROM runs r "
+        "JOIN corpora c ON c.corpus_id = r.test_corpus_id "
+        "WHERE ((r.model_slug = ? AND (? = '' OR r.condition = ?)) OR r.model_slug = ?) "
+        "AND (? IS NULL OR c.name = ?) ORDER BY r.created_at, r.run_id",
+        [slug, condition, condition, ref, testset, testset],
     ).fetchall()
-    return list(dict.fromkeys(r for (r,) in rows))
+    return list({row[0]: row for row in rows}.values())
 
 
-def resolve_run(con: duckdb.DuckDBPyConnection, ref: str) -> str:
-    """The run named by a full id, a model slug (or `slug/condition`) that names exactly one run,
-    or a unique id prefix of at least 4 characters."""
+def _ambiguous(ref: str, found: list[tuple[str, str | None, str]], testset: str | None) -> str:
+    """Why `ref` names several runs, and the forms that would name one."""
+    conditions = sorted({c or "(none)" for _, c, _ in found})
+    test_sets = sorted({t for _, _, t in found})
+    ids = ", ".join(r for r, _, _ in found[:5]) + (", ..." if len(found) > 5 else "")
+    ways = []
+    if "/" not in ref and len(conditions) > 1:
+        ways.append(f"MODEL/CONDITION (conditions: {', '.join(conditions)})")
+    if testset is None and len(test_sets) > 1:
+        ways.append(f"--testset NAME (test sets: {', '.join(test_sets)})")
+    ways.append("a run id")
+    return f"{ref!r} names {len(found)} runs ({ids}); give " + ", or ".join(ways)
+
+
+def resolve_run(con: duckdb.DuckDBPyConnection, ref: str, testset: str | None = None) -> str:
+    """The run named by a full id, a model slug (or `slug/condition`) that names exactly one run
+    (on the test set `testset` when given), or a unique id prefix of at least 4 characters."""
     if con.execute("SELECT 1 FROM runs WHERE run_id = ?", [ref]).fetchone():
         return ref
-    by_slug = _by_slug(con, ref)
+    if (
+        testset is not None
+        and not con.execute(
+            "SELECT 1 FROM corpora WHERE name = ? AND role = 'test'", [testset]
+        ).fetchone()
+    ):
+        raise UsageError(f"unknown test set {testset!r} (see `tame-wh testset list`)")
+    by_slug = _by_slug(con, ref, testset)
     if len(by_slug) == 1:
-        return by_slug[0]
+        return by_slug[0][0]
     if len(by_slug) > 1:
-        raise UsageError(
-            f"{ref!r} names {len(by_slug)} runs ({', '.join(by_slug[:5])}"
-            f"{', ...' if len(by_slug) > 5 else ''}); give a run id or MODEL/CONDITION"
-        )
+        raise UsageError(_ambiguous(ref, by_slug, testset))
     if len(ref) < 4:
         raise UsageError(f"run id prefix {ref!r} is too short (give at least 4 characters)")
     matches = [
@@ -41,7 +64,8 @@ def resolve_run(con: duckdb.DuckDBPyConnection, ref: str) -> str:
         ).fetchall()
     ]
     if not matches:
-        raise UsageError(f"unknown run {ref!r} (see `tame-wh runs list`)")
+        on = f" on test set {testset!r}" if testset is not None else ""
+        raise UsageError(f"unknown run {ref!r}{on} (see `tame-wh runs list`)")
     if len(matches) > 1:
         raise UsageError(f"run id prefix {ref!r} is ambiguous: {', '.join(matches)}, ...")
     return matches[0]
