@@ -32,7 +32,8 @@ Texts = list[str]
 def _all_checks(hyps: Texts, refs: Sequence[Sequence[str]], sources: Texts) -> list[str]:
     """Every text check ingest runs, in its order (the scores-based ones included)."""
     errors: list[str | None] = [None] * len(hyps)
-    shifted = checks.shifted_lines(hyps, refs, errors)
+    sample = checks.alignment_sample(hyps, refs, errors)
+    shifted = checks.shifted_lines(hyps, refs, errors, sample)
     return [
         *checks.empty_hypotheses(hyps, errors),
         *checks.some_empty(hyps, errors),
@@ -40,7 +41,7 @@ def _all_checks(hyps: Texts, refs: Sequence[Sequence[str]], sources: Texts) -> l
         *checks.tokenized_periods(hyps),
         *(shifted or checks.locally_shifted(hyps, refs, errors)),
         *checks.equal_to_references(hyps, refs, errors),
-        *checks.unrelated_to_references(hyps, refs, errors),
+        *checks.unrelated_to_references(hyps, refs, errors, sample),
     ]
 
 

@@ -24,8 +24,10 @@ from warehouse.frontend import (
     comparison_markdown,
     is_report_file,
     label,
-    on_percent_scale,
     run_letters,
+)
+from warehouse.frontend import (
+    format_score as _num,
 )
 
 _METHOD_TITLES = {
@@ -33,13 +35,6 @@ _METHOD_TITLES = {
     "paired-bs": "sacrebleu paired bootstrap (paired-bs)",
     "paired-ar": "sacrebleu approximate randomisation (paired-ar)",
 }
-
-
-def _num(metric: str, value: float | None) -> str:
-    """A score for people: two decimals on the 0-100 scale, four otherwise."""
-    if value is None:
-        return "n/a"
-    return f"{value:.2f}" if on_percent_scale(metric) else f"{value:.4f}"
 
 
 def _stars(p_value: float, delta: float) -> str:

@@ -25,6 +25,7 @@ from warehouse.frontend import (
     METHODS,
     SORT_KEYS,
     TRAIN_RULE,
+    grouped,
     label,
     leaderboard_markdown,
     parse_tags,
@@ -201,9 +202,7 @@ def _print_replicates(groups: list[ReplicateGroup], fmt: str) -> None:
     if not groups:
         click.echo("no runs yet")
         return
-    by_test_set: dict[str, list[ReplicateGroup]] = {}
-    for group in groups:
-        by_test_set.setdefault(group.test_set, []).append(group)
+    by_test_set = grouped(groups, lambda g: g.test_set)
     for n, (test_set, members) in enumerate(by_test_set.items()):
         if n:
             click.echo()
@@ -284,9 +283,7 @@ _PRIORITY = (2, 4, 5, 7, 8, 3, 9, 10, 12, 6, 11, 13, 14, 15)
 def print_leaderboard(rows: list[dict[str, Any]]) -> None:
     """The leaderboard for people: one ranked table per test set, in the rows' order (with each
     run's cluster and rank range when the rows carry them)."""
-    by_test_set: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        by_test_set.setdefault(row["test_set"], []).append(row)
+    by_test_set = grouped(rows, lambda r: r["test_set"])
     for n, (test_set, runs) in enumerate(by_test_set.items()):
         if n:
             click.echo()

@@ -3,9 +3,9 @@ timestamps, content ids, and query results as dicts."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterable
 from datetime import datetime, timezone
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 # A callback told what a long step is doing (a progress line); `silent` says nothing.
 Notify = Callable[[str], None]
@@ -50,3 +50,15 @@ def rows_as_dicts(cursor: _Cursor) -> list[dict[str, Any]]:
     """Every row a query returned, as a dict keyed by column name."""
     names = [column[0] for column in cursor.description or []]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+_Item = TypeVar("_Item")
+_Key = TypeVar("_Key", bound=Hashable)
+
+
+def grouped(items: Iterable[_Item], key: Callable[[_Item], _Key]) -> dict[_Key, list[_Item]]:
+    """The items by `key`, groups in order of first appearance, items in their order."""
+    out: dict[_Key, list[_Item]] = {}
+    for item in items:
+        out.setdefault(key(item), []).append(item)
+    return out

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from warehouse.analysis.regressions import DEFAULT_AGAINST as DEFAULT_AGAINST
     from warehouse.analysis.runs import parse_tags as parse_tags
     from warehouse.basics import first_line as first_line
+    from warehouse.basics import grouped as grouped
     from warehouse.exposure.config import DEFAULT_ORDERS as DEFAULT_ORDERS
     from warehouse.exposure.config import DEFAULT_RARE_GRAMS as DEFAULT_RARE_GRAMS
     from warehouse.exposure.config import DEFAULT_SHORTLIST as DEFAULT_SHORTLIST
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from warehouse.inputs.corpus_files import read_test_set as read_test_set
     from warehouse.inputs.corpus_files import read_training_corpus as read_training_corpus
     from warehouse.metrics.registry import SORT_KEYS as SORT_KEYS
+    from warehouse.metrics.registry import format_score as format_score
     from warehouse.metrics.registry import label as label
     from warehouse.metrics.registry import on_percent_scale as on_percent_scale
     from warehouse.metrics.surface import TOKENIZERS as TOKENIZERS
@@ -122,6 +124,7 @@ _HOMES = {
     "drop_ahead": "warehouse.store.lake",
     "file_size": "warehouse.store.connection",
     "first_line": "warehouse.basics",
+    "grouped": "warehouse.basics",
     "healthy": "warehouse.store.doctor",
     "watch_interrupts": "warehouse.store.interrupt",
     "interrupt_requested": "warehouse.store.interrupt",
@@ -130,6 +133,7 @@ _HOMES = {
     "is_lake": "warehouse.store.address",
     "is_report_file": "warehouse.analysis.compare",
     "label": "warehouse.metrics.registry",
+    "format_score": "warehouse.metrics.registry",
     "lake_timeout": "warehouse.store.remote",
     "on_percent_scale": "warehouse.metrics.registry",
     "parse_address": "warehouse.store.address",

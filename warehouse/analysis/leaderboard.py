@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import duckdb
 
-from warehouse.basics import rows_as_dicts
+from warehouse.basics import grouped, rows_as_dicts
 from warehouse.errors import UsageError
 from warehouse.metrics.registry import SORT_KEYS
 from warehouse.store.corpora import get_corpus
@@ -62,15 +63,13 @@ def leaderboard(
         ],
     )
     rows = rows_as_dicts(cursor)
-    by_test_set: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        by_test_set.setdefault(row["test_corpus_id"], []).append(row)
-    for runs in by_test_set.values():  # composites compare within a test set
+    boards = grouped(rows, lambda r: r["test_corpus_id"])  # runs compare within a test set
+    for runs in boards.values():
         usual = Counter(tuple(r["composite_metrics"] or ()) for r in runs).most_common(1)
         common = usual[0][0] if usual else ()
         for row in runs:
             row["coverage_differs"] = tuple(row["composite_metrics"] or ()) != common
-    _mark_other_settings(con, rows)
+    _mark_other_settings(con, rows, boards.values())
     return rows
 
 
@@ -85,7 +84,11 @@ def _without_version(signature: str | None) -> str | None:
     return "|".join(p for p in signature.split("|") if not p.startswith("version:"))
 
 
-def _mark_other_settings(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> None:
+def _mark_other_settings(
+    con: duckdb.DuckDBPyConnection,
+    rows: list[dict[str, Any]],
+    boards: Iterable[list[dict[str, Any]]],
+) -> None:
     """Give each row `signature_differs`: the surface metrics (bleu, chrf, ter) it computed
     under other settings than most runs of its test set (chrF instead of chrF++, another
     tokenizer, lowercasing, ...; with a tie, every run's), with `metric_signatures`, its
@@ -100,11 +103,8 @@ def _mark_other_settings(con: duckdb.DuckDBPyConnection, rows: list[dict[str, An
         settings = json.loads(found.get(row["run_id"]) or "{}")
         signatures = settings.get("signatures") or {}
         row["metric_signatures"] = {m: signatures.get(m) for m in SIGNED_COLUMNS.values()}
-    by_test_set: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        by_test_set.setdefault(row["test_corpus_id"], []).append(row)
         row["signature_differs"] = []
-    for runs in by_test_set.values():
+    for runs in boards:
         for metric in SIGNED_COLUMNS.values():
             seen = [_without_version(r["metric_signatures"][metric]) for r in runs]
             counts = Counter(s for s in seen if s is not None).most_common()

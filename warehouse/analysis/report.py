@@ -13,7 +13,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse.analysis.bins import run_bin_intervals
+from warehouse.analysis.bins import runs_bin_intervals
 from warehouse.analysis.id_tables import id_table, registered
 from warehouse.analysis.leaderboard import TRAIN_RULE
 from warehouse.analysis.runs import resolve_run
@@ -92,13 +92,13 @@ def _bin_intervals(
 ) -> dict[str, dict[str, Any] | None]:
     """Each run's bin and GenGap intervals against its audit (None without one), computed on
     demand with the warehouse's bootstrap settings."""
-    settings = bootstrap_settings(con)
-    out: dict[str, dict[str, Any] | None] = {}
-    for run_id in run_ids:
-        audit_id = audit_of.get(run_id)
-        found = run_bin_intervals(con, run_id, audit_id, settings) if audit_id else None
-        out[run_id] = found.to_dict() if found is not None else None
-    return out
+    found = runs_bin_intervals(
+        con, {r: audit_of[r] for r in run_ids if r in audit_of}, bootstrap_settings(con)
+    )
+    return {
+        run_id: (intervals.to_dict() if (intervals := found.get(run_id)) is not None else None)
+        for run_id in run_ids
+    }
 
 
 def default_audits(

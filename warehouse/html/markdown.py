@@ -11,7 +11,9 @@ from typing import Any
 from warehouse.analysis.compare import Comparison, run_letters
 from warehouse.analysis.regressions import Regression, RegressionReport
 from warehouse.analysis.replicates import ReplicateGroup
-from warehouse.metrics.registry import label, on_percent_scale
+from warehouse.basics import grouped
+from warehouse.metrics.registry import format_score as _num
+from warehouse.metrics.registry import label
 from warehouse.stats.clusters import Board
 
 ALPHA = "\N{GREEK SMALL LETTER ALPHA}"
@@ -53,13 +55,6 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
     rule = ["---:" if i in right else "---" for i in range(len(columns))]
     lines = [columns, rule, *rows]
     return "\n".join("| " + " | ".join(line) + " |" for line in lines)
-
-
-def _num(metric: str, value: float | None) -> str:
-    """A score: two decimals on the 0-100 scale, four otherwise."""
-    if value is None:
-        return "n/a"
-    return f"{value:.2f}" if on_percent_scale(metric) else f"{value:.4f}"
 
 
 def _interval(metric: str, lower: float | None, upper: float | None) -> str:
@@ -299,9 +294,7 @@ def _fixed(value: Any, digits: int = 2) -> str:
 def leaderboard_markdown(rows: Sequence[dict[str, Any]], boards: Sequence[Board] = ()) -> str:
     """One ranked table per test set (leaderboard rows in their order), with each run's cluster
     and rank range when the rows carry them."""
-    by_test_set: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        by_test_set.setdefault(row["test_set"], []).append(row)
+    by_test_set = grouped(rows, lambda r: r["test_set"])
     clustered = any("cluster" in r for r in rows)
     lines = ["## tame-wh leaderboard"]
     if not rows:
@@ -371,9 +364,7 @@ def replicates_markdown(groups: Sequence[ReplicateGroup]) -> str:
     lines = ["## tame-wh leaderboard (replicate groups)"]
     if not groups:
         lines += ["", "No runs yet."]
-    by_test_set: dict[str, list[ReplicateGroup]] = {}
-    for group in groups:
-        by_test_set.setdefault(group.test_set, []).append(group)
+    by_test_set = grouped(groups, lambda g: g.test_set)
     for test_set, members in by_test_set.items():
         lines += [
             "",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -64,20 +65,44 @@ def equal_to_references(
     return []
 
 
-def unrelated_to_references(
+@dataclass(frozen=True)
+class AlignmentSample:
+    """The segments the alignment checks look at (up to 400 non-empty evaluated ones, seeded)
+    and the mean sentence chrF++ of their hypotheses against their own references."""
+
+    rows: list[int]
+    aligned: float
+
+
+def alignment_sample(
     hyps: Sequence[str], refs: Sequence[Sequence[str]], errors: Sequence[str | None]
+) -> AlignmentSample | None:
+    """The sample `shifted_lines` and `unrelated_to_references` share (None: under 20
+    usable segments, too few to tell)."""
+    usable = [i for i in range(len(hyps)) if errors[i] is None and hyps[i].strip()]
+    if len(usable) < 20:
+        return None
+    rows = sorted(random.Random(12345).sample(usable, min(SHIFT_SAMPLE, len(usable))))
+    return AlignmentSample(rows, _mean_chrf([hyps[i] for i in rows], [refs[i] for i in rows]))
+
+
+def unrelated_to_references(
+    hyps: Sequence[str],
+    refs: Sequence[Sequence[str]],
+    errors: Sequence[str | None],
+    sample: AlignmentSample | None = None,
 ) -> list[str]:
     """Hypotheses that match their own references no better than other segments' references:
     the output for another test set (however weak a system, its output matches its own
-    references better than unrelated ones)."""
-    n = len(hyps)
-    usable = [i for i in range(n) if errors[i] is None and hyps[i].strip()]
-    if len(usable) < 20:
+    references better than unrelated ones). `sample`: `alignment_sample`'s, when computed."""
+    sample = sample or alignment_sample(hyps, refs, errors)
+    if sample is None:
         return []
-    sample = sorted(random.Random(12345).sample(usable, min(SHIFT_SAMPLE, len(usable))))
-    own = _mean_chrf([hyps[i] for i in sample], [refs[i] for i in sample])
+    n, own = len(hyps), sample.aligned
     # Each sampled hypothesis against the reference of a segment half the test set away.
-    others = _mean_chrf([hyps[i] for i in sample], [refs[(i + n // 2) % n] for i in sample])
+    others = _mean_chrf(
+        [hyps[i] for i in sample.rows], [refs[(i + n // 2) % n] for i in sample.rows]
+    )
     if own < others + UNRELATED_MARGIN:
         return [
             f"the hypotheses match their own references no better than other segments' (mean "
@@ -130,21 +155,24 @@ def _mean_chrf(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> float:
 
 
 def shifted_lines(
-    hyps: Sequence[str], refs: Sequence[Sequence[str]], errors: Sequence[str | None]
+    hyps: Sequence[str],
+    refs: Sequence[Sequence[str]],
+    errors: Sequence[str | None],
+    sample: AlignmentSample | None = None,
 ) -> list[str]:
     """Hypotheses that match the references a few lines away better than their own: a file
-    shifted against the test set (a line added or lost)."""
-    n = len(hyps)
-    usable = [i for i in range(n) if errors[i] is None and hyps[i].strip()]
-    if len(usable) < 20:
+    shifted against the test set (a line added or lost). `sample`: `alignment_sample`'s, when
+    computed."""
+    sample = sample or alignment_sample(hyps, refs, errors)
+    if sample is None:
         return []
-    sample = sorted(random.Random(12345).sample(usable, min(SHIFT_SAMPLE, len(usable))))
+    n = len(hyps)
 
     def score(offset: int) -> float:
-        pairs = [(i, i + offset) for i in sample if 0 <= i + offset < n]
+        pairs = [(i, i + offset) for i in sample.rows if 0 <= i + offset < n]
         return _mean_chrf([hyps[i] for i, _ in pairs], [refs[j] for _, j in pairs])
 
-    aligned = score(0)
+    aligned = sample.aligned
     best_offset, best = max(((k, score(k)) for k in SHIFT_OFFSETS), key=lambda kv: kv[1])
     if best >= aligned + SHIFT_MARGIN:
         return [

@@ -98,10 +98,12 @@ class PreparedRun:
         """Compute statistics, intervals and the score-based input checks; returns self."""
         if not self.scored:
             scores = self.scores()
-            shifted = checks.shifted_lines(self.hyps, self.refs, self.errors)
-            self.warnings += shifted or checks.locally_shifted(self.hyps, self.refs, self.errors)
-            self.warnings += checks.equal_to_references(self.hyps, self.refs, self.errors)
-            self.warnings += checks.unrelated_to_references(self.hyps, self.refs, self.errors)
+            hyps, refs, errors = self.hyps, self.refs, self.errors
+            sample = checks.alignment_sample(hyps, refs, errors)  # shared by two checks
+            shifted = checks.shifted_lines(hyps, refs, errors, sample)
+            self.warnings += shifted or checks.locally_shifted(hyps, refs, errors)
+            self.warnings += checks.equal_to_references(hyps, refs, errors)
+            self.warnings += checks.unrelated_to_references(hyps, refs, errors, sample)
             if self.document is not None:
                 self.warnings += checks.claimed_scores_differ(
                     self.document, scores, self.settings.get("signatures")

@@ -163,6 +163,13 @@ def on_percent_scale(name: str) -> bool:
     return found is not None and found.scale == 100
 
 
+def format_score(name: str, value: float | None) -> str:
+    """A score for people: two decimals on the 0-100 scale, four otherwise, n/a for None."""
+    if value is None:
+        return "n/a"
+    return f"{value:.2f}" if on_percent_scale(name) else f"{value:.4f}"
+
+
 def synced_columns() -> tuple[str, ...]:
     """The numeric `run_cards` columns filled from leaderboard columns of the same name."""
     return tuple(m.column for m in METRICS if m.column is not None and m.synced)

@@ -21,7 +21,7 @@ def _by_slug(
         "AND (? IS NULL OR c.name = ?) ORDER BY r.created_at, r.run_id",
         [slug, condition, condition, ref, testset, testset],
     ).fetchall()
-    return list({row[0]: row for row in rows}.values())
+    return [(run_id, condition, test_set) for run_id, condition, test_set in rows]
 
 
 def _ambiguous(ref: str, found: list[tuple[str, str | None, str]], testset: str | None) -> str:
