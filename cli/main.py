@@ -25,6 +25,7 @@ from warehouse.frontend import (
     drop_ahead,
     file_size,
     first_line,
+    interrupted_message,
     is_disk_full,
     is_interrupt,
     lake_timeout,
@@ -219,12 +220,10 @@ class _Group(click.Group):
             ctx.exit(1)
 
 
-INTERRUPTED = "interrupted; nothing was committed by the interrupted command"
-
-
 def _interrupted(ctx: click.Context) -> NoReturn:
-    """Ctrl-C: the command's transaction was rolled back; say so (exit 130, as shells do)."""
-    click.echo(INTERRUPTED, err=True)
+    """Ctrl-C: the command's open transaction was rolled back; say so, and whether an earlier one
+    had committed (exit 130, as shells do)."""
+    click.echo(interrupted_message(), err=True)
     ctx.exit(130)
 
 

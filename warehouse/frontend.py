@@ -65,6 +65,8 @@ if TYPE_CHECKING:
     from warehouse.store.doctor import catalog_privileges_text as catalog_privileges_text
     from warehouse.store.doctor import healthy as healthy
     from warehouse.store.interrupt import interrupt_requested as interrupt_requested
+    from warehouse.store.interrupt import interrupted_message as interrupted_message
+    from warehouse.store.interrupt import stop_raising_interrupts as stop_raising_interrupts
     from warehouse.store.interrupt import watch_interrupts as watch_interrupts
     from warehouse.store.lake import AsOf as AsOf
     from warehouse.store.lake import attach_ahead as attach_ahead
@@ -128,6 +130,8 @@ _HOMES = {
     "healthy": "warehouse.store.doctor",
     "watch_interrupts": "warehouse.store.interrupt",
     "interrupt_requested": "warehouse.store.interrupt",
+    "interrupted_message": "warehouse.store.interrupt",
+    "stop_raising_interrupts": "warehouse.store.interrupt",
     "is_disk_full": "warehouse.store.connection",
     "is_interrupt": "warehouse.store.connection",
     "is_lake": "warehouse.store.address",

@@ -20,7 +20,11 @@ from warehouse.errors import LockTimeoutError, SchemaError, UsageError
 from warehouse.store.address import LakeAddress
 from warehouse.store.address import missing_warehouse as missing_warehouse  # re-exported
 from warehouse.store.holders import lock_holder
-from warehouse.store.interrupt import interrupt_requested
+from warehouse.store.interrupt import (
+    interrupt_requested,
+    note_commit_failed,
+    note_commit_started,
+)
 from warehouse.store.lake import AsOf, WriterLock, lake_exists, open_lake
 from warehouse.store.remote import DURING_COMMIT
 
@@ -246,9 +250,11 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
         with contextlib.suppress(duckdb.Error):
             con.execute("ROLLBACK")
         raise
+    note_commit_started()  # a Ctrl-C from here on may come after the commit took effect
     try:
         con.execute("COMMIT")
     except duckdb.Error as exc:
+        note_commit_failed()
         setattr(exc, DURING_COMMIT, True)
         raise
 
