@@ -29,7 +29,7 @@ def run() -> None:
     except KeyboardInterrupt:  # Ctrl-C while the command's modules load: nothing started
         _leave_interrupted("interrupted; nothing was committed by the interrupted command")
     resume_gc_after_load()
-    code: object = 0
+    code: str | int | None = 0
     try:
         try:
             main(prog_name="tame-wh")
