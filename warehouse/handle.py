@@ -42,11 +42,13 @@ if TYPE_CHECKING:
     from warehouse.html.dashboard import DashboardResult
     from warehouse.html.report_file import ReportFile
     from warehouse.ingest.batch import IngestRequest, Progress
+    from warehouse.ingest.human import AnnotatedIngest
     from warehouse.ingest.runs import IngestResult
     from warehouse.inputs.corpus_files import CorpusData
     from warehouse.stats.clusters import Board
     from warehouse.store.copy import CopyResult
     from warehouse.store.corpora import AddResult, CorpusDeletion, CorpusInfo, Replacement
+    from warehouse.store.human import HumanSetResult
     from warehouse.store.maintain import MaintainResult
     from warehouse.store.schema import SchemaStatus
     from warehouse.store.snapshots import Snapshot
@@ -840,3 +842,56 @@ class Warehouse:
         )
         [result] = write_runs(con, [run], replace=replace)
         return result
+
+    # --- Human judgments ---------------------------------------------------------------------
+
+    def add_human(
+        self,
+        path: str | Path,
+        *,
+        testset: str,
+        format: str = "mqm-tsv",
+        name: str | None = None,
+        system_map: Mapping[str, str] | None = None,
+        skip_systems: Sequence[str] = (),
+        replace: bool = False,
+    ) -> HumanSetResult:
+        """Store a file of human judgments (MQM, ESA, DA) on the runs of a test set; the same
+        file again changes nothing (docs/human.md)."""
+        from warehouse.inputs.human_files import read_human_file
+        from warehouse.store.human import add_human_set
+
+        human = read_human_file(path, format, name=name)
+        return add_human_set(self._writable("add_human"), human, testset,
+                             system_map=system_map, skip=skip_systems, replace=replace)  # fmt: skip
+
+    def human_sets(self, testset: str | None = None) -> list[dict[str, Any]]:
+        """The stored judgment sets (of one test set when given)."""
+        from warehouse.store.human import list_human_sets
+
+        return list_human_sets(self.con, testset)
+
+    def ingest_annotated(
+        self,
+        path: str | Path,
+        *,
+        testset: str,
+        reference_system: str,
+        format: str = "mqm-tsv",
+        src_lang: str | None = None,
+        tgt_lang: str | None = None,
+        replace: bool = False,
+    ) -> AnnotatedIngest:
+        """A test set, one run per system and their judgments from one annotation file, with
+        `reference_system`'s translations as the reference (docs/human.md)."""
+        from warehouse.ingest.human import ingest_annotated, prepare_annotated
+        from warehouse.inputs.human_files import read_human_file
+        from warehouse.stats.resample import bootstrap_settings
+
+        human = read_human_file(path, format)
+        con = self._writable("ingest")
+        data, runs = prepare_annotated(human, testset=testset, reference_system=reference_system,
+                                       src_lang=src_lang, tgt_lang=tgt_lang,
+                                       ci=bootstrap_settings(con, None, None, None))  # fmt: skip
+        return ingest_annotated(con, human, data, runs, reference_system=reference_system,
+                                replace=replace)  # fmt: skip

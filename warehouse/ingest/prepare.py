@@ -174,14 +174,32 @@ def prepare_from_files(
         warnings += checks.partial_run_card(len(document.entries), len(keys), card_file)
     if document is not None:
         warnings += _label_conflict(document, test, card_file)
+    return _prepared(test, hyps, str(hyp_path), model_slug, condition, document, entries,
+                     warnings, ci, options)  # fmt: skip
+
+
+def _prepared(
+    test: RegisteredTestSet,
+    hyps: list[str],
+    label: str,
+    model_slug: str,
+    condition: str | None,
+    document: RunDocument | None,
+    entries: Sequence[EntryInput | None],
+    warnings: list[str],
+    ci: BootstrapSettings | None,
+    options: MetricOptions,
+    new_test_set: CorpusData | None = None,
+) -> PreparedRun:
+    """A run of `hyps` (aligned with the test set's segments) ready to score and write."""
     errors = [e.error if e is not None else None for e in entries]
-    latency, tokens, seg_metrics = _entry_columns(entries, len(keys))
+    latency, tokens, seg_metrics = _entry_columns(entries, len(test.keys))
     n_refs = max(len(r) for r in test.refs)
     return PreparedRun(
-        label=str(hyp_path),
+        label=label,
         test_corpus_id=test.corpus_id,
-        test_name=testset,
-        new_test_set=None,
+        test_name=test.name,
+        new_test_set=new_test_set,
         model_slug=model_slug,
         condition=condition,
         created_at=(document.created_at if document else None) or utc_now(),
@@ -197,11 +215,31 @@ def prepare_from_files(
         ci=ci_metadata(),
         warnings=warnings + _text_warnings(hyps, test.sources, errors),
         difficulty=test.difficulty,
-        keys=keys,
+        keys=test.keys,
         sources=test.sources,
         options=options,
         bootstrap=ci,
     )
+
+
+def prepare_from_texts(
+    test: RegisteredTestSet,
+    hyps: list[str],
+    *,
+    label: str,
+    model_slug: str,
+    condition: str | None = None,
+    ci: BootstrapSettings | None = None,
+    options: MetricOptions = DEFAULT_OPTIONS,
+    new_test_set: CorpusData | None = None,
+) -> PreparedRun:
+    """A run from hypotheses already in memory, one per segment of `test` (`new_test_set`: the
+    test set is registered with the run when it is not stored yet)."""
+    check_labels(model_slug=model_slug, condition=condition)
+    if len(hyps) != len(test.keys):
+        raise UsageError(f"{label}: {len(hyps)} hypotheses for {len(test.keys)} segments")
+    return _prepared(test, hyps, label, model_slug, condition, None, [None] * len(hyps), [], ci,
+                     options, new_test_set)  # fmt: skip
 
 
 def _align_entries(

@@ -4,7 +4,7 @@ stored left alone (recognised by its id, without scoring it again)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import duckdb
@@ -261,9 +261,11 @@ def write_runs(
     replace: bool = False,
     notify: Notify | None = None,
     tags: Mapping[str, Mapping[str, str]] | None = None,
+    then: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
 ) -> list[IngestResult]:
     """Write runs in one transaction; a run already present is left alone unless `replace`;
-    `tags` (by run id, stored runs included) are set in the same transaction.
+    `tags` (by run id, stored runs included) are set, and `then` is called, in the same
+    transaction.
 
     Runs that are written are scored first if they were not (`PreparedRun.score`); score them
     before opening the warehouse to keep the write lock short.
@@ -275,4 +277,6 @@ def write_runs(
             for key, value in pairs.items():
                 con.execute("DELETE FROM run_tags WHERE run_id = ? AND key = ?", [run_id, key])
                 con.execute("INSERT INTO run_tags VALUES (?, ?, ?)", [run_id, key, value])
+        if then is not None:
+            then(con)
         return results

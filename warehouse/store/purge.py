@@ -1,4 +1,5 @@
-"""Delete cascades: everything stored for a run, an audit or a corpus, listed in one place."""
+"""Delete cascades: everything stored for a run, an audit, a judgment set or a corpus, listed
+in one place."""
 
 from __future__ import annotations
 
@@ -16,9 +17,12 @@ RUN_TABLES = (
     "run_intervals",
     "run_sums",
     "run_bin_sums",
+    "human_errors",
+    "human_judgments",
     "runs",
 )
 AUDIT_TABLES = ("exposures", "tm_segment_stats", "run_bin_sums", "audits")
+HUMAN_SET_TABLES = ("human_errors", "human_judgments", "human_sets")  # keyed by set_id
 
 
 def delete_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> None:
@@ -35,6 +39,13 @@ def delete_audits(con: duckdb.DuckDBPyConnection, audit_ids: Sequence[str]) -> N
             con.execute(
                 f"DELETE FROM {table} WHERE audit_id IN (SELECT unnest(?))", [list(audit_ids)]
             )
+
+
+def delete_human_sets(con: duckdb.DuckDBPyConnection, set_ids: Sequence[str]) -> None:
+    """Remove judgment sets with their judgments and errors (call inside a transaction)."""
+    if set_ids:
+        for table in HUMAN_SET_TABLES:
+            con.execute(f"DELETE FROM {table} WHERE set_id IN (SELECT unnest(?))", [list(set_ids)])
 
 
 def dependents(con: duckdb.DuckDBPyConnection, corpus_id: str) -> tuple[list[str], list[str]]:
@@ -55,5 +66,7 @@ def delete_corpus(con: duckdb.DuckDBPyConnection, corpus_id: str) -> None:
     audit_ids, run_ids = dependents(con, corpus_id)
     delete_audits(con, audit_ids)
     delete_runs(con, run_ids)
+    sets = con.execute("SELECT set_id FROM human_sets WHERE test_corpus_id = ?", [corpus_id])
+    delete_human_sets(con, [s for (s,) in sets.fetchall()])
     con.execute("DELETE FROM segments WHERE corpus_id = ?", [corpus_id])
     con.execute("DELETE FROM corpora WHERE corpus_id = ?", [corpus_id])

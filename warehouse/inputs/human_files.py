@@ -1,0 +1,257 @@
+"""Human judgment files read and checked (docs/human.md): MQM in the TSV layout of Google's
+releases, and JSON Lines for MQM, ESA and DA. Nothing here touches the warehouse."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from warehouse.errors import InputError, UsageError
+from warehouse.inputs.json_checks import JsonPath, loads_checked
+from warehouse.inputs.textio import decode_utf8, line_limit, read_bytes, split_lines
+
+FORMATS = ("mqm-tsv", "jsonl")
+SCHEMES = ("mqm", "esa", "da")
+MQM_COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category",
+               "severity")  # fmt: skip
+NO_ERROR = "no-error"
+_MARK = re.compile(r"</?v>")
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One error (or a judgment's "no error" / score) as a file states it, span marks removed."""
+
+    line: int
+    system: str
+    seg_key: str
+    rater: str
+    source: str | None  # None: the file does not give it
+    target: str | None
+    category: str | None = None  # None: the line carries a score, not an error
+    severity: str | None = None
+    span: tuple[int, int] | None = None  # characters into `target`
+    source_span: tuple[int, int] | None = None
+    comment: str | None = None
+    score: float | None = None
+    doc: str | None = None
+
+
+@dataclass
+class HumanFile:
+    """A judgment file read and validated: its scheme, lines and content hash."""
+
+    path: str
+    name: str
+    scheme: str
+    format: str
+    annotations: list[Annotation]
+    sha256: str
+    size: int
+    systems: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.systems:
+            self.systems = sorted({a.system for a in self.annotations})
+
+
+def strip_marks(text: str, where: tuple[str, int], what: str) -> tuple[str, tuple[int, int] | None]:
+    """Text without its `<v>…</v>` marks, and the marked span (characters into the stripped
+    text; the first and last mark bound it when a line marks several pieces). A last `<v>` left
+    open (one line of Google's TED release) marks up to the end."""
+    marks = list(_MARK.finditer(text))
+    if not marks:
+        return text, None
+    if any(m.group() != ("<v>" if i % 2 == 0 else "</v>") for i, m in enumerate(marks)):
+        raise InputError(f"unbalanced <v>…</v> marks in the {what}", *where)
+    plain = _MARK.sub("", text)
+    if len(marks) % 2:  # open to the end
+        return plain, (marks[0].start(), len(plain))
+    removed = sum(len(m.group()) for m in marks[:-1])
+    return plain, (marks[0].start(), marks[-1].start() - removed)
+
+
+def _read_text(path: str | Path) -> tuple[bytes, list[str]]:
+    """The file's bytes and lines (UTF-8, the line limit checked)."""
+    data = read_bytes(path)
+    if not data:
+        raise InputError("empty file (no judgments)", str(path))
+    lines = split_lines(decode_utf8(data, str(path)))
+    longest = line_limit()
+    for number, line in enumerate(lines, start=1):
+        if len(line) > longest:
+            raise InputError(f"the line holds {len(line):,} characters", str(path), number)
+    return data, lines
+
+
+def _read_mqm_tsv(name: str, lines: list[str]) -> list[Annotation]:
+    """Google's MQM TSV: a header naming at least MQM_COLUMNS (a `comment` column optional), then
+    one error per line; `No-error` marks a judgment without errors."""
+    header = lines[0].split("\t") if lines else []
+    missing = [c for c in MQM_COLUMNS if c not in header]
+    if missing:
+        raise InputError(
+            f"not an MQM TSV: the header lacks {', '.join(missing)} (expected the columns "
+            f"{' '.join(MQM_COLUMNS)} [comment])",
+            name,
+            1,
+        )
+    out: list[Annotation] = []
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) < len(header) - ("comment" in header) or len(fields) > len(header):
+            raise InputError(
+                f"{len(fields)} tab-separated fields where the header has {len(header)}",
+                name,
+                number,
+            )
+        row = dict(zip(header, fields, strict=False))
+        where = (name, number)
+        for required in ("system", "seg_id", "rater", "severity"):
+            if not row[required].strip():
+                raise InputError(f"empty {required}", *where)
+        target, span = strip_marks(row["target"], where, "target")
+        source, source_span = strip_marks(row["source"], where, "source")
+        severity = row["severity"].strip()
+        no_error = severity.lower() == NO_ERROR
+        out.append(
+            Annotation(
+                line=number,
+                system=row["system"].strip(),
+                seg_key=row["seg_id"].strip(),
+                rater=row["rater"].strip(),
+                source=source,
+                target=target,
+                category=(row["category"].strip() or "(none)") if not no_error else NO_ERROR,
+                severity=severity if not no_error else NO_ERROR,
+                span=None if no_error else span,
+                source_span=None if no_error else source_span,
+                comment=(row.get("comment") or "").strip() or None,
+                doc=row["doc"].strip() or None,
+            )
+        )
+    if not out:
+        raise InputError("no judgments after the header", name)
+    return out
+
+
+def _text(record: dict[str, Any], key: str, where: tuple[str, int], *, required: bool) -> Any:
+    """A string field of a JSON Lines record (ids may be integers)."""
+    value = record.get(key)
+    if value is None:
+        if required:
+            raise InputError(f'missing "{key}"', *where)
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InputError(f'"{key}" must be a string, got {type(value).__name__}', *where)
+    text = str(value)
+    if required and not text.strip():
+        raise InputError(f'"{key}" is empty', *where)
+    return text
+
+
+def _span(
+    error: dict[str, Any], where: tuple[str, int], length: int | None
+) -> tuple[int, int] | None:
+    """An error's `start`/`end` character offsets, checked against the target's length."""
+    start, end = error.get("start"), error.get("end")
+    if start is None and end is None:
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):
+        raise InputError('"start" and "end" must both be integers', *where)
+    assert isinstance(start, int) and isinstance(end, int)
+    if not 0 <= start <= end or (length is not None and end > length):
+        raise InputError(f"span {start}-{end} lies outside the target", *where)
+    return start, end
+
+
+def _read_jsonl(name: str, lines: list[str]) -> tuple[str, list[Annotation]]:
+    """JSON Lines, one judgment per line: system, seg_id, rater, scheme, optional source and
+    target, `score` (ESA, DA) and `errors` (MQM, ESA: category, severity, start, end, comment)."""
+    out: list[Annotation] = []
+    schemes: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            raise InputError("blank line where a JSON object was expected", name, number)
+        where = (name, number)
+        record = loads_checked(line, JsonPath(name, line=number))
+        if not isinstance(record, dict):
+            raise InputError(f"expected a JSON object, got {type(record).__name__}", *where)
+        scheme = record.get("scheme")
+        if scheme not in SCHEMES:
+            raise InputError(
+                f'"scheme" must be one of {", ".join(SCHEMES)}, got {scheme!r}', *where
+            )
+        schemes.add(scheme)
+        if len(schemes) > 1:
+            raise InputError(
+                f"scheme {scheme} in a file of {min(schemes - {scheme})} judgments", *where
+            )
+        base = {
+            "line": number,
+            "system": _text(record, "system", where, required=True),
+            "seg_key": _text(record, "seg_id", where, required=True),
+            "rater": _text(record, "rater", where, required=True),
+            "source": _text(record, "source", where, required=False),
+            "target": _text(record, "target", where, required=False),
+            "doc": _text(record, "doc", where, required=False),
+        }
+        score = record.get("score")
+        if scheme == "mqm":
+            if score is not None:
+                raise InputError('an MQM judgment has "errors", not a "score"', *where)
+        elif (
+            isinstance(score, bool)
+            or not isinstance(score, (int, float))
+            or not math.isfinite(score)
+        ):
+            raise InputError(f'an {scheme.upper()} judgment needs a finite numeric "score"', *where)
+        errors = record.get("errors", [])
+        if not isinstance(errors, list) or (scheme == "da" and errors):
+            raise InputError('"errors" must be a list (and DA judgments have none)', *where)
+        target = base["target"]
+        out.append(Annotation(**base, score=None if score is None else float(score),
+                              category=NO_ERROR if scheme == "mqm" else None,
+                              severity=NO_ERROR if scheme == "mqm" else None))  # fmt: skip
+        for error in errors:
+            if not isinstance(error, dict):
+                raise InputError("each error must be an object", *where)
+            category = _text(error, "category", where, required=scheme == "mqm") or "(none)"
+            severity = _text(error, "severity", where, required=True)
+            out.append(
+                Annotation(
+                    **base,
+                    category=category,
+                    severity=severity,
+                    span=_span(error, where, None if target is None else len(target)),
+                    comment=_text(error, "comment", where, required=False),
+                )
+            )
+    return schemes.pop(), out
+
+
+def read_human_file(path: str | Path, fmt: str, *, name: str | None = None) -> HumanFile:
+    """Read a judgment file in `fmt` (FORMATS); errors name the file and line."""
+    if fmt not in FORMATS:
+        raise UsageError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+    label = str(path)
+    data, lines = _read_text(path)
+    if fmt == "mqm-tsv":
+        scheme, annotations = "mqm", _read_mqm_tsv(label, lines)
+    else:
+        scheme, annotations = _read_jsonl(label, lines)
+    return HumanFile(
+        path=label,
+        name=name or Path(path).name,
+        scheme=scheme,
+        format=fmt,
+        annotations=annotations,
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+    )
