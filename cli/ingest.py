@@ -131,6 +131,20 @@ def _metric_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     metavar="PATH",
     help="With --gate: append the verdict as Markdown to PATH (e.g. $GITHUB_STEP_SUMMARY).",
 )
+@click.option(
+    "--mqm",
+    type=_file,
+    default=None,
+    metavar="FILE",
+    help="Build the test set (--testset) and one run per system from an MQM file alone, and "
+    "store its judgments (docs/human.md).",
+)
+@click.option(
+    "--reference-system",
+    default=None,
+    metavar="SYSTEM",
+    help="With --mqm: the human translation that serves as the reference.",
+)
 @json_option
 @pass_app
 def ingest(
@@ -156,6 +170,8 @@ def ingest(
     against: str | None,
     require_baseline: bool,
     gate_markdown: Path | None,
+    mqm: Path | None,
+    reference_system: str | None,
     as_json: bool,
 ) -> None:
     """Ingest runs: plain files (--testset --hyp) or test-report / run-card JSON files.
@@ -173,6 +189,10 @@ def ingest(
         )
     if lock_timeout is not None:
         app.lock_timeout = lock_timeout
+    options = MetricOptions(tokenize, lowercase, int(chrf_word_order), not no_ter)
+    if mqm is not None or reference_system is not None:
+        _ingest_annotated(app, mqm, reference_system, testset, options, as_json, locals())
+        return
     request = IngestRequest(
         reports=reports,
         testset=testset,
@@ -180,7 +200,7 @@ def ingest(
         model_slug=model_slug,
         condition=condition,
         run_card=run_card,
-        options=MetricOptions(tokenize, lowercase, int(chrf_word_order), not no_ter),
+        options=options,
         replace=replace,
         intervals=not no_ci,
         n_bootstrap=n_bootstrap_ci,
@@ -214,6 +234,49 @@ def ingest(
             raise UsageError(f"{gate_markdown}: cannot write ({exc.strerror or exc})") from None
     if any(g.regressions for g in gates.values()):
         click.get_current_context().exit(1)
+
+
+_NOT_WITH_MQM = ("reports", "hyp", "model_slug", "condition", "run_card", "replicate_of", "gate")
+
+
+def _ingest_annotated(
+    app: AppContext,
+    mqm: Path | None,
+    reference_system: str | None,
+    testset: str | None,
+    options: MetricOptions,
+    as_json: bool,
+    given: dict[str, Any],
+) -> None:
+    """`ingest --mqm FILE --reference-system SYSTEM --testset NAME`."""
+    if mqm is None or reference_system is None or testset is None:
+        raise UsageError("--mqm needs --reference-system and --testset (the test set to create)")
+    clashing = [f"--{n.replace('_', '-')}" for n in _NOT_WITH_MQM if given[n]]
+    if clashing:
+        raise UsageError(f"--mqm builds its runs from the file; drop {', '.join(clashing)}")
+    with app.open("write") as wh, status("scoring the annotated systems"):
+        done = wh.ingest_annotated(
+            mqm, testset=testset, reference_system=reference_system, options=options,
+            intervals=not given["no_ci"], n_bootstrap=given["n_bootstrap_ci"],
+            alpha=given["ci_alpha"], seed=given["seed"], replace=given["replace"],
+        )  # fmt: skip
+    if as_json:
+        emit_json({"test_set": done.test_set, "test_set_added": done.test_set_added,
+                   "runs": [r.to_dict() for r in done.runs],
+                   "judgments": done.judgments.to_dict()})  # fmt: skip
+        return
+    added = "created" if done.test_set_added else "reused"
+    click.echo(f"test set {done.test_set} {added} (reference: {reference_system})")
+    for result in done.runs:
+        click.echo(_describe(result))
+        for warning in result.warnings:
+            say(f"warning: {result.run_id}: {warning}")
+    j = done.judgments
+    click.echo(
+        f"{'added' if j.added else 'already stored:'} MQM set {j.set_id} {j.name!r}: "
+        f"{j.n_judgments:,} judgments, {j.n_errors:,} errors on {len(j.runs)} runs "
+        f"({', '.join(j.skipped)}'s judgments left out: it is the reference)"
+    )
 
 
 def _gates(

@@ -44,6 +44,8 @@ COMMANDS: dict[str, str] = {
     "tm-baseline": "cli.audit:tm_baseline",
     "index": "cli.index:index",
     "ingest": "cli.ingest:ingest",
+    "human": "cli.human:human",
+    "meta": "cli.meta:meta",
     "runs": "cli.runs:runs",
     "report": "cli.report:report",
     "leaderboard": "cli.leaderboard:leaderboard_cmd",
@@ -72,12 +74,14 @@ SUMMARIES: dict[str, str] = {
     "comparisons.",
     "demo": "Create (or reuse) a warehouse and load the bundled English-Spanish example and runs.",
     "doctor": "Check the installation and the warehouse; exits 3 when something is broken.",
+    "human": "Human judgments (MQM, ESA, DA) on the runs of a test set: add, list.",
     "index": "Stored training indexes, loaded by audits instead of rebuilt: build, list, drop.",
     "ingest": "Ingest runs: plain files (--testset --hyp) or test-report / run-card JSON files.",
     "init": "Create the warehouse, or upgrade it to this version's schema (a no-op when current).",
     "lake": "A lake's maintenance and history (--db ducklake:postgres:…).",
     "leaderboard": "Rank runs; runs whose available composite metrics differ from the rest are "
     "marked.",
+    "meta": "Metric-human agreement: system and segment level, overall and per exposure bin.",
     "migrate": "Apply pending numbered migrations to the Supabase/Postgres database, in order.",
     "query": "Run one read-only SELECT over the warehouse (tables, views and macros).",
     "regressions": "List significant drops of each run against the previous run of the same "

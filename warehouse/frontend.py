@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from warehouse.inputs.corpus_files import CorpusData as CorpusData
     from warehouse.inputs.corpus_files import read_test_set as read_test_set
     from warehouse.inputs.corpus_files import read_training_corpus as read_training_corpus
+    from warehouse.inputs.human_files import HUMAN_FORMATS as HUMAN_FORMATS
     from warehouse.metrics.registry import SORT_KEYS as SORT_KEYS
     from warehouse.metrics.registry import format_score as format_score
     from warehouse.metrics.registry import label as label
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from warehouse.store.doctor import DOCTOR_LOCK_TIMEOUT as DOCTOR_LOCK_TIMEOUT
     from warehouse.store.doctor import catalog_privileges_text as catalog_privileges_text
     from warehouse.store.doctor import healthy as healthy
+    from warehouse.store.human import parse_system_map as parse_system_map
     from warehouse.store.interrupt import interrupt_requested as interrupt_requested
     from warehouse.store.interrupt import interrupted_message as interrupted_message
     from warehouse.store.interrupt import stop_raising_interrupts as stop_raising_interrupts
@@ -129,6 +131,8 @@ _HOMES = {
     "grouped": "warehouse.basics",
     "healthy": "warehouse.store.doctor",
     "watch_interrupts": "warehouse.store.interrupt",
+    "HUMAN_FORMATS": "warehouse.inputs.human_files",
+    "parse_system_map": "warehouse.store.human",
     "interrupt_requested": "warehouse.store.interrupt",
     "interrupted_message": "warehouse.store.interrupt",
     "stop_raising_interrupts": "warehouse.store.interrupt",

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from warehouse.analysis.clusters import ClusterRequest
     from warehouse.analysis.compare import Comparison
+    from warehouse.analysis.meta import MetaReport
     from warehouse.analysis.query import QueryResult
     from warehouse.analysis.regressions import RegressionReport
     from warehouse.analysis.replicates import ReplicateGroup
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from warehouse.ingest.human import AnnotatedIngest
     from warehouse.ingest.runs import IngestResult
     from warehouse.inputs.corpus_files import CorpusData
+    from warehouse.metrics.surface import MetricOptions
     from warehouse.stats.clusters import Board
     from warehouse.store.copy import CopyResult
     from warehouse.store.corpora import AddResult, CorpusDeletion, CorpusInfo, Replacement
@@ -880,18 +882,47 @@ class Warehouse:
         format: str = "mqm-tsv",
         src_lang: str | None = None,
         tgt_lang: str | None = None,
+        options: MetricOptions | None = None,
+        intervals: bool = True,
+        n_bootstrap: int | None = None,
+        alpha: float | None = None,
+        seed: int | None = None,
         replace: bool = False,
     ) -> AnnotatedIngest:
         """A test set, one run per system and their judgments from one annotation file, with
         `reference_system`'s translations as the reference (docs/human.md)."""
         from warehouse.ingest.human import ingest_annotated, prepare_annotated
         from warehouse.inputs.human_files import read_human_file
+        from warehouse.metrics.surface import DEFAULT_OPTIONS
         from warehouse.stats.resample import bootstrap_settings
 
         human = read_human_file(path, format)
         con = self._writable("ingest")
+        ci = bootstrap_settings(con, n_bootstrap, alpha, seed) if intervals else None
         data, runs = prepare_annotated(human, testset=testset, reference_system=reference_system,
-                                       src_lang=src_lang, tgt_lang=tgt_lang,
-                                       ci=bootstrap_settings(con, None, None, None))  # fmt: skip
+                                       src_lang=src_lang, tgt_lang=tgt_lang, ci=ci,
+                                       options=options or DEFAULT_OPTIONS)  # fmt: skip
         return ingest_annotated(con, human, data, runs, reference_system=reference_system,
                                 replace=replace)  # fmt: skip
+
+    def meta(
+        self,
+        testset: str,
+        *,
+        human: str | None = None,
+        metrics: Sequence[str] = (),
+        train: str | None = None,
+        n_bootstrap: int | None = None,
+        alpha: float | None = None,
+        seed: int | None = None,
+    ) -> MetaReport:
+        """How each metric agrees with the human judgments of a test set: system level
+        (Pearson, Kendall tau-b, pairwise accuracy, with bootstrap intervals) and segment level
+        (Kendall tau-b pooled and per system, acc*_eq), overall and per exposure bin."""
+        from warehouse.analysis.meta import metric_human_agreement
+        from warehouse.stats.resample import bootstrap_settings
+
+        return metric_human_agreement(
+            self.con, testset, human=human, metrics=metrics, train=train,
+            settings=bootstrap_settings(self.con, n_bootstrap, alpha, seed),
+        )  # fmt: skip

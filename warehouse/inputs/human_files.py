@@ -14,7 +14,7 @@ from warehouse.errors import InputError, UsageError
 from warehouse.inputs.json_checks import JsonPath, loads_checked
 from warehouse.inputs.textio import decode_utf8, line_limit, read_bytes, split_lines
 
-FORMATS = ("mqm-tsv", "jsonl")
+HUMAN_FORMATS = ("mqm-tsv", "jsonl")
 SCHEMES = ("mqm", "esa", "da")
 MQM_COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category",
                "severity")  # fmt: skip
@@ -237,9 +237,9 @@ def _read_jsonl(name: str, lines: list[str]) -> tuple[str, list[Annotation]]:
 
 
 def read_human_file(path: str | Path, fmt: str, *, name: str | None = None) -> HumanFile:
-    """Read a judgment file in `fmt` (FORMATS); errors name the file and line."""
-    if fmt not in FORMATS:
-        raise UsageError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+    """Read a judgment file in `fmt` (HUMAN_FORMATS); errors name the file and line."""
+    if fmt not in HUMAN_FORMATS:
+        raise UsageError(f"--format: {fmt!r} is not one of {', '.join(HUMAN_FORMATS)}")
     label = str(path)
     data, lines = _read_text(path)
     if fmt == "mqm-tsv":

@@ -1,0 +1,83 @@
+"""`tame-wh meta`: which metric agrees with the human judgments, where (docs/human.md)."""
+
+from __future__ import annotations
+
+import click
+
+from cli.context import AppContext, bootstrap_options, json_option, pass_app
+from cli.output import emit_json, print_table
+from warehouse.frontend import label
+
+_STATISTICS = {
+    "pearson": "Pearson r",
+    "kendall": "Kendall tau-b",
+    "pairwise_accuracy": "pairwise accuracy",
+    "kendall_pooled": "Kendall tau-b, pooled",
+    "kendall_per_system": "Kendall tau-b, mean per system",
+    "acc_eq": "acc*_eq (tie-calibrated, per segment)",
+}
+
+
+def _number(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+@click.command()
+@click.option("--testset", required=True, help="The test set whose runs were judged.")
+@click.option(
+    "--human",
+    default=None,
+    metavar="SET|SCHEME",
+    help="The judgment set (name, id, or mqm/esa/da) when the test set has several.",
+)
+@click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    help="Only this metric (bleu, chrf_plus_plus, ter, or a per-entry metric); repeat.",
+)
+@click.option("--train", default=None, help="Bins of the audit against this training corpus.")
+@bootstrap_options(
+    "--n-bootstrap",
+    "Resamples of the system-level intervals (default: settings bootstrap.n).",
+    "--alpha",
+    "Intervals cover 1 - alpha (default: settings bootstrap.alpha).",
+    "Bootstrap seed (default: settings bootstrap.seed).",
+)
+@json_option
+@pass_app
+def meta(
+    app: AppContext,
+    testset: str,
+    human: str | None,
+    metrics: tuple[str, ...],
+    train: str | None,
+    n_bootstrap: int | None,
+    alpha: float | None,
+    seed: int | None,
+    as_json: bool,
+) -> None:
+    """Metric-human agreement: system and segment level, overall and per exposure bin."""
+    with app.open("read") as wh:
+        report = wh.meta(testset, human=human, metrics=metrics, train=train,
+                         n_bootstrap=n_bootstrap, alpha=alpha, seed=seed)  # fmt: skip
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    click.echo(
+        f"{report.test_set}: {report.set_name} ({report.scheme.upper()}, set {report.set_id}), "
+        f"{report.n_systems} systems, {report.n_segments} segments judged for all; human score "
+        f"{report.human}; intervals: {report.bootstrap['n']} resamples of segments, seed "
+        f"{report.bootstrap['seed']}"
+    )
+    bins = list(dict.fromkeys(r.bin for r in report.rows))
+    for bin_name in bins:
+        rows = [r for r in report.rows if r.bin == bin_name]
+        title = "all segments" if bin_name == "all" else f"bin {bin_name} (audit {report.audit_id})"
+        print_table(
+            title,
+            ["metric", "level", "statistic", "value", "interval", "n"],
+            [[label(r.metric), r.level, _STATISTICS[r.statistic], _number(r.value),
+              "" if r.low is None else f"[{r.low:.3f}, {r.high:.3f}]", str(r.n)] for r in rows],
+            right=(3, 5),
+        )  # fmt: skip

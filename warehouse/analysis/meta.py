@@ -1,0 +1,310 @@
+"""Metric-human agreement on one test set (`tame-wh meta`, docs/human.md): which metric ranks
+systems and segments as people do, overall and per exposure bin."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from warehouse.errors import UsageError
+from warehouse.metrics.registry import BLEU, CHRF, TER, higher_is_better, label
+from warehouse.metrics.scores import bleu_scores, chrf_scores, ter_scores
+from warehouse.stats.agreement import (
+    kendall_tau_b,
+    pairwise_accuracy,
+    pearson,
+    tie_calibrated_acc_eq,
+)
+from warehouse.stats.arrays import RunArrays, load_run_arrays
+from warehouse.stats.resample import (
+    BootstrapSettings,
+    percentile_interval,
+    resample_indices,
+    resampled_scores_of,
+    run_scores,
+)
+from warehouse.store.corpora import get_corpus
+
+SYSTEM_STATISTICS = ("pearson", "kendall", "pairwise_accuracy")
+SEGMENT_STATISTICS = ("kendall_pooled", "kendall_per_system", "acc_eq")
+_MIN_SYSTEMS = 3
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """One statistic of one metric against the human scores, on one bin's segments."""
+
+    metric: str
+    level: str  # system | segment
+    statistic: str
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    n: int = 0  # systems (system level) or scored items (segment level)
+    bin: str = "all"
+    epsilon: float | None = None  # acc_eq's tie threshold
+
+
+@dataclass
+class MetaReport:
+    """Every agreement statistic of a test set's judged runs, with the systems' scores."""
+
+    test_set: str
+    set_id: str
+    set_name: str
+    scheme: str
+    human: str  # what the human score is: "-MQM", "ESA", "DA z"
+    n_systems: int
+    n_segments: int
+    bootstrap: dict[str, Any]
+    audit_id: str | None
+    systems: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[Agreement] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (NaN as null)."""
+        out = asdict(self)
+        out["rows"] = [
+            {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()}
+            for r in out["rows"]
+        ]
+        return out
+
+
+def _pick_set(
+    con: duckdb.DuckDBPyConnection, corpus_id: str, test_set: str, wanted: str | None
+) -> tuple[str, str, str]:
+    """The judgment set: by id, name or scheme; the only one when not named."""
+    rows = con.execute(
+        "SELECT set_id, name, scheme FROM human_sets WHERE test_corpus_id = ? ORDER BY added_at",
+        [corpus_id],
+    ).fetchall()
+    if not rows:
+        raise UsageError(f"test set {test_set!r} has no human judgments (tame-wh human add)")
+    matches = [r for r in rows if wanted is None or wanted in (r[0], r[1], r[2])]
+    if len(matches) != 1:
+        known = ", ".join(f"{n} ({s}, {i})" for i, n, s in rows)
+        what = "names none" if not matches else "is ambiguous"
+        raise UsageError(
+            f"--human {wanted} {what} of the judgment sets of {test_set!r}: {known}"
+            if wanted is not None
+            else f"test set {test_set!r} has several judgment sets ({known}); choose one with "
+            "--human"
+        )
+    set_id, name, scheme = matches[0]
+    return str(set_id), str(name), str(scheme)
+
+
+def _human_matrix(
+    con: duckdb.DuckDBPyConnection, set_id: str, scheme: str
+) -> tuple[list[str], list[str], np.ndarray]:
+    """Runs, segment ids, and the human score per run and segment (NaN where not judged),
+    oriented so that higher is better."""
+    column = "z" if scheme == "da" else "score"
+    rows = con.execute(
+        f"SELECT g.run_id, s.seg_key, g.{column} FROM human_segment_scores g "
+        "JOIN runs r USING (run_id) JOIN segments s ON s.corpus_id = r.test_corpus_id "
+        "AND s.seg_idx = g.seg_idx WHERE g.set_id = ? ORDER BY g.run_id, g.seg_idx",
+        [set_id],
+    ).fetchall()
+    runs = sorted({r for r, _k, _v in rows})
+    keys = list(dict.fromkeys(k for _r, k, _v in rows))
+    where = {k: i for i, k in enumerate(keys)}
+    matrix = np.full((len(runs), len(keys)), np.nan)
+    for r, k, v in rows:
+        if v is not None:
+            matrix[runs.index(r), where[k]] = -v if scheme == "mqm" else v
+    return runs, keys, matrix
+
+
+def _segment_metrics(arrays: RunArrays) -> dict[str, np.ndarray]:
+    """Per-segment scores of each metric (sentence BLEU and TER as corpus formulas on one
+    segment, sentence chrF++), oriented higher-is-better, plus each per-entry metric."""
+    out = {BLEU: bleu_scores(arrays.bleu), CHRF: chrf_scores(arrays.chrf)}
+    if np.isfinite(arrays.ter).all():
+        out[TER] = -ter_scores(arrays.ter)
+    for name, values in arrays.entry_metrics.items():
+        out[name] = values if higher_is_better(name) else -values
+    return out
+
+
+def _oriented(name: str, value: float | None) -> float:
+    """A system score with higher meaning better."""
+    if value is None:
+        return float("nan")
+    return value if higher_is_better(name) else -value
+
+
+def _system_rows(
+    metric: str,
+    scores: np.ndarray,
+    human: np.ndarray,
+    resampled_metric: np.ndarray | None,
+    resampled_human: np.ndarray | None,
+    alpha: float,
+    bin_name: str,
+) -> list[Agreement]:
+    """Pearson, Kendall and pairwise accuracy of system scores, with percentile intervals when
+    resamples are given (rows: resamples, columns: systems)."""
+    out = []
+    for statistic, fn in (("pearson", pearson), ("kendall", kendall_tau_b),
+                          ("pairwise_accuracy", pairwise_accuracy)):  # fmt: skip
+        value = fn(scores, human)
+        low = high = None
+        if resampled_metric is not None and resampled_human is not None:
+            samples = np.array(
+                [fn(m, h) for m, h in zip(resampled_metric, resampled_human, strict=True)]
+            )
+            interval = percentile_interval(samples[np.isfinite(samples)], alpha)
+            if interval is not None:
+                low, high = interval
+        out.append(Agreement(metric, "system", statistic, value if np.isfinite(value) else None,
+                             low, high, int(scores.size), bin_name))  # fmt: skip
+    return out
+
+
+def _segment_rows(
+    metric: str, values: np.ndarray, human: np.ndarray, bin_name: str
+) -> list[Agreement]:
+    """Kendall pooled over every (system, segment), Kendall per system averaged, and acc*_eq
+    over the systems' pairs within each segment (values, human: systems by segments)."""
+    present = np.isfinite(values) & np.isfinite(human)
+    if present.sum() < 2:
+        return []
+    pooled = kendall_tau_b(values[present], human[present])
+    per_system = [
+        kendall_tau_b(v[p], h[p])
+        for v, h, p in zip(values, human, present, strict=True)
+        if p.sum() >= 2
+    ]
+    per_system = [t for t in per_system if np.isfinite(t)]
+    columns = np.broadcast_to(np.arange(values.shape[1]), values.shape)
+    acc, epsilon = tie_calibrated_acc_eq(values[present], human[present], columns[present])
+
+    def finite(x: float) -> float | None:
+        return x if np.isfinite(x) else None
+
+    n = int(present.sum())
+    return [
+        Agreement(metric, "segment", "kendall_pooled", finite(pooled), n=n, bin=bin_name),
+        Agreement(metric, "segment", "kendall_per_system",
+                  finite(float(np.mean(per_system))) if per_system else None, n=len(per_system),
+                  bin=bin_name),
+        Agreement(metric, "segment", "acc_eq", finite(acc), n=n, bin=bin_name, epsilon=epsilon),
+    ]  # fmt: skip
+
+
+def _bins(
+    con: duckdb.DuckDBPyConnection, corpus_id: str, keys: Sequence[str], train: str | None
+) -> tuple[str | None, dict[str, np.ndarray]]:
+    """The columns of `keys` in each exposure bin of the test set's audit (the latest, or the
+    one against `train`)."""
+    audit = con.execute(
+        "SELECT a.audit_id FROM audits a JOIN corpora t ON t.corpus_id = a.train_corpus_id "
+        "WHERE a.test_corpus_id = ? AND (? IS NULL OR t.name = ?) "
+        "ORDER BY a.created_at DESC LIMIT 1",
+        [corpus_id, train, train],
+    ).fetchone()
+    if audit is None:
+        if train is not None:
+            raise UsageError(f"the test set has no audit against {train!r} (tame-wh audit)")
+        return None, {}
+    rows = con.execute(
+        "SELECT s.seg_key, x.bin FROM exposures x JOIN segments s ON s.corpus_id = ? "
+        "AND s.seg_idx = x.seg_idx WHERE x.audit_id = ?",
+        [corpus_id, audit[0]],
+    ).fetchall()
+    bin_of = dict(rows)
+    labels = np.array([bin_of.get(k, "") for k in keys], dtype=object)
+    order = ("source_exact", "near", "medium", "far")
+    return str(audit[0]), {b: np.flatnonzero(labels == b) for b in order if (labels == b).any()}
+
+
+def metric_human_agreement(
+    con: duckdb.DuckDBPyConnection,
+    test_set: str,
+    *,
+    human: str | None = None,
+    metrics: Sequence[str] = (),
+    train: str | None = None,
+    settings: BootstrapSettings | None = None,
+) -> MetaReport:
+    """System- and segment-level agreement of each metric with one judgment set, with bootstrap
+    intervals at system level (segments resampled, the same draws for every system), and per
+    exposure bin when the test set is audited."""
+    settings = settings or BootstrapSettings()
+    corpus = get_corpus(con, test_set, "test")
+    set_id, set_name, scheme = _pick_set(con, corpus.corpus_id, test_set, human)
+    run_ids, keys, human_matrix = _human_matrix(con, set_id, scheme)
+    if len(run_ids) < _MIN_SYSTEMS:
+        raise UsageError(
+            f"judgment set {set_name!r} covers {len(run_ids)} runs; agreement needs at least "
+            f"{_MIN_SYSTEMS}"
+        )
+    arrays = []
+    for run_id in run_ids:
+        full = load_run_arrays(con, run_id)
+        where = {k: i for i, k in enumerate(full.keys)}
+        arrays.append(full.take(np.array([where[k] for k in keys], dtype=np.int64)))
+    judged_by_all = np.isfinite(human_matrix).all(axis=0)
+    common = np.flatnonzero(judged_by_all)
+    seg_values = [_segment_metrics(a) for a in arrays]
+    names = [n for n in seg_values[0] if all(n in v for v in seg_values)]
+    if metrics:
+        unknown = sorted(set(metrics) - set(names))
+        if unknown:
+            raise UsageError(
+                f"--metric: {', '.join(unknown)} not scored on every judged run "
+                f"(available: {', '.join(names)})"
+            )
+        names = [n for n in names if n in metrics]
+    audit_id, bins = _bins(con, corpus.corpus_id, keys, train)
+    report = MetaReport(
+        test_set=corpus.name, set_id=set_id, set_name=set_name, scheme=scheme,
+        human={"mqm": "-MQM", "esa": "ESA", "da": "DA z"}[scheme],
+        n_systems=len(run_ids), n_segments=int(common.size),
+        bootstrap={"n": settings.n_bootstrap, "alpha": settings.alpha, "seed": settings.seed},
+        audit_id=audit_id,
+    )  # fmt: skip
+    for bin_name, columns in (("all", np.arange(len(keys))), *bins.items()):
+        in_common = np.intersect1d(columns, common)
+        if in_common.size == 0:
+            continue
+        subset = [a.take(in_common) for a in arrays]
+        human_scores = human_matrix[:, in_common].mean(axis=1)
+        system_scores = [run_scores(a) for a in subset]
+        resampled_m: dict[str, np.ndarray] = {}
+        resampled_h = None
+        if bin_name == "all":
+            indices = resample_indices(in_common.size, settings.n_bootstrap, settings.seed)
+            per_run = resampled_scores_of(subset, indices)
+            resampled_m = {
+                n: np.column_stack([r[n] for r in per_run])
+                for n in names
+                if all(n in r for r in per_run)
+            }
+            resampled_m = {n: (v if higher_is_better(n) else -v) for n, v in resampled_m.items()}
+            resampled_h = np.stack(
+                [human_matrix[:, in_common][:, row].mean(axis=1) for row in indices]
+            )
+            report.systems = [
+                {"run_id": a.run_id, "label": a.label, "human": float(-h if scheme == "mqm" else h),
+                 **{n: s.get(n) for n in names}}
+                for a, h, s in zip(arrays, human_scores, system_scores, strict=True)
+            ]  # fmt: skip
+        for name in names:
+            scores = np.array([_oriented(name, s.get(name)) for s in system_scores])
+            report.rows += _system_rows(name, scores, human_scores, resampled_m.get(name),
+                                        resampled_h, settings.alpha, bin_name)  # fmt: skip
+            values = np.stack([v[name][columns] for v in seg_values])
+            report.rows += _segment_rows(name, values, human_matrix[:, columns], bin_name)
+    return report
+
+
+def metric_label(name: str) -> str:
+    """How a metric is named in the table."""
+    return label(name)
