@@ -34,12 +34,12 @@ def _read(folder: Path) -> tuple[list[str], dict[str, list[str]]]:
 
 
 @contextmanager
-def ted_systems(where: str | Path) -> Iterator[tuple[list[str], dict[str, list[str]]]]:
-    """The reference (refB) and the 13 other systems' outputs (12 MT systems and `ref`)."""
+def ted_folder(where: str | Path) -> Iterator[Path]:
+    """The unpacked `wmt21-ted-zhen/` folder of a folder or of the archive it comes in."""
     path = Path(where)
     if path.is_dir():
         inner = path / "wmt21-ted-zhen"
-        yield _read(inner if inner.is_dir() else path)
+        yield inner if inner.is_dir() else path
         return
     if not path.is_file():
         raise SystemExit(f"--ted {where}: no such folder or archive")
@@ -47,6 +47,13 @@ def ted_systems(where: str | Path) -> Iterator[tuple[list[str], dict[str, list[s
     try:
         with tarfile.open(path, "r:*") as archive:
             archive.extractall(scratch, filter="data")
-        yield _read(scratch / "wmt21-ted-zhen")
+        yield scratch / "wmt21-ted-zhen"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextmanager
+def ted_systems(where: str | Path) -> Iterator[tuple[list[str], dict[str, list[str]]]]:
+    """The reference (refB) and the 13 other systems' outputs (12 MT systems and `ref`)."""
+    with ted_folder(where) as folder:
+        yield _read(folder)
