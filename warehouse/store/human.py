@@ -252,8 +252,14 @@ def _segment(
 
 def set_fingerprint(human: HumanFile, corpus_id: str, runs: Mapping[str, str]) -> str:
     """The set's id: the file's content, name, scheme and format, the test set, the runs."""
-    header = {"sha256": human.sha256, "name": human.name, "scheme": human.scheme, "format": human.format,
-              "test": corpus_id, "runs": dict(sorted(runs.items()))}  # fmt: skip
+    header = {
+        "sha256": human.sha256,
+        "name": human.name,
+        "scheme": human.scheme,
+        "format": human.format,
+        "test": corpus_id,
+        "runs": dict(sorted(runs.items())),
+    }
     return short_id(hashlib.sha256(json.dumps(header, sort_keys=True).encode()).hexdigest())
 
 

@@ -1,0 +1,131 @@
+"""`tame-wh meta`: metric-human agreement equals its oracles on the stored scores (scipy's
+Pearson and Kendall, sacrebleu's sentence chrF++), its intervals follow the seed, it is computed
+per exposure bin once the test set is audited, and a wrong request is refused in one line."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+import sacrebleu
+from scipy.stats import kendalltau, pearsonr
+
+from tests.mqm import SEGMENT_SCORES, SOURCES, TARGETS, write_mqm
+
+SYSTEMS = ("A", "B", "C")
+
+
+@pytest.fixture
+def judged(run_cli, tmp_path):
+    """A warehouse made by `ingest --mqm` from the small MQM file (systems A, B, C; ref as the
+    reference)."""
+    done = run_cli("ingest", "--mqm", write_mqm(tmp_path / "mqm.tsv"), "--reference-system", "ref",
+                   "--testset", "t")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    return run_cli
+
+
+def _meta(run_cli, *args: str) -> dict:
+    done = run_cli("meta", "--testset", "t", "--json", *args)
+    assert done.exit_code == 0, done.output
+    return json.loads(done.output)
+
+
+def _row(report: dict, metric: str, statistic: str, bin_name: str = "all") -> dict:
+    wanted = (metric, statistic, bin_name)
+    [row] = [r for r in report["rows"] if (r["metric"], r["statistic"], r["bin"]) == wanted]
+    return row
+
+
+def test_system_level_statistics_equal_scipy_and_the_definition(judged):
+    report = _meta(judged)
+    assert (report["n_systems"], report["n_segments"], report["human"]) == (3, 4, "-MQM")
+    by_label = {s["label"].split("(")[1].rstrip(")"): s for s in report["systems"]}
+    for metric, sign in (("bleu", 1), ("chrf_plus_plus", 1), ("ter", -1)):
+        scores = [sign * by_label[s][metric] for s in SYSTEMS]
+        human = [-by_label[s]["human"] for s in SYSTEMS]
+        assert _row(report, metric, "pearson")["value"] == pytest.approx(pearsonr(scores, human)[0])
+        assert _row(report, metric, "kendall")["value"] == pytest.approx(
+            kendalltau(scores, human, variant="b")[0]
+        )
+        pairs = list(itertools.combinations(range(3), 2))
+        agree = sum(
+            np.sign(scores[i] - scores[j]) == np.sign(human[i] - human[j]) for i, j in pairs
+        )
+        assert _row(report, metric, "pairwise_accuracy")["value"] == pytest.approx(agree / 3)
+    corpus = sacrebleu.BLEU().corpus_score(TARGETS["A"], [TARGETS["ref"]]).score
+    assert by_label["A"]["bleu"] == pytest.approx(corpus, abs=1e-9)
+
+
+def test_segment_level_kendall_equals_scipy_on_sacrebleus_sentence_chrf(judged):
+    report = _meta(judged, "--metric", "chrf_plus_plus")
+    assert {r["metric"] for r in report["rows"]} == {"chrf_plus_plus"}
+    keys = list(SOURCES)
+    chrf, human, per_system = [], [], []
+    for system in SYSTEMS:
+        scores = [sacrebleu.sentence_chrf(h, [r], word_order=2).score
+                  for h, r in zip(TARGETS[system], TARGETS["ref"], strict=True)]  # fmt: skip
+        judged_scores = [-SEGMENT_SCORES[(system, k)] for k in keys]
+        chrf += scores
+        human += judged_scores
+        per_system.append(kendalltau(scores, judged_scores, variant="b")[0])
+    pooled = _row(report, "chrf_plus_plus", "kendall_pooled")
+    assert pooled["value"] == pytest.approx(kendalltau(chrf, human, variant="b")[0])
+    assert pooled["n"] == 12
+    mean = _row(report, "chrf_plus_plus", "kendall_per_system")["value"]
+    assert mean == pytest.approx(np.mean([t for t in per_system if np.isfinite(t)]))
+    acc = _row(report, "chrf_plus_plus", "acc_eq")
+    assert 0 <= acc["value"] <= 1 and acc["epsilon"] >= 0
+
+
+def test_intervals_follow_the_seed(judged):
+    first = _row(_meta(judged, "--seed", "7", "--n-bootstrap", "200"), "ter", "pearson")
+    again = _row(_meta(judged, "--seed", "7", "--n-bootstrap", "200"), "ter", "pearson")
+    other = _row(_meta(judged, "--seed", "8", "--n-bootstrap", "200"), "ter", "pearson")
+    assert first == again and first["low"] is not None and first["low"] <= first["high"]
+    assert (first["low"], first["high"]) != (other["low"], other["high"])
+
+
+def test_agreement_per_exposure_bin_once_the_test_set_is_audited(judged, tmp_path):
+    src, tgt = tmp_path / "train.src", tmp_path / "train.tgt"
+    keys = list(SOURCES)
+    src.write_text(SOURCES[keys[0]] + "\n" + SOURCES[keys[1]] + "\nganz andere Worte hier\n",
+                   encoding="utf-8")  # fmt: skip
+    tgt.write_text("a\nb\nc\n", encoding="utf-8")
+    assert judged("corpus", "add", "train", "--src", src, "--tgt", tgt).exit_code == 0
+    assert judged("audit", "--train", "train", "--testset", "t").exit_code == 0
+    report = _meta(judged)
+    assert report["audit_id"] is not None
+    bins = {r["bin"] for r in report["rows"]}
+    assert "source_exact" in bins and "all" in bins
+    exact = _row(report, "ter", "kendall_pooled", "source_exact")
+    assert exact["n"] == 2 * len(SYSTEMS)
+    text = judged("meta", "--testset", "t").output
+    assert "bin source_exact (audit " in text and "acc*_eq" in text
+
+
+def test_a_wrong_request_is_refused_in_one_line(judged, run_cli, tmp_path):
+    for args, problem in (
+        (("--metric", "comet"), "--metric: comet not scored on every judged run"),
+        (("--human", "esa"), "--human esa names none of the judgment sets"),
+        (("--train", "nothing"), "no audit against 'nothing'"),
+    ):
+        done = judged("meta", "--testset", "t", *args)
+        assert done.exit_code == 2 and problem in done.output, done.output
+        assert len(done.output.strip().splitlines()) == 1
+    src = tmp_path / "s.txt"
+    src.write_text("x\n", encoding="utf-8")
+    assert run_cli("testset", "add", "bare", "--src", src, "--ref", src).exit_code == 0
+    done = run_cli("meta", "--testset", "bare")
+    assert done.exit_code == 2 and "has no human judgments (tame-wh human add)" in done.output
+
+
+def test_several_sets_need_a_choice(judged, tmp_path):
+    again = judged("human", "add", tmp_path / "mqm.tsv", "--testset", "t", "--skip-system", "ref",
+                   "--name", "second")  # fmt: skip
+    assert again.exit_code == 0, again.output
+    done = judged("meta", "--testset", "t")
+    assert done.exit_code == 2 and "choose one with --human" in done.output
+    assert _meta(judged, "--human", "second")["set_name"] == "second"
