@@ -291,10 +291,17 @@ def print_leaderboard(rows: list[dict[str, Any]]) -> None:
     _print_notes(rows)
 
 
+# Human score columns: (header, leaderboard column, digits), shown when a run has one.
+_HUMAN = (("MQM", "human_mqm", 3), ("ESA", "human_esa", 2), ("DA z", "human_da_z", 3))
+
+
 def _print_board(title: str, rows: list[dict[str, Any]]) -> None:
     """The ranked table of the runs of one test set."""
     clustered = any("cluster" in r for r in rows)
     extra = ["cluster", "ranks"] if clustered else []
+    human = [h for h in _HUMAN if any(r.get(h[1]) is not None for r in rows)]
+    first_human = 16 + len(extra)
+    human_at = tuple(range(first_human, first_human + len(human)))
     print_table(
         title,
         [
@@ -315,6 +322,7 @@ def _print_board(title: str, rows: list[dict[str, Any]]) -> None:
             "$/entry",
             "cost-adj",
             *extra,
+            *(h[0] for h in human),
         ],
         [
             [
@@ -338,12 +346,15 @@ def _print_board(title: str, rows: list[dict[str, Any]]) -> None:
                 fmt_number(r["cost_per_entry_usd"], 5),
                 fmt_number(r["cost_adjusted"], 3),
                 *([r["cluster"], _ranks(r)] if clustered else []),
+                *(_with_ci(r[c], r.get(f"{c}_ci_lower"), r.get(f"{c}_ci_upper"), d)
+                  for _h, c, d in human),
             ]
             for i, r in enumerate(rows)
         ],
         keep=(0, 1, 16, 17) if clustered else (0, 1),
-        priority=(0, 1, *((16, 17) if clustered else ()), *_PRIORITY),
-    )
+        priority=(0, 1, *((16, 17) if clustered else ()), *_PRIORITY[:5], *human_at,
+                  *_PRIORITY[5:]),
+    )  # fmt: skip
 
 
 def _other(row: dict[str, Any], metric: str) -> str:
@@ -365,3 +376,8 @@ def _print_notes(rows: list[dict[str, Any]]) -> None:
         )
     if any(r["coverage_differs"] for r in rows):
         say("≠: this run's composite uses a different set of metrics; composites not comparable")
+    if any(r.get(c) is not None for _h, c, _d in _HUMAN for r in rows):
+        say(
+            "MQM (lower is better), ESA, DA z: human scores of the run's newest judgment set, "
+            "[lo, hi] resampling its judged segments (docs/human.md)"
+        )

@@ -2,7 +2,7 @@
 --
 -- A judgment set is one added annotation file (MQM, ESA or DA) on one test set; a judgment is one
 -- rater's verdict on one run's hypothesis of one segment; an error is one annotated span of it.
--- Scores are computed by views (sql/views/06_human.sql) from these rows and the MQM weights
+-- Scores are computed by views (sql/views/05_human.sql) from these rows and the MQM weights
 -- below, so that changing a weight with plain SQL changes every MQM score.
 
 CREATE TABLE human_sets (

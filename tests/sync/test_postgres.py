@@ -392,3 +392,18 @@ def test_sync_checks_its_credentials_even_when_nothing_changed(pg_dsn, run_cli, 
         with psycopg.connect(pg_dsn, autocommit=True) as conn:
             conn.execute(f"DROP OWNED BY {role} CASCADE")
             conn.execute(f"DROP ROLE IF EXISTS {role}")
+
+
+def test_human_scores_reach_run_cards(pg_dsn, run_cli, db_path, tmp_path):
+    from tests.mqm import SYSTEM_SCORES, write_mqm
+
+    done = run_cli("ingest", "--mqm", write_mqm(tmp_path / "mqm.tsv"), "--reference-system", "ref",
+                   "--testset", "t")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    migrate(pg_dsn)
+    con = open_warehouse(db_path)
+    assert sync_direct(con, pg_dsn).sent_runs == 3
+    slugs = {c["model_slug"]: c for c in _cards(pg_dsn)}
+    for system in "ABC":
+        assert slugs[system]["human_mqm"] == pytest.approx(SYSTEM_SCORES[system], rel=1e-6)
+        assert slugs[system]["human_esa"] is None and slugs[system]["human_da_z"] is None

@@ -8,10 +8,12 @@ from collections.abc import Iterable
 from typing import Any
 
 import duckdb
+import numpy as np
 
 from warehouse.basics import grouped, rows_as_dicts
 from warehouse.errors import UsageError
 from warehouse.metrics.registry import SORT_KEYS
+from warehouse.stats.resample import bootstrap_settings, percentile_interval, resample_indices
 from warehouse.store.corpora import get_corpus
 
 TRAIN_RULE = (
@@ -30,7 +32,8 @@ def leaderboard(
     tags: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Leaderboard rows, best first by `sort` (NULLs last), each with a `coverage_differs` flag
-    (its composite uses other metrics than most runs of its test set).
+    (its composite uses other metrics than most runs of its test set) and intervals of its human
+    scores (`human_mqm_ci_lower`, …).
 
     Exposure columns refer to the training corpus named in each row's `train_corpus`: `train`
     when given, else the largest training corpus audited for the row's test set (TRAIN_RULE).
@@ -70,7 +73,46 @@ def leaderboard(
         for row in runs:
             row["coverage_differs"] = tuple(row["composite_metrics"] or ()) != common
     _mark_other_settings(con, rows, boards.values())
+    _human_intervals(con, rows)
     return rows
+
+
+# Leaderboard columns of human scores, by the scheme whose newest set fills them.
+HUMAN_COLUMNS = {"mqm": "human_mqm", "esa": "human_esa", "da": "human_da_z"}
+
+
+def _human_intervals(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> None:
+    """Each human score's percentile bootstrap interval (the run's judged segments resampled, at
+    the warehouse's bootstrap settings) as `<column>_ci_lower` / `_ci_upper`."""
+    for row in rows:
+        for column in HUMAN_COLUMNS.values():
+            row[f"{column}_ci_lower"] = row[f"{column}_ci_upper"] = None
+    judged = [
+        r["run_id"] for r in rows if any(r.get(c) is not None for c in HUMAN_COLUMNS.values())
+    ]
+    if not judged:
+        return
+    settings = bootstrap_settings(con, None, None, None)
+    found = con.execute(
+        "WITH newest AS (SELECT h.run_id, h.scheme, h.set_id FROM human_run_scores h "
+        "JOIN human_sets s USING (set_id) WHERE h.run_id IN (SELECT unnest(?)) "
+        "QUALIFY row_number() OVER (PARTITION BY h.run_id, h.scheme "
+        "ORDER BY s.added_at DESC, h.set_id) = 1) "
+        "SELECT n.run_id, n.scheme, list(CASE WHEN n.scheme = 'da' THEN g.z ELSE g.score END "
+        "ORDER BY g.seg_idx) FROM newest n JOIN human_segment_scores g USING (set_id, run_id) "
+        "GROUP BY ALL",
+        [judged],
+    ).fetchall()
+    by_run = {r["run_id"]: r for r in rows}
+    for run_id, scheme, values in found:
+        scores = np.array([v for v in values if v is not None], dtype=np.float64)
+        if scores.size == 0:
+            continue
+        draws = scores[resample_indices(scores.size, settings.n_bootstrap, settings.seed)]
+        interval = percentile_interval(draws.mean(axis=1), settings.alpha)
+        if interval is not None:
+            column = HUMAN_COLUMNS[scheme]
+            by_run[run_id][f"{column}_ci_lower"], by_run[run_id][f"{column}_ci_upper"] = interval
 
 
 # The leaderboard's surface-metric columns and the signature each is computed under.

@@ -272,13 +272,13 @@ def _ranks(row: dict[str, Any]) -> str:
     return str(best) if best == worst else f"{best}-{worst}"
 
 
-def _with_ci(value: Any, lower: Any, upper: Any) -> str:
-    """A chrF++ score with its stored interval when the run has one."""
+def _with_ci(value: Any, lower: Any, upper: Any, digits: int = 2) -> str:
+    """A score with its interval when the run has one."""
     if value is None:
         return "n/a"
     if lower is None or upper is None:
-        return f"{value:.2f}"
-    return f"{value:.2f} [{lower:.2f}, {upper:.2f}]"
+        return f"{value:.{digits}f}"
+    return f"{value:.{digits}f} [{lower:.{digits}f}, {upper:.{digits}f}]"
 
 
 def _other(row: dict[str, Any], metric: str) -> str:
@@ -291,6 +291,10 @@ def _fixed(value: Any, digits: int = 2) -> str:
     return "" if value is None else f"{value:.{digits}f}"
 
 
+# Human score columns: (header, leaderboard column, digits), shown when a run has one.
+_HUMAN = (("MQM", "human_mqm", 3), ("ESA", "human_esa", 2), ("DA z", "human_da_z", 3))
+
+
 def leaderboard_markdown(rows: Sequence[dict[str, Any]], boards: Sequence[Board] = ()) -> str:
     """One ranked table per test set (leaderboard rows in their order), with each run's cluster
     and rank range when the rows carry them."""
@@ -300,6 +304,7 @@ def leaderboard_markdown(rows: Sequence[dict[str, Any]], boards: Sequence[Board]
     if not rows:
         lines += ["", "No runs yet."]
     for test_set, runs in by_test_set.items():
+        human = [h for h in _HUMAN if any(r.get(h[1]) is not None for r in runs)]
         lines += [
             "",
             f"### Test set {escape(test_set)} ({len(runs)} run{'s' if len(runs) != 1 else ''})",
@@ -307,7 +312,8 @@ def leaderboard_markdown(rows: Sequence[dict[str, Any]], boards: Sequence[Board]
             table(
                 ["#", "run", "model", "condition", "chrF++ [CI]", "BLEU", "TER", "composite"]
                 + ["tier", "Δ TM BLEU", "GenGap BLEU"]
-                + (["cluster", "ranks"] if clustered else []),
+                + (["cluster", "ranks"] if clustered else [])
+                + [f"{h[0]} [CI]" for h in human],
                 [
                     [
                         str(i + 1),
@@ -323,10 +329,25 @@ def leaderboard_markdown(rows: Sequence[dict[str, Any]], boards: Sequence[Board]
                         _fixed(r["delta_tm_bleu"]),
                         _fixed(r["gengap_bleu"]),
                         *([escape(r["cluster"]), _ranks(r)] if clustered else []),
+                        *(
+                            _with_ci(r[c], r.get(f"{c}_ci_lower"), r.get(f"{c}_ci_upper"), d)
+                            for _h, c, d in human
+                        ),
                     ]
                     for i, r in enumerate(runs)
                 ],
-                right=(0, 4, 5, 6, 7, 9, 10, 11, 12),
+                right=(
+                    0,
+                    4,
+                    5,
+                    6,
+                    7,
+                    9,
+                    10,
+                    11,
+                    12,
+                    *range(11 + 2 * clustered, 11 + 2 * clustered + len(human)),
+                ),
             ),
         ]
     notes = [

@@ -112,6 +112,10 @@ METRICS: tuple[Metric, ...] = (
     Metric("medium_share", "medium share", column="medium_share"),
     Metric("far_share", "far share", column="far_share"),
     Metric("mean_source_exposure", "mean source exposure", False, column="mean_source_exposure"),
+    # Human judgments (docs/human.md): each run's newest judgment set of each scheme.
+    Metric("human_mqm", "MQM", False, column="human_mqm", sort_key="mqm", computed=True),
+    Metric("human_esa", "ESA", column="human_esa", sort_key="esa", computed=True),
+    Metric("human_da_z", "DA z", column="human_da_z", sort_key="da", computed=True),
     # Bootstrap interval bounds carried to Supabase (docs/statistics.md).
     Metric("chrf_ci_lower", "chrF++ CI lower", scale=100, column="chrf_ci_lower"),
     Metric("chrf_ci_upper", "chrF++ CI upper", scale=100, column="chrf_ci_upper"),

@@ -55,6 +55,21 @@ interval_ AS (
     FROM run_intervals
     WHERE scope = 'all'
     GROUP BY run_id
+),
+-- Each run's human score of each scheme, from its newest judgment set of that scheme.
+human AS (
+    SELECT run_id,
+           max(score) FILTER (WHERE scheme = 'mqm') AS human_mqm,
+           max(score) FILTER (WHERE scheme = 'esa') AS human_esa,
+           max(z) FILTER (WHERE scheme = 'da') AS human_da_z
+    FROM (
+        SELECT h.run_id, h.scheme, h.score, h.z
+        FROM human_run_scores h
+        JOIN human_sets hs USING (set_id)
+        QUALIFY row_number() OVER (
+            PARTITION BY h.run_id, h.scheme ORDER BY hs.added_at DESC, h.set_id) = 1
+    )
+    GROUP BY run_id
 )
 SELECT
     r.run_id,
@@ -125,6 +140,9 @@ SELECT
     iv.ci_n_bootstrap,
     iv.ci_alpha,
     iv.ci_seed,
+    hu.human_mqm,
+    hu.human_esa,
+    hu.human_da_z,
     coalesce(tg.tags, MAP {}::MAP(VARCHAR, VARCHAR)) AS tags
 FROM runs r
 JOIN corpora c ON c.corpus_id = r.test_corpus_id
@@ -136,6 +154,7 @@ LEFT JOIN run_cost cost USING (run_id)
 LEFT JOIN run_speed sp USING (run_id)
 LEFT JOIN chosen_exposure e USING (run_id)
 LEFT JOIN interval_ iv USING (run_id)
+LEFT JOIN human hu USING (run_id)
 LEFT JOIN tag tg USING (run_id);
 
 -- The leaderboard with each test set's default training corpus (what sync and BI tools read).
