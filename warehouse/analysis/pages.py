@@ -5,13 +5,14 @@ these values into markup."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
 
 from warehouse.analysis.compare import Comparison, compare_runs, load_runs
 from warehouse.analysis.exposure_histograms import exposure_histograms
+from warehouse.analysis.human_pages import HumanPageData, human_page_data
 from warehouse.analysis.leaderboard import leaderboard
 from warehouse.analysis.report import build_report, build_reports, default_audits
 from warehouse.analysis.runs import resolve_run
@@ -52,6 +53,7 @@ class SiteData:
     run_columns: dict[str, str]  # the segment table's run columns (JSON) by run id
     shared: dict[str, str]  # segment key -> JSON of the test set's and audit's columns
     comparisons: list[tuple[str, str, Comparison]]  # run ids A and B, their comparison
+    human: dict[str, HumanPageData] = field(default_factory=dict)  # by test set id
 
 
 def run_page_data(
@@ -88,9 +90,11 @@ def site_data(con: duckdb.DuckDBPyConnection, compare: Sequence[tuple[str, str]]
             con, test_corpus_id, audit_id
         )
     settings = bootstrap_settings(con)
+    test_sets = list_corpora(con, "test")
+    human = {info.corpus_id: human_page_data(con, info, settings) for info in test_sets}
     return SiteData(
         board=board,
-        test_sets=list_corpora(con, "test"),
+        test_sets=test_sets,
         docs=build_reports(con, board),
         default_audit=default_audit,
         audits=audits,
@@ -103,6 +107,7 @@ def site_data(con: duckdb.DuckDBPyConnection, compare: Sequence[tuple[str, str]]
             (a, b, compare_runs(load_runs([a, b], con), significance=True, settings=settings))
             for a, b in pairs
         ],
+        human={k: v for k, v in human.items() if v is not None},
     )
 
 

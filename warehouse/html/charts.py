@@ -182,6 +182,22 @@ def _deltas() -> alt.FacetChart:
     )
 
 
+def _agreement() -> alt.FacetChart:
+    """Each system's metric score against its human score, one panel per metric."""
+    return (
+        alt.Chart(alt.NamedData(name="agreement"))
+        .mark_point(filled=True, size=60)
+        .encode(
+            x=alt.X("metric_score:Q", title="metric (corpus score)", scale=alt.Scale(zero=False)),
+            y=alt.Y("human:Q", title="human score (higher is better)", scale=alt.Scale(zero=False)),
+            tooltip=["system:N", "metric:N", "metric_score:Q", "human:Q"],
+        )
+        .properties(width=220, height=200)
+        .facet(column=alt.Column("metric:N", title=None))
+        .resolve_scale(x="independent")
+    )
+
+
 _BUILDERS: dict[str, Callable[[], alt.TopLevelMixin]] = {
     "exposure": _exposure,
     "bins": _bins,
@@ -190,6 +206,7 @@ _BUILDERS: dict[str, Callable[[], alt.TopLevelMixin]] = {
     "breakdowns": _breakdowns,
     "board": _board,
     "deltas": _deltas,
+    "agreement": _agreement,
 }
 CHART_KINDS = tuple(_BUILDERS)
 

@@ -25,6 +25,7 @@ from warehouse.basics import Notify
 from warehouse.errors import UsageError
 from warehouse.html.assets import page_script, vega_bundle, vega_bundle_header
 from warehouse.html.files import write_if_changed
+from warehouse.html.human_page import human_page
 from warehouse.html.layout import Assets
 from warehouse.html.markup import safe_name
 from warehouse.html.run_page import RunLinks, SegmentData, run_page, shared_script
@@ -68,6 +69,11 @@ def run_href(run_id: str, prefix: str = "") -> str:
 def testset_href(info: CorpusInfo, prefix: str = "") -> str:
     """Address of a test set page."""
     return f"{prefix}testsets/{safe_name(info.name, info.corpus_id)}.html"
+
+
+def human_href(info: CorpusInfo, prefix: str = "") -> str:
+    """Address of a test set's human-judgment page."""
+    return f"{prefix}human/{safe_name(info.name, info.corpus_id)}.html"
 
 
 def compare_href(run_a: str, run_b: str, prefix: str = "") -> str:
@@ -128,8 +134,16 @@ def build_dashboard(
                 data.histograms,
                 [r for r in board if r["test_corpus_id"] == info.corpus_id],
                 run_href=lambda run_id: run_href(run_id, "../"),
+                human_href=human_href(info, "../") if info.corpus_id in data.human else None,
             ),
         )
+        if info.corpus_id in data.human:
+            emit(
+                human_href(info),
+                human_page(info, data.human[info.corpus_id],
+                           run_href=lambda run_id: run_href(run_id, "../"),
+                           testset_href=testset_href(info, "../")),
+            )  # fmt: skip
     labels = {r["run_id"]: f"{run_label(r)} ({r['run_id'][:8]})" for r in board}
     pages = []
     for a, b, comparison in data.comparisons:

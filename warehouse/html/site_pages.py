@@ -239,8 +239,10 @@ def testset_page(
     runs: Sequence[dict[str, Any]],
     *,
     run_href: Callable[[str], str],
+    human_href: str | None = None,
 ) -> str:
-    """A test set: what it holds, its audits with exposure distributions, and its runs."""
+    """A test set: what it holds, its audits with exposure distributions, its runs, and a link
+    to its human judgments when it has some."""
     about = fields(
         [
             ("corpus id", Raw(f'<span class="mono">{esc(info.corpus_id)}</span>')),
@@ -285,6 +287,12 @@ def testset_page(
         f'<section id="audits"><h2>Audits</h2>{audit_html}</section>'
         f'<section id="runs"><h2>Runs</h2>{run_html}</section>'
     )
+    if human_href is not None:
+        body += (
+            f'<section id="human"><h2>Human judgments</h2><p>'
+            f"{link(human_href, 'metric-human agreement, error categories, judged segments')}"
+            "</p></section>"
+        )
     nav = f"<nav>{link('../index.html', 'dashboard')}</nav>"
     return page(f"test set {info.name}", body, assets=Assets("../assets/"), nav=nav)
 
