@@ -23,7 +23,8 @@ def human() -> None:
     type=click.Choice(HUMAN_FORMATS),
     default="mqm-tsv",
     show_default=True,
-    help="mqm-tsv: Google's MQM layout; jsonl: one judgment per line (MQM, ESA or DA).",
+    help="mqm-tsv: Google's MQM layout; esa, da: TSV of scores; jsonl: one judgment per line "
+    "(MQM, ESA with spans, or DA).",
 )
 @click.option(
     "--system-map",

@@ -127,3 +127,34 @@ def test_an_empty_file_is_refused(tmp_path):
 def test_the_example_lines_round_trip(tmp_path):
     lines = mqm_lines()
     assert lines[0] == HEADER and len(lines) == len(ERRORS) + 1
+
+
+def test_esa_and_da_tsv_give_one_scored_judgment_per_line(tmp_path):
+    path = tmp_path / "da.tsv"
+    path.write_text("system\tseg_id\trater\tscore\ttarget\nA\t0\tr1\t71.5\tabc\nB\t0\tr1\t12\tx\n",
+                    encoding="utf-8")  # fmt: skip
+    da = read_human_file(path, "da")
+    assert da.scheme == "da" and [(a.system, a.score, a.target) for a in da.annotations] == [
+        ("A", 71.5, "abc"),
+        ("B", 12.0, "x"),
+    ]
+    assert read_human_file(path, "esa").scheme == "esa"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("system\tseg_id\tscore\n", r"da\.tsv:1: not a DA TSV: the header lacks rater"),
+        (
+            "system\tseg_id\trater\tscore\nA\t0\tr\tgood\n",
+            r"da\.tsv:2: score 'good' is not a finite",
+        ),
+        ("system\tseg_id\trater\tscore\nA\t0\tr\tnan\n", r"da\.tsv:2: score 'nan' is not a finite"),
+        ("system\tseg_id\trater\tscore\nA\t0\tr\n", r"da\.tsv:2: 3 tab-separated fields"),
+    ],
+)
+def test_a_broken_score_tsv_is_refused_naming_the_line(tmp_path, text, problem):
+    path = tmp_path / "da.tsv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match=problem):
+        read_human_file(path, "da")

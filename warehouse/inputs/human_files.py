@@ -1,5 +1,6 @@
 """Human judgment files read and checked (docs/human.md): MQM in the TSV layout of Google's
-releases, and JSON Lines for MQM, ESA and DA. Nothing here touches the warehouse."""
+releases, ESA and DA scores as TSV, and JSON Lines for MQM, ESA (with error spans) and DA.
+Nothing here touches the warehouse."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from warehouse.errors import InputError, UsageError
 from warehouse.inputs.json_checks import JsonPath, loads_checked
 from warehouse.inputs.textio import decode_utf8, line_limit, read_bytes, split_lines
 
-HUMAN_FORMATS = ("mqm-tsv", "jsonl")
+HUMAN_FORMATS = ("mqm-tsv", "esa", "da", "jsonl")
+SCORE_COLUMNS = ("system", "seg_id", "rater", "score")  # the esa and da TSV layouts
 SCHEMES = ("mqm", "esa", "da")
 MQM_COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category",
                "severity")  # fmt: skip
@@ -141,6 +143,56 @@ def _read_mqm_tsv(name: str, lines: list[str]) -> list[Annotation]:
     return out
 
 
+def _read_score_tsv(name: str, lines: list[str], scheme: str) -> list[Annotation]:
+    """ESA or DA scores as TSV: a header naming at least SCORE_COLUMNS (`source`, `target` and
+    `doc` optional), then one judgment per line."""
+    header = lines[0].split("\t") if lines else []
+    missing = [c for c in SCORE_COLUMNS if c not in header]
+    if missing:
+        raise InputError(
+            f"not {'an' if scheme == 'esa' else 'a'} {scheme.upper()} TSV: the header lacks "
+            f"{', '.join(missing)} (expected the columns {' '.join(SCORE_COLUMNS)} [source] [target] [doc])",
+            name,
+            1,
+        )
+    out: list[Annotation] = []
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) != len(header):
+            raise InputError(
+                f"{len(fields)} tab-separated fields where the header has {len(header)}",
+                name,
+                number,
+            )
+        row = dict(zip(header, fields, strict=True))
+        for required in ("system", "seg_id", "rater"):
+            if not row[required].strip():
+                raise InputError(f"empty {required}", name, number)
+        try:
+            score = float(row["score"])
+        except ValueError:
+            score = math.nan
+        if not math.isfinite(score):
+            raise InputError(f"score {row['score']!r} is not a finite number", name, number)
+        out.append(
+            Annotation(
+                line=number,
+                system=row["system"].strip(),
+                seg_key=row["seg_id"].strip(),
+                rater=row["rater"].strip(),
+                source=row.get("source"),
+                target=row.get("target"),
+                score=score,
+                doc=(row.get("doc") or "").strip() or None,
+            )
+        )
+    if not out:
+        raise InputError("no judgments after the header", name)
+    return out
+
+
 def _text(record: dict[str, Any], key: str, where: tuple[str, int], *, required: bool) -> Any:
     """A string field of a JSON Lines record (ids may be integers)."""
     value = record.get(key)
@@ -244,6 +296,8 @@ def read_human_file(path: str | Path, fmt: str, *, name: str | None = None) -> H
     data, lines = _read_text(path)
     if fmt == "mqm-tsv":
         scheme, annotations = "mqm", _read_mqm_tsv(label, lines)
+    elif fmt in ("esa", "da"):
+        scheme, annotations = fmt, _read_score_tsv(label, lines, fmt)
     else:
         scheme, annotations = _read_jsonl(label, lines)
     return HumanFile(
