@@ -151,7 +151,8 @@ def _read_score_tsv(name: str, lines: list[str], scheme: str) -> list[Annotation
     if missing:
         raise InputError(
             f"not {'an' if scheme == 'esa' else 'a'} {scheme.upper()} TSV: the header lacks "
-            f"{', '.join(missing)} (expected the columns {' '.join(SCORE_COLUMNS)} [source] [target] [doc])",
+            f"{', '.join(missing)} (expected the columns {' '.join(SCORE_COLUMNS)} [source] "
+            "[target] [doc])",
             name,
             1,
         )
