@@ -38,7 +38,7 @@ from warehouse.store.schema import (
 BATCH_ROWS = 100_000
 # Tables the schema files fill with defaults; every other table must be empty in a destination.
 SEEDED_TABLES = frozenset(
-    {"schema_version", "settings", "quality_tiers", "composite_weights", "languages"}
+    {"schema_version", "settings", "quality_tiers", "composite_weights", "languages", "mqm_weights"}
 )
 
 
