@@ -86,6 +86,15 @@ JOIN human_sets s USING (set_id)
 JOIN runs r USING (run_id)
 GROUP BY ALL;
 
+-- Each run's newest judgment set of each scheme: what the leaderboard's human columns, their
+-- intervals and tie groups on a human score read.
+CREATE OR REPLACE VIEW human_newest_sets AS
+SELECT j.run_id, s.scheme, s.set_id
+FROM (SELECT DISTINCT set_id, run_id FROM human_judgments) j
+JOIN human_sets s USING (set_id)
+QUALIFY row_number() OVER (
+    PARTITION BY j.run_id, s.scheme ORDER BY s.added_at DESC, s.set_id) = 1;
+
 -- Per run and exposure bin of each audit of its test set (the bins of docs/exposure.md).
 CREATE OR REPLACE VIEW human_bin_scores AS
 SELECT

@@ -59,16 +59,11 @@ interval_ AS (
 -- Each run's human score of each scheme, from its newest judgment set of that scheme.
 human AS (
     SELECT run_id,
-           max(score) FILTER (WHERE scheme = 'mqm') AS human_mqm,
-           max(score) FILTER (WHERE scheme = 'esa') AS human_esa,
-           max(z) FILTER (WHERE scheme = 'da') AS human_da_z
-    FROM (
-        SELECT h.run_id, h.scheme, h.score, h.z
-        FROM human_run_scores h
-        JOIN human_sets hs USING (set_id)
-        QUALIFY row_number() OVER (
-            PARTITION BY h.run_id, h.scheme ORDER BY hs.added_at DESC, h.set_id) = 1
-    )
+           max(h.score) FILTER (WHERE h.scheme = 'mqm') AS human_mqm,
+           max(h.score) FILTER (WHERE h.scheme = 'esa') AS human_esa,
+           max(h.z) FILTER (WHERE h.scheme = 'da') AS human_da_z
+    FROM human_newest_sets n
+    JOIN human_run_scores h USING (run_id, scheme, set_id)
     GROUP BY run_id
 )
 SELECT

@@ -67,3 +67,21 @@ def test_runs_without_judgments_show_no_human_column(run_cli, tmp_path, monkeypa
     [row] = _board(run_cli)
     assert row["human_mqm"] is None
     assert "MQM" not in run_cli("leaderboard").output
+
+
+def test_tie_groups_on_the_human_score(judged, tmp_path):
+    rows = _board(judged, "--clusters", "--sort", "mqm", "--n-bootstrap", "500")
+    assert [r["model_slug"] for r in rows] == ["A", "C", "B"]
+    assert all(r["cluster"] is not None and r["rank_range"] for r in rows)
+    assert rows[0]["clustering"]["metric"] == "human_mqm"
+    src = tmp_path / "p.txt"
+    src.write_text("a b c\nd e f\n", encoding="utf-8")
+    assert judged("testset", "add", "plain", "--src", src, "--ref", src).exit_code == 0
+    for slug in ("m1", "m2"):
+        assert (
+            judged("ingest", "--testset", "plain", "--hyp", src, "--model-slug", slug).exit_code
+            == 0
+        )
+    done = judged("leaderboard", "--clusters", "--sort", "mqm")
+    assert done.exit_code == 2 and "has no MQM judgments" in done.output
+    assert judged("leaderboard", "--clusters", "--sort", "mqm", "--testset", "t").exit_code == 0

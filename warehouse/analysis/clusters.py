@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import duckdb
+import numpy as np
 
 from warehouse.errors import UsageError
-from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER, label
+from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, HUMAN_METRICS, TER, label
 from warehouse.stats.arrays import RunArrays, load_run_arrays
 from warehouse.stats.clusters import (
     DEFAULT_CORRECTION,
@@ -22,7 +23,13 @@ from warehouse.stats.significance import method_settings
 from warehouse.store.settings import metric_directions
 
 # Leaderboard sort keys whose metric has a resampled form, and that metric.
-CLUSTER_SORT_KEYS = {"chrf": CHRF, "bleu": BLEU, "ter": TER, "exact_match": EXACT_MATCH}
+CLUSTER_SORT_KEYS = {
+    "chrf": CHRF,
+    "bleu": BLEU,
+    "ter": TER,
+    "exact_match": EXACT_MATCH,
+    **HUMAN_METRICS,
+}
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,8 @@ def board_clusters(
     if len(set(run_ids)) < 2:
         raise UsageError("clusters need at least two runs; the board holds fewer")
     runs = [load_run_arrays(con, run_id) for run_id in dict.fromkeys(run_ids)]
+    if request.metric_name in HUMAN_METRICS.values():
+        runs = _with_human_scores(con, runs, request.metric_name)
     groups = [g for g in _by_test_set(runs) if len(g) > 1]
     if not groups:
         raise UsageError("clusters need at least two runs on one test set; each has one here")
@@ -94,6 +103,36 @@ def board_clusters(
         board.notes[:0] = notes
         boards.append(board)
     return boards
+
+
+def _with_human_scores(
+    con: duckdb.DuckDBPyConnection, runs: list[RunArrays], metric: str
+) -> list[RunArrays]:
+    """The runs with their per-segment human scores of `metric`'s scheme (from each run's newest
+    set; NaN where a segment was not judged) as a per-entry metric."""
+    scheme = next(k for k, v in HUMAN_METRICS.items() if v == metric)
+    rows = con.execute(
+        "SELECT g.run_id, s.seg_key, CASE WHEN n.scheme = 'da' THEN g.z ELSE g.score END "
+        "FROM human_newest_sets n JOIN human_segment_scores g USING (set_id, run_id) "
+        "JOIN runs r USING (run_id) JOIN segments s ON s.corpus_id = r.test_corpus_id "
+        "AND s.seg_idx = g.seg_idx WHERE n.scheme = ? AND n.run_id IN (SELECT unnest(?))",
+        [scheme, [r.run_id for r in runs]],
+    ).fetchall()
+    found: dict[str, dict[str, float]] = {}
+    for run_id, key, value in rows:
+        if value is not None:
+            found.setdefault(run_id, {})[key] = value
+    out = []
+    for run in runs:
+        if run.run_id not in found:
+            raise UsageError(
+                f"run {run.run_id} has no {label(metric)} judgments: clusters need the metric on "
+                "every run; choose another metric, or --testset a judged test set"
+            )
+        scores = found[run.run_id]
+        values = np.array([scores.get(k, np.nan) for k in run.keys], dtype=np.float64)
+        out.append(replace(run, entry_metrics={**run.entry_metrics, metric: values}))
+    return out
 
 
 def cluster_metric_label(request: ClusterRequest) -> str:

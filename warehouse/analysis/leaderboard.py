@@ -12,7 +12,7 @@ import numpy as np
 
 from warehouse.basics import grouped, rows_as_dicts
 from warehouse.errors import UsageError
-from warehouse.metrics.registry import SORT_KEYS
+from warehouse.metrics.registry import HUMAN_METRICS, SORT_KEYS
 from warehouse.stats.resample import bootstrap_settings, percentile_interval, resample_indices
 from warehouse.store.corpora import get_corpus
 
@@ -77,30 +77,23 @@ def leaderboard(
     return rows
 
 
-# Leaderboard columns of human scores, by the scheme whose newest set fills them.
-HUMAN_COLUMNS = {"mqm": "human_mqm", "esa": "human_esa", "da": "human_da_z"}
-
-
 def _human_intervals(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> None:
     """Each human score's percentile bootstrap interval (the run's judged segments resampled, at
     the warehouse's bootstrap settings) as `<column>_ci_lower` / `_ci_upper`."""
     for row in rows:
-        for column in HUMAN_COLUMNS.values():
+        for column in HUMAN_METRICS.values():
             row[f"{column}_ci_lower"] = row[f"{column}_ci_upper"] = None
     judged = [
-        r["run_id"] for r in rows if any(r.get(c) is not None for c in HUMAN_COLUMNS.values())
+        r["run_id"] for r in rows if any(r.get(c) is not None for c in HUMAN_METRICS.values())
     ]
     if not judged:
         return
     settings = bootstrap_settings(con, None, None, None)
     found = con.execute(
-        "WITH newest AS (SELECT h.run_id, h.scheme, h.set_id FROM human_run_scores h "
-        "JOIN human_sets s USING (set_id) WHERE h.run_id IN (SELECT unnest(?)) "
-        "QUALIFY row_number() OVER (PARTITION BY h.run_id, h.scheme "
-        "ORDER BY s.added_at DESC, h.set_id) = 1) "
         "SELECT n.run_id, n.scheme, list(CASE WHEN n.scheme = 'da' THEN g.z ELSE g.score END "
-        "ORDER BY g.seg_idx) FROM newest n JOIN human_segment_scores g USING (set_id, run_id) "
-        "GROUP BY ALL",
+        "ORDER BY g.seg_idx) FROM human_newest_sets n "
+        "JOIN human_segment_scores g USING (set_id, run_id) "
+        "WHERE n.run_id IN (SELECT unnest(?)) GROUP BY ALL",
         [judged],
     ).fetchall()
     by_run = {r["run_id"]: r for r in rows}
@@ -111,7 +104,7 @@ def _human_intervals(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]])
         draws = scores[resample_indices(scores.size, settings.n_bootstrap, settings.seed)]
         interval = percentile_interval(draws.mean(axis=1), settings.alpha)
         if interval is not None:
-            column = HUMAN_COLUMNS[scheme]
+            column = HUMAN_METRICS[scheme]
             by_run[run_id][f"{column}_ci_lower"], by_run[run_id][f"{column}_ci_upper"] = interval
 
 

@@ -35,6 +35,8 @@ TER = "ter"
 EXACT_MATCH = "exact_match_rate"
 LENGTH_RATIO = "length_ratio"
 COMPOSITE = "composite"
+# Human scores by scheme (docs/human.md): each run's newest judgment set of the scheme.
+HUMAN_METRICS = {"mqm": "human_mqm", "esa": "human_esa", "da": "human_da_z"}
 
 METRICS: tuple[Metric, ...] = (
     Metric(COMPOSITE, "composite", column="composite_score", sort_key="composite", computed=True),
@@ -113,9 +115,9 @@ METRICS: tuple[Metric, ...] = (
     Metric("far_share", "far share", column="far_share"),
     Metric("mean_source_exposure", "mean source exposure", False, column="mean_source_exposure"),
     # Human judgments (docs/human.md): each run's newest judgment set of each scheme.
-    Metric("human_mqm", "MQM", False, column="human_mqm", sort_key="mqm", computed=True),
-    Metric("human_esa", "ESA", column="human_esa", sort_key="esa", computed=True),
-    Metric("human_da_z", "DA z", column="human_da_z", sort_key="da", computed=True),
+    Metric(HUMAN_METRICS["mqm"], "MQM", False, column="human_mqm", sort_key="mqm", computed=True),
+    Metric(HUMAN_METRICS["esa"], "ESA", column="human_esa", sort_key="esa", computed=True),
+    Metric(HUMAN_METRICS["da"], "DA z", column="human_da_z", sort_key="da", computed=True),
     # Bootstrap interval bounds carried to Supabase (docs/statistics.md).
     Metric("chrf_ci_lower", "chrF++ CI lower", scale=100, column="chrf_ci_lower"),
     Metric("chrf_ci_upper", "chrF++ CI upper", scale=100, column="chrf_ci_upper"),
