@@ -132,3 +132,40 @@ FROM human_error_weights e
 JOIN judged j USING (set_id, run_id)
 WHERE lower(trim(e.severity)) <> 'no-error'
 GROUP BY ALL;
+
+-- Per judged run and segment: the human score (MQM as a penalty, DA as its z-score) beside the
+-- segment's metric scores (sacrebleu's sentence chrF++; BLEU and TER as the corpus formulas on the
+-- segment's statistics), for agreement queries in plain SQL (`tame-wh meta` computes the rest).
+CREATE OR REPLACE VIEW human_segment_metrics AS
+SELECT
+    g.set_id,
+    g.scheme,
+    g.run_id,
+    g.seg_idx,
+    CASE WHEN g.scheme = 'da' THEN g.z ELSE g.score END AS human,
+    st.chrf_sentence AS chrf_plus_plus,
+    bleu_score(st.bleu_stats) AS bleu,
+    ter_score(st.ter_stats) AS ter
+FROM human_segment_scores g
+JOIN segment_stats st USING (run_id, seg_idx);
+
+-- System-level Pearson correlation of each surface metric with the human score, per judgment
+-- set, both oriented so that higher is better (MQM and TER negated); all of each run's segments.
+CREATE OR REPLACE VIEW human_system_pearson AS
+WITH systems AS (
+    SELECT
+        h.set_id,
+        CASE WHEN h.scheme = 'mqm' THEN -h.score WHEN h.scheme = 'da' THEN h.z ELSE h.score END
+            AS human,
+        s.bleu,
+        s.chrf_plus_plus,
+        -s.ter AS minus_ter
+    FROM human_run_scores h
+    JOIN run_surface s USING (run_id)
+)
+SELECT set_id, 'bleu' AS metric, count(*) AS n_systems, corr(bleu, human) AS pearson
+FROM systems GROUP BY set_id
+UNION ALL
+SELECT set_id, 'chrf_plus_plus', count(*), corr(chrf_plus_plus, human) FROM systems GROUP BY set_id
+UNION ALL
+SELECT set_id, 'ter', count(*), corr(minus_ter, human) FROM systems GROUP BY set_id;

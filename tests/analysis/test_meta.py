@@ -129,3 +129,20 @@ def test_several_sets_need_a_choice(judged, tmp_path):
     done = judged("meta", "--testset", "t")
     assert done.exit_code == 2 and "choose one with --human" in done.output
     assert _meta(judged, "--human", "second")["set_name"] == "second"
+
+
+def test_the_sql_views_agree_with_meta(judged, db_path):
+    import duckdb
+
+    report = _meta(judged)
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        pearson = dict(con.execute("SELECT metric, pearson FROM human_system_pearson").fetchall())
+        n = con.execute(
+            "SELECT count(*), count(chrf_plus_plus) FROM human_segment_metrics"
+        ).fetchone()
+    finally:
+        con.close()
+    for metric in ("bleu", "chrf_plus_plus", "ter"):
+        assert pearson[metric] == pytest.approx(_row(report, metric, "pearson")["value"])
+    assert n == (12, 12)
