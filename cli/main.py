@@ -143,8 +143,60 @@ def _attach_ahead(ctx: click.Context, args: list[str]) -> None:
         attach_ahead(address, read_only=read_only)
 
 
+def _takes_value(option: click.Parameter) -> bool:
+    """Whether an option reads the next token as its value."""
+    return isinstance(option, click.Option) and not option.is_flag and not option.count
+
+
+def _option_names(command: click.Command) -> dict[str, bool]:
+    """Every option name of a command, and whether it takes a value."""
+    return {
+        name: _takes_value(p)
+        for p in command.params
+        if isinstance(p, click.Option)
+        for name in (*p.opts, *p.secondary_opts)
+    }
+
+
+def _hoist_global_options(group: click.Group, ctx: click.Context, args: list[str]) -> list[str]:
+    """`tame-wh COMMAND … --wide` as `tame-wh --wide COMMAND …`: a global option given after the
+    command (and not one of the command's own) moves before it, with its value. Tokens after
+    `--`, and values of the command's own options, never move."""
+    own = _option_names(group)
+    at = 0
+    while at < len(args) and args[at].startswith("-") and args[at] != "--":
+        name = args[at].split("=", 1)[0]
+        at += 2 if own.get(name) and "=" not in args[at] else 1
+    if at >= len(args) or args[at] == "--":
+        return args
+    command: click.Command | None = group.get_command(ctx, args[at])
+    theirs = _option_names(command) if command is not None else {}
+    front, rest = args[:at], [args[at]]
+    i = at + 1
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            rest += args[i:]
+            break
+        if isinstance(command, click.Group) and not token.startswith("-"):
+            command = command.get_command(ctx, token)  # a subcommand: its options count too
+            theirs.update(_option_names(command) if command is not None else {})
+            rest.append(token)
+            i += 1
+            continue
+        name = token.split("=", 1)[0]
+        mine = name in own and name not in theirs and name not in ("-h", "--help", "--version")
+        width = 2 if (own if mine else theirs).get(name) and "=" not in token else 1
+        (front if mine else rest).extend(args[i : i + width])
+        i += width
+    return front + rest
+
+
 class _Group(click.Group):
     """Lazy command group that turns warehouse errors into one-line messages with exit codes."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _hoist_global_options(self, ctx, args))
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

@@ -49,3 +49,36 @@ def test_help_imports_no_command():
     )
     assert "Commands:" in done.stdout
     assert done.stdout.strip().splitlines()[-1] == "loaded []"
+
+
+def test_global_options_may_follow_the_command(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    monkeypatch.setenv("COLUMNS", "60")
+    db = tmp_path / "wh.duckdb"
+    runner = CliRunner()
+    assert runner.invoke(main, ["--db", str(db), "demo"]).exit_code == 0
+    before = runner.invoke(main, ["--db", str(db), "--wide", "leaderboard"])
+    after = runner.invoke(main, ["leaderboard", "--db", str(db), "--wide"])
+    narrow = runner.invoke(main, ["--db", str(db), "leaderboard"])
+    assert before.exit_code == after.exit_code == 0, after.output
+    assert after.output == before.output != narrow.output
+    listed = runner.invoke(main, ["runs", "list", f"--db={db}", "--json"])
+    assert listed.exit_code == 0 and '"run_id"' in listed.output
+
+
+def test_a_commands_own_option_and_text_after_a_double_dash_stay(tmp_path):
+    from cli.main import _hoist_global_options
+
+    ctx = click.Context(main)
+    assert _hoist_global_options(main, ctx, ["ingest", "--lock-timeout", "5", "--wide"]) == [
+        "--wide", "ingest", "--lock-timeout", "5",
+    ]  # fmt: skip
+    assert _hoist_global_options(main, ctx, ["query", "--", "--wide"]) == ["query", "--", "--wide"]
+    assert _hoist_global_options(main, ctx, ["runs", "show", "r1", "--debug"]) == [
+        "--debug", "runs", "show", "r1",
+    ]  # fmt: skip
+    assert _hoist_global_options(main, ctx, ["leaderboard", "--testset", "--wide"]) == [
+        "leaderboard", "--testset", "--wide",
+    ]  # fmt: skip
+    assert _hoist_global_options(main, ctx, ["leaderboard", "--help"]) == ["leaderboard", "--help"]
