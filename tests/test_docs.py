@@ -216,8 +216,8 @@ def bare_command(snippet: str, tree: dict[tuple[str, ...], click.Command]) -> li
 def check_invocation(
     words: list[str], tree: dict[tuple[str, ...], click.Command], where: str
 ) -> list[str]:
-    """Problems of one invocation: unknown commands, subcommands or options (global options
-    must come before the command, the command's own after it)."""
+    """Problems of one invocation: unknown commands, subcommands or options (before the command
+    only global options; after it the command's own, and global ones, which the CLI moves)."""
     problems: list[str] = []
     shown = " ".join(["tame-wh", *words])
     i = 0
@@ -239,7 +239,7 @@ def check_invocation(
             return [*problems, f"{where}: `{shown}`: {label(path)} has no subcommand {words[i]!r}"]
         path = (*path, words[i])
         i += 1
-    allowed = long_options(tree[path]) | {"--help"}
+    allowed = long_options(tree[path]) | long_options(main) | {"--help"}
     for word in words[i:]:
         for option in _OPTION.findall(word):
             if word.lstrip("[(").startswith(option) and option not in allowed:
