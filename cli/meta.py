@@ -34,9 +34,17 @@ def _number(value: float | None) -> str:
     "--metric",
     "metrics",
     multiple=True,
-    help="Only this metric (bleu, chrf_plus_plus, ter, or a per-entry metric); repeat.",
+    help="Only this metric (bleu, chrf_plus_plus, chrf, ter, delta_tm_chrf_plus_plus, or a "
+    "per-entry metric); repeat.",
 )
 @click.option("--train", default=None, help="Bins of the audit against this training corpus.")
+@click.option(
+    "--bin",
+    "bin_name",
+    type=click.Choice(["source_exact", "near", "medium", "far"]),
+    default=None,
+    help="Only this exposure bin's segments (with intervals).",
+)
 @bootstrap_options(
     "--n-bootstrap",
     "Resamples of the system-level intervals (default: settings bootstrap.n).",
@@ -52,6 +60,7 @@ def meta(
     human: str | None,
     metrics: tuple[str, ...],
     train: str | None,
+    bin_name: str | None,
     n_bootstrap: int | None,
     alpha: float | None,
     seed: int | None,
@@ -59,7 +68,7 @@ def meta(
 ) -> None:
     """Metric-human agreement: system and segment level, overall and per exposure bin."""
     with app.open("read") as wh:
-        report = wh.meta(testset, human=human, metrics=metrics, train=train,
+        report = wh.meta(testset, human=human, metrics=metrics, train=train, bin_name=bin_name,
                          n_bootstrap=n_bootstrap, alpha=alpha, seed=seed)  # fmt: skip
     if as_json:
         emit_json(report.to_dict())

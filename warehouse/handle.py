@@ -912,6 +912,7 @@ class Warehouse:
         human: str | None = None,
         metrics: Sequence[str] = (),
         train: str | None = None,
+        bin_name: str | None = None,
         n_bootstrap: int | None = None,
         alpha: float | None = None,
         seed: int | None = None,
@@ -923,6 +924,6 @@ class Warehouse:
         from warehouse.stats.resample import bootstrap_settings
 
         return metric_human_agreement(
-            self.con, testset, human=human, metrics=metrics, train=train,
+            self.con, testset, human=human, metrics=metrics, train=train, only_bin=bin_name,
             settings=bootstrap_settings(self.con, n_bootstrap, alpha, seed),
         )  # fmt: skip

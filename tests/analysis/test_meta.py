@@ -57,6 +57,9 @@ def test_system_level_statistics_equal_scipy_and_the_definition(judged):
         assert _row(report, metric, "pairwise_accuracy")["value"] == pytest.approx(agree / 3)
     corpus = sacrebleu.BLEU().corpus_score(TARGETS["A"], [TARGETS["ref"]]).score
     assert by_label["A"]["bleu"] == pytest.approx(corpus, abs=1e-9)
+    for system in SYSTEMS:  # chrF (no word n-grams) from the stored chrF++ statistics
+        chrf = sacrebleu.CHRF(word_order=0).corpus_score(TARGETS[system], [TARGETS["ref"]]).score
+        assert by_label[system]["chrf"] == pytest.approx(chrf, abs=1e-9)
 
 
 def test_segment_level_kendall_equals_scipy_on_sacrebleus_sentence_chrf(judged):
@@ -78,6 +81,17 @@ def test_segment_level_kendall_equals_scipy_on_sacrebleus_sentence_chrf(judged):
     assert mean == pytest.approx(np.mean([t for t in per_system if np.isfinite(t)]))
     acc = _row(report, "chrf_plus_plus", "acc_eq")
     assert 0 <= acc["value"] <= 1 and acc["epsilon"] >= 0
+
+
+def test_segment_level_chrf_equals_sacrebleus_sentence_chrf(judged):
+    report = _meta(judged, "--metric", "chrf")
+    chrf, human = [], []
+    for system in SYSTEMS:
+        chrf += [sacrebleu.sentence_chrf(h, [r], word_order=0).score
+                 for h, r in zip(TARGETS[system], TARGETS["ref"], strict=True)]  # fmt: skip
+        human += [-SEGMENT_SCORES[(system, k)] for k in SOURCES]
+    pooled = _row(report, "chrf", "kendall_pooled")["value"]
+    assert pooled == pytest.approx(kendalltau(chrf, human, variant="b")[0])
 
 
 def test_intervals_follow_the_seed(judged):
@@ -104,6 +118,18 @@ def test_agreement_per_exposure_bin_once_the_test_set_is_audited(judged, tmp_pat
     assert exact["n"] == 2 * len(SYSTEMS)
     text = judged("meta", "--testset", "t").output
     assert "bin source_exact (audit " in text and "acc*_eq" in text
+    # The lead over the TM baseline: what the leaderboard's Δ TM chrF++ column says.
+    board = {r["run_id"]: r for r in json.loads(judged("leaderboard", "--json").output)}
+    for system in report["systems"]:
+        lead = board[system["run_id"]]["delta_tm_chrf_plus_plus"]
+        assert system["delta_tm_chrf_plus_plus"] == pytest.approx(lead)
+    only = _meta(judged, "--bin", "source_exact")
+    assert {r["bin"] for r in only["rows"]} == {"source_exact"}
+    assert _row(only, "ter", "pearson", "source_exact")["low"] is not None
+    missing = judged("meta", "--testset", "t", "--bin", "near")
+    assert (
+        missing.exit_code == 2 and "no segment of the test set is in bin 'near'" in missing.output
+    )
 
 
 def test_a_wrong_request_is_refused_in_one_line(judged, run_cli, tmp_path):

@@ -11,8 +11,8 @@ import duckdb
 import numpy as np
 
 from warehouse.errors import UsageError
-from warehouse.metrics.registry import BLEU, CHRF, TER, higher_is_better, label
-from warehouse.metrics.scores import bleu_scores, chrf_scores, ter_scores
+from warehouse.metrics.registry import BLEU, CHRF, CHRF_ONLY, TER, higher_is_better, label
+from warehouse.metrics.scores import bleu_scores, chrf_from_stats, chrf_scores, ter_scores
 from warehouse.stats.agreement import (
     kendall_tau_b,
     pairwise_accuracy,
@@ -24,11 +24,14 @@ from warehouse.stats.resample import (
     BootstrapSettings,
     percentile_interval,
     resample_indices,
+    resample_sums,
     resampled_scores_of,
     run_scores,
 )
 from warehouse.store.corpora import get_corpus
 
+DELTA_TM = "delta_tm_chrf_plus_plus"  # the system's lead over the TM baseline, in chrF++
+_WORD_ORDERS = slice(18, 24)  # chrF++ statistics of the two word orders (docs/metrics.md)
 SYSTEM_STATISTICS = ("pearson", "kendall", "pairwise_accuracy")
 SEGMENT_STATISTICS = ("kendall_pooled", "kendall_per_system", "acc_eq")
 _MIN_SYSTEMS = 3
@@ -121,15 +124,82 @@ def _human_matrix(
     return runs, keys, matrix
 
 
-def _segment_metrics(arrays: RunArrays) -> dict[str, np.ndarray]:
+def _char_only(chrf: np.ndarray) -> np.ndarray:
+    """chrF++ statistics without their word orders: what chrF (word_order=0) is computed from."""
+    out = chrf.copy()
+    out[:, _WORD_ORDERS] = 0
+    return out
+
+
+def _segment_metrics(arrays: RunArrays, tm: np.ndarray | None) -> dict[str, np.ndarray]:
     """Per-segment scores of each metric (sentence BLEU and TER as corpus formulas on one
-    segment, sentence chrF++), oriented higher-is-better, plus each per-entry metric."""
-    out = {BLEU: bleu_scores(arrays.bleu), CHRF: chrf_scores(arrays.chrf)}
+    segment, sentence chrF++ and chrF, and the lead over the TM baseline's sentence chrF++ when
+    `tm` holds its statistics), oriented higher-is-better, plus each per-entry metric."""
+    chrf = chrf_scores(arrays.chrf)
+    out = {
+        BLEU: bleu_scores(arrays.bleu),
+        CHRF: chrf,
+        CHRF_ONLY: chrf_scores(_char_only(arrays.chrf)),
+    }
+    if tm is not None:
+        out[DELTA_TM] = chrf - chrf_scores(tm)
     if np.isfinite(arrays.ter).all():
         out[TER] = -ter_scores(arrays.ter)
     for name, values in arrays.entry_metrics.items():
         out[name] = values if higher_is_better(name) else -values
     return out
+
+
+def _system_scores(
+    runs: Sequence[RunArrays], tm: np.ndarray | None
+) -> list[dict[str, float | None]]:
+    """Each run's whole scores (`run_scores`), with chrF and the lead over the TM baseline."""
+    out = []
+    tm_chrf = chrf_from_stats(tm.sum(axis=0)) if tm is not None else None
+    for run in runs:
+        scores = run_scores(run)
+        scores[CHRF_ONLY] = chrf_from_stats(_char_only(run.chrf).sum(axis=0))
+        chrf = scores[CHRF]
+        if tm_chrf is not None and chrf is not None:
+            scores[DELTA_TM] = chrf - tm_chrf
+        out.append(scores)
+    return out
+
+
+def _resampled(
+    runs: Sequence[RunArrays], tm: np.ndarray | None, indices: np.ndarray, names: Sequence[str]
+) -> dict[str, np.ndarray]:
+    """`_system_scores` of every resample (rows) and run (columns), oriented higher-is-better."""
+    per_run = resampled_scores_of(runs, indices)
+    tm_chrf = chrf_scores(resample_sums(tm, indices)) if tm is not None else None
+    for run, scores in zip(runs, per_run, strict=True):
+        scores[CHRF_ONLY] = chrf_scores(resample_sums(_char_only(run.chrf), indices))
+        if tm_chrf is not None:
+            scores[DELTA_TM] = scores[CHRF] - tm_chrf
+    out = {}
+    for name in names:
+        if all(name in r for r in per_run):
+            stacked = np.column_stack([r[name] for r in per_run])
+            out[name] = stacked if higher_is_better(name) else -stacked
+    return out
+
+
+def _tm_stats(
+    con: duckdb.DuckDBPyConnection, corpus_id: str, audit_id: str | None, keys: Sequence[str]
+) -> np.ndarray | None:
+    """The TM baseline's chrF++ statistics of the audit, one row per segment of `keys`."""
+    if audit_id is None:
+        return None
+    rows = dict(
+        con.execute(
+            "SELECT s.seg_key, tm.chrf_stats FROM tm_segment_stats tm JOIN segments s "
+            "ON s.corpus_id = ? AND s.seg_idx = tm.seg_idx WHERE tm.audit_id = ?",
+            [corpus_id, audit_id],
+        ).fetchall()
+    )
+    if any(k not in rows for k in keys):
+        return None
+    return np.array([rows[k] for k in keys], dtype=np.int64)
 
 
 def _oriented(name: str, value: float | None) -> float:
@@ -231,11 +301,12 @@ def metric_human_agreement(
     human: str | None = None,
     metrics: Sequence[str] = (),
     train: str | None = None,
+    only_bin: str | None = None,
     settings: BootstrapSettings | None = None,
 ) -> MetaReport:
     """System- and segment-level agreement of each metric with one judgment set, with bootstrap
     intervals at system level (segments resampled, the same draws for every system), and per
-    exposure bin when the test set is audited."""
+    exposure bin when the test set is audited (`only_bin`: that bin alone, with intervals)."""
     settings = settings or BootstrapSettings()
     corpus = get_corpus(con, test_set, "test")
     set_id, set_name, scheme = _pick_set(con, corpus.corpus_id, test_set, human)
@@ -252,7 +323,9 @@ def metric_human_agreement(
         arrays.append(full.take(np.array([where[k] for k in keys], dtype=np.int64)))
     judged_by_all = np.isfinite(human_matrix).all(axis=0)
     common = np.flatnonzero(judged_by_all)
-    seg_values = [_segment_metrics(a) for a in arrays]
+    audit_id, bins = _bins(con, corpus.corpus_id, keys, train)
+    tm = _tm_stats(con, corpus.corpus_id, audit_id, keys)
+    seg_values = [_segment_metrics(a, tm) for a in arrays]
     names = [n for n in seg_values[0] if all(n in v for v in seg_values)]
     if metrics:
         unknown = sorted(set(metrics) - set(names))
@@ -262,7 +335,9 @@ def metric_human_agreement(
                 f"(available: {', '.join(names)})"
             )
         names = [n for n in names if n in metrics]
-    audit_id, bins = _bins(con, corpus.corpus_id, keys, train)
+    if only_bin is not None and only_bin not in bins:
+        known = ", ".join(bins) or "none: the test set has no audit"
+        raise UsageError(f"--bin: no segment of the test set is in bin {only_bin!r} ({known})")
     report = MetaReport(
         test_set=corpus.name, set_id=set_id, set_name=set_name, scheme=scheme,
         human={"mqm": "-MQM", "esa": "ESA", "da": "DA z"}[scheme],
@@ -270,27 +345,24 @@ def metric_human_agreement(
         bootstrap={"n": settings.n_bootstrap, "alpha": settings.alpha, "seed": settings.seed},
         audit_id=audit_id,
     )  # fmt: skip
-    for bin_name, columns in (("all", np.arange(len(keys))), *bins.items()):
+    chosen = [("all", np.arange(len(keys))), *bins.items()]
+    if only_bin is not None:
+        chosen = [(only_bin, bins[only_bin])]
+    for bin_name, columns in chosen:
         in_common = np.intersect1d(columns, common)
         if in_common.size == 0:
             continue
         subset = [a.take(in_common) for a in arrays]
+        tm_subset = tm[in_common] if tm is not None else None
         human_scores = human_matrix[:, in_common].mean(axis=1)
-        system_scores = [run_scores(a) for a in subset]
+        system_scores = _system_scores(subset, tm_subset)
         resampled_m: dict[str, np.ndarray] = {}
         resampled_h = None
-        if bin_name == "all":
+        if bin_name == chosen[0][0]:  # intervals for the first group: all, or the one bin
             indices = resample_indices(in_common.size, settings.n_bootstrap, settings.seed)
-            per_run = resampled_scores_of(subset, indices)
-            resampled_m = {
-                n: np.column_stack([r[n] for r in per_run])
-                for n in names
-                if all(n in r for r in per_run)
-            }
-            resampled_m = {n: (v if higher_is_better(n) else -v) for n, v in resampled_m.items()}
-            resampled_h = np.stack(
-                [human_matrix[:, in_common][:, row].mean(axis=1) for row in indices]
-            )
+            resampled_m = _resampled(subset, tm_subset, indices, names)
+            judged = human_matrix[:, in_common]
+            resampled_h = np.stack([judged[:, row].mean(axis=1) for row in indices])
             report.systems = [
                 {"run_id": a.run_id, "label": a.label, "human": float(-h if scheme == "mqm" else h),
                  **{n: s.get(n) for n in names}}

@@ -30,6 +30,7 @@ class Metric:
 
 # Surface metrics every run has (computed from text and stored statistics).
 CHRF = "chrf_plus_plus"
+CHRF_ONLY = "chrf"  # chrF (sacrebleu's word_order=0), not a leaderboard sort key
 BLEU = "bleu"
 TER = "ter"
 EXACT_MATCH = "exact_match_rate"
@@ -51,6 +52,8 @@ METRICS: tuple[Metric, ...] = (
         computed=True,
     ),
     Metric(LENGTH_RATIO, "length ratio", column="length_ratio", computed=True),
+    # chrF without word n-grams, from the stored chrF++ statistics (`tame-wh meta`).
+    Metric(CHRF_ONLY, "chrF", scale=100),
     # Ingested per entry or per run (docs/inputs.md); absent means NULL, never 0.
     Metric(
         "fst_acceptance_rate",
