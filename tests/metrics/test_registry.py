@@ -38,6 +38,7 @@ def test_names_and_sort_keys_are_unique():
 
 def test_sort_keys_sort_by_each_metrics_direction():
     assert SORT_KEYS["ter"] == ("ter", False)
+    assert SORT_KEYS["mqm"] == ("human_mqm", False) and SORT_KEYS["esa"] == ("human_esa", True)
     assert SORT_KEYS["bleu"] == ("corpus_bleu", True)
     assert SORT_KEYS["cost"] == ("cost_per_entry_usd", False)
     assert SORT_KEYS["gengap_bleu"] == ("gengap_bleu", False)
@@ -53,6 +54,9 @@ def test_sort_keys_sort_by_each_metrics_direction():
         "latency",
         "gengap_bleu",
         "delta_tm_bleu",
+        "mqm",
+        "esa",
+        "da",
         "created",
     }
 
@@ -72,7 +76,8 @@ def test_labels_and_scales():
 def test_synced_columns_leave_out_what_run_cards_lacks():
     synced = synced_columns()
     assert "cost_adjusted" not in synced and "composite_score" in synced
-    assert len(synced) == len(set(synced)) == 40
+    assert len(synced) == len(set(synced)) == 43
+    assert {"human_mqm", "human_esa", "human_da_z"} <= set(synced)
 
 
 def test_computed_metrics_are_not_taken_from_run_cards():
