@@ -64,6 +64,12 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
     "run a cluster and a rank range (docs/statistics.md).",
 )
 @click.option(
+    "--store",
+    is_flag=True,
+    help="With --clusters: store the tie groups, which the leaderboard's tie_* columns, reports, "
+    "the dashboard and sync then show (until the test set's runs change).",
+)
+@click.option(
     "--replicates",
     is_flag=True,
     help="One row per replicate group (runs repeating one configuration): mean, standard "
@@ -105,6 +111,7 @@ def leaderboard_cmd(
     train: str | None,
     tags: tuple[str, ...],
     clusters: bool,
+    store: bool,
     replicates: bool,
     method: str,
     correction: str,
@@ -121,6 +128,10 @@ def leaderboard_cmd(
     column: --train NAME, else each test set's largest audited training corpus.
     """
     fmt = chosen_format(output_format, as_json)
+    if store and (not clusters or as_of is not None):
+        raise UsageError(
+            "--store keeps the tie groups --clusters forms; add --clusters (not --as-of)"
+        )
     if replicates:
         if clusters or sort is not None or tags or train is not None:
             raise UsageError(
@@ -142,7 +153,7 @@ def leaderboard_cmd(
             f"(choose one of {', '.join(CLUSTER_SORT_KEYS)})"
         )
     boards: list[Board] = []
-    with app.open("read", as_of_value(as_of)) as wh:
+    with app.open("write" if store else "read", as_of_value(as_of)) as wh:
         rows = list(
             wh.leaderboard(
                 testset=testset,
@@ -155,6 +166,9 @@ def leaderboard_cmd(
         if clusters:
             request = ClusterRequest(sort, method, correction, n_bootstrap, alpha, seed)
             boards = wh.clusters([r["run_id"] for r in rows], request)
+            if store:
+                stored = wh.store_clusters(boards)
+                say(f"stored the tie groups of {len(boards)} board(s), {stored} run rows")
     if clusters:
         _place(rows, boards)
         rows = rows[:limit] if limit is not None else rows

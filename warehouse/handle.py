@@ -427,6 +427,14 @@ class Warehouse:
 
         return board_clusters(self.con, runs, request or ClusterRequest())
 
+    def store_clusters(self, boards: Sequence[Board]) -> int:
+        """Store tie-group boards (`clusters`) for the leaderboard view, reports, the dashboard
+        and sync, each replacing the stored board of its test set, metric, method and
+        correction; the rows written."""
+        from warehouse.analysis.clusters import store_boards
+
+        return store_boards(self._writable("store_clusters"), boards)
+
     def show_run(self, run: str, *, testset: str | None = None) -> dict[str, Any]:
         """One run: identity, counts, scores, tags, warnings, signatures (`runs show`)."""
         from warehouse.analysis.runs import show_run

@@ -6,6 +6,20 @@
 -- warehouse) applies the files of sql/views/ in order, CREATE OR REPLACE, whenever the schema
 -- version moves.
 
+-- Stored tie groups whose board still holds exactly its test set's runs; per run the newest.
+CREATE OR REPLACE VIEW run_tie_groups AS
+WITH current_runs AS (
+    SELECT test_corpus_id, count(*) AS n_runs,
+           sha256(string_agg(run_id, ',' ORDER BY run_id)) AS runs_sha256
+    FROM runs
+    GROUP BY test_corpus_id
+)
+SELECT c.*
+FROM run_clusters c
+JOIN current_runs USING (test_corpus_id, n_runs, runs_sha256)
+QUALIFY row_number() OVER (
+    PARTITION BY c.run_id ORDER BY c.computed_at DESC, c.metric, c.method, c.correction) = 1;
+
 -- The leaderboard against one training corpus (by name), or with `wanted_train` NULL against
 -- each test set's default: exposure columns come from an exact audit before a fast one, then
 -- from the LARGEST training corpus audited for the test set, then the newest audit. The chosen
@@ -138,6 +152,13 @@ SELECT
     hu.human_mqm,
     hu.human_esa,
     hu.human_da_z,
+    tie.metric AS tie_metric,
+    tie.method AS tie_method,
+    tie.correction AS tie_correction,
+    tie.cluster AS tie_cluster,
+    tie.best_rank AS tie_best_rank,
+    tie.worst_rank AS tie_worst_rank,
+    tie.n_runs AS tie_n_runs,
     coalesce(tg.tags, MAP {}::MAP(VARCHAR, VARCHAR)) AS tags
 FROM runs r
 JOIN corpora c ON c.corpus_id = r.test_corpus_id
@@ -150,6 +171,7 @@ LEFT JOIN run_speed sp USING (run_id)
 LEFT JOIN chosen_exposure e USING (run_id)
 LEFT JOIN interval_ iv USING (run_id)
 LEFT JOIN human hu USING (run_id)
+LEFT JOIN run_tie_groups tie USING (run_id)
 LEFT JOIN tag tg USING (run_id);
 
 -- The leaderboard with each test set's default training corpus (what sync and BI tools read).

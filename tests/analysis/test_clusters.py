@@ -106,3 +106,51 @@ def test_boards_that_cannot_be_clustered_are_one_line_errors(run_cli, demo, args
 def test_resampling_options_without_clusters_are_refused(run_cli, demo):
     result = run_cli("leaderboard", "--n-bootstrap", "2000")
     assert result.exit_code == 2 and "--clusters or --replicates" in result.stderr
+
+
+def _leaderboard(run_cli, *args: str) -> list[dict]:
+    done = run_cli("leaderboard", "--json", *args)
+    assert done.exit_code == 0, done.output
+    return json.loads(done.stdout)
+
+
+def test_stored_tie_groups_reach_the_leaderboard_and_the_report_until_the_runs_change(
+    run_cli, demo, db_path, tmp_path
+):
+    _add_systems(db_path, tmp_path, 3)
+    formed = _leaderboard(run_cli, "--clusters", "--store", "--sort", "ter")
+    assert all(r["tie_cluster"] is None for r in _leaderboard(run_cli))  # read before the write
+    stored = {r["run_id"]: r for r in _leaderboard(run_cli)}
+    for row in formed:
+        mine = stored[row["run_id"]]
+        assert (mine["tie_metric"], mine["tie_method"], mine["tie_correction"]) == (
+            "ter", "paired-bs", "holm",
+        )  # fmt: skip
+        assert mine["tie_cluster"] == row["cluster"]
+        assert [mine["tie_best_rank"], mine["tie_worst_rank"]] == row["rank_range"]
+        assert mine["tie_n_runs"] == 6
+    first = formed[0]["run_id"]
+    report = json.loads(run_cli("report", first, "--json").stdout)
+    assert report["tie_group"] == {
+        "metric": "ter", "method": "paired-bs", "correction": "holm",
+        "cluster": formed[0]["cluster"], "rank_range": formed[0]["rank_range"], "n_runs": 6,
+    }  # fmt: skip
+    # Another run on the test set: the stored board no longer holds its runs.
+    late = tmp_path / "late.hyp"
+    late.write_text((EXAMPLES / "test.es").read_text(encoding="utf-8").upper(), encoding="utf-8")
+    assert (
+        run_cli("ingest", "--testset", "demo-test", "--hyp", late, "--model-slug", "late").exit_code
+        == 0
+    )
+    assert all(r["tie_cluster"] is None for r in _leaderboard(run_cli))
+    with Warehouse.open(db_path, access="read") as wh:
+        assert wh.query("SELECT count(*) AS n FROM run_clusters")[0]["n"] == 6  # kept, not shown
+    # Deleting a run of a board deletes the board.
+    assert run_cli("runs", "delete", first, "--yes").exit_code == 0
+    with Warehouse.open(db_path, access="read") as wh:
+        assert wh.query("SELECT count(*) AS n FROM run_clusters")[0]["n"] == 0
+
+
+def test_store_needs_clusters(run_cli, demo):
+    done = run_cli("leaderboard", "--store")
+    assert done.exit_code == 2 and "add --clusters" in done.output

@@ -164,3 +164,19 @@ def test_a_rebuild_through_a_linked_folder_deletes_nothing_outside_the_site(demo
     assert unrelated.read_text(encoding="utf-8") == "<p>someone else's page</p>"
     assert outside.read_text(encoding="utf-8") == "<p>keep me</p>"
     assert (elsewhere / "page.html").is_symlink()
+
+
+def test_stored_tie_groups_show_on_the_index(demo_copy, tmp_path):
+    runner = CliRunner()
+    stored = runner.invoke(main, ["--db", str(demo_copy), "leaderboard", "--clusters", "--store"])
+    assert stored.exit_code == 0, stored.output
+    out = tmp_path / "site"
+    assert _dashboard(demo_copy, out).exit_code == 0
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert '<th scope="col">cluster</th>' in index and '<th scope="col">ranks</th>' in index
+    assert "1 (chrF++)" in index
+    plain = tmp_path / "plain-site"
+    fresh = tmp_path / "fresh.duckdb"
+    assert runner.invoke(main, ["--db", str(fresh), "demo"]).exit_code == 0
+    assert _dashboard(fresh, plain).exit_code == 0
+    assert '<th scope="col">cluster</th>' not in (plain / "index.html").read_text(encoding="utf-8")

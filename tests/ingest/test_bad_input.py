@@ -189,3 +189,30 @@ def test_mixing_reports_and_plain_files_is_a_usage_error(run_cli, tmp_path, popu
     assert result.exit_code == 2
     assert "not both" in result.stderr
     assert snapshot(db_path) == populated
+
+
+def test_a_run_far_below_the_tm_baseline_is_warned_about(run_cli, write_lines, db_path):
+    import random
+
+    from tests.conftest import VOCABULARY
+
+    rng = random.Random(3)
+    src = [" ".join(rng.choice(VOCABULARY) for _ in range(9)) for _ in range(40)]
+    ref = [s.upper() for s in src]
+    # The training corpus holds the test pairs: the TM baseline copies every reference.
+    assert run_cli("corpus", "add", "tr", "--src", write_lines("tr.s", src),
+                   "--tgt", write_lines("tr.t", ref)).exit_code == 0  # fmt: skip
+    assert run_cli("testset", "add", "ts", "--src", write_lines("s", src),
+                   "--ref", write_lines("r", ref)).exit_code == 0  # fmt: skip
+    assert run_cli("audit", "--train", "tr", "--testset", "ts").exit_code == 0
+    decent = [r if i % 2 else r.lower() for i, r in enumerate(ref)]
+    shifted = ref[1:] + ref[:1]  # every line one off: far below copying the training data
+    good = run_cli("ingest", "--testset", "ts", "--hyp", write_lines("good", decent),
+                   "--model-slug", "good")  # fmt: skip
+    assert good.exit_code == 0 and "TM baseline" not in good.output
+    bad = run_cli("ingest", "--testset", "ts", "--hyp", write_lines("bad", shifted),
+                  "--model-slug", "bad", "--json")  # fmt: skip
+    assert bad.exit_code == 0, bad.output
+    [result] = json.loads(bad.stdout)
+    assert any("below 50% of the TM baseline's 100.00 (training corpus tr)" in w
+               for w in result["warnings"])  # fmt: skip

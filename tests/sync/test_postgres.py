@@ -407,3 +407,18 @@ def test_human_scores_reach_run_cards(pg_dsn, run_cli, db_path, tmp_path):
     for system in "ABC":
         assert slugs[system]["human_mqm"] == pytest.approx(SYSTEM_SCORES[system], rel=1e-6)
         assert slugs[system]["human_esa"] is None and slugs[system]["human_da_z"] is None
+
+
+def test_stored_tie_groups_reach_run_cards(pg_dsn, demo, run_cli):
+    formed = run_cli("leaderboard", "--clusters", "--store", "--json", db=demo)
+    assert formed.exit_code == 0, formed.output
+    by_run = {r["run_id"]: r for r in json.loads(formed.stdout)}
+    migrate(pg_dsn)
+    con = open_warehouse(demo)
+    sync_direct(con, pg_dsn)
+    board = dict(con.execute("SELECT fingerprint_hash, run_id FROM leaderboard").fetchall())
+    for card in _cards(pg_dsn):
+        row = by_run[board[card["fingerprint_hash"]]]
+        assert card["tie_cluster"] == row["cluster"]
+        assert [card["tie_best_rank"], card["tie_worst_rank"]] == row["rank_range"]
+        assert (card["tie_metric"], card["tie_n_runs"]) == ("chrf_plus_plus", 3)

@@ -3,12 +3,14 @@ clusters and rank ranges (`leaderboard --clusters`; the rule is in docs/statisti
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import duckdb
 import numpy as np
 
+from warehouse.basics import utc_now
 from warehouse.errors import UsageError
 from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, HUMAN_METRICS, TER, label
 from warehouse.stats.arrays import RunArrays, load_run_arrays
@@ -20,6 +22,7 @@ from warehouse.stats.clusters import (
     tie_groups,
 )
 from warehouse.stats.significance import method_settings
+from warehouse.store.connection import transaction
 from warehouse.store.settings import metric_directions
 
 # Leaderboard sort keys whose metric has a resampled form, and that metric.
@@ -133,6 +136,38 @@ def _with_human_scores(
         values = np.array([scores.get(k, np.nan) for k in run.keys], dtype=np.float64)
         out.append(replace(run, entry_metrics={**run.entry_metrics, metric: values}))
     return out
+
+
+def runs_digest(run_ids: Sequence[str]) -> str:
+    """sha256 of the run ids, sorted and joined by commas (as the `run_tie_groups` view
+    computes it for a test set's current runs)."""
+    return hashlib.sha256(",".join(sorted(run_ids)).encode()).hexdigest()
+
+
+def store_boards(con: duckdb.DuckDBPyConnection, boards: Sequence[Board]) -> int:
+    """Store the boards in `run_clusters` (each replacing the stored board of the same test
+    set, metric, method and correction) in one transaction; the rows written."""
+    now = utc_now()
+    rows = [
+        (b.test_corpus_id, b.metric, b.method, b.correction, r.run_id, r.score, r.cluster,
+         r.best_rank, r.worst_rank, len(b.ranks), runs_digest([x.run_id for x in b.ranks]),
+         b.settings.n_bootstrap, b.settings.alpha, b.settings.seed, now)
+        for b in boards
+        for r in b.ranks
+    ]  # fmt: skip
+    with transaction(con):
+        for b in boards:
+            con.execute(
+                "DELETE FROM run_clusters WHERE test_corpus_id = ? AND metric = ? AND method = ? "
+                "AND correction = ?",
+                [b.test_corpus_id, b.metric, b.method, b.correction],
+            )
+        if rows:
+            con.executemany(
+                "INSERT INTO run_clusters VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+    return len(rows)
 
 
 def cluster_metric_label(request: ClusterRequest) -> str:

@@ -291,4 +291,25 @@ def _document(
         "intervals": parts["intervals"],
         "warnings": [*(w["message"] for w in parts["warnings"]), *warnings],
         "signatures": settings.get("signatures", {}),
+        "tie_group": _tie_group(board),
+        "human": {
+            "mqm": board.get("human_mqm"),
+            "esa": board.get("human_esa"),
+            "da_z": board.get("human_da_z"),
+        },
+    }
+
+
+def _tie_group(board: dict[str, Any]) -> dict[str, Any] | None:
+    """The run's stored tie group (`leaderboard --clusters --store`), None when its test set has
+    none that still holds exactly its runs."""
+    if board.get("tie_cluster") is None:
+        return None
+    return {
+        "metric": board["tie_metric"],
+        "method": board["tie_method"],
+        "correction": board["tie_correction"],
+        "cluster": board["tie_cluster"],
+        "rank_range": [board["tie_best_rank"], board["tie_worst_rank"]],
+        "n_runs": board["tie_n_runs"],
     }

@@ -58,7 +58,10 @@ def run_label(row: dict[str, Any]) -> str:
 
 
 def _board_table(rows: Sequence[dict[str, Any]], run_href: Callable[[str], str]) -> str:
-    """Every run of a test set, best composite first, with intervals, cost and exposure."""
+    """Every run of a test set, best composite first, with intervals, cost and exposure; its
+    stored tie groups and human scores when it has them."""
+    tied = any(r.get("tie_cluster") is not None for r in rows)
+    human = any(r.get("human_mqm") is not None for r in rows)
     columns = [
         "#",
         "run",
@@ -76,6 +79,8 @@ def _board_table(rows: Sequence[dict[str, Any]], run_href: Callable[[str], str])
         "near",
         "far",
         "training corpus",
+        *(["cluster", "ranks"] if tied else []),
+        *(["MQM"] if human else []),
     ]
     body = []
     for rank, r in enumerate(rows, 1):
@@ -100,9 +105,26 @@ def _board_table(rows: Sequence[dict[str, Any]], run_href: Callable[[str], str])
                 fmt_share(r["near_share"]),
                 fmt_share(r["far_share"]),
                 r["train_corpus"] or "no audit",
+                *([_tie(r), _ranks(r)] if tied else []),
+                *([fmt(r.get("human_mqm"), 3)] if human else []),
             ]
         )
-    return table(columns, body, numeric=(0, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14))
+    return table(columns, body, numeric=(0, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18))
+
+
+def _tie(row: dict[str, Any]) -> str:
+    """A stored cluster with its metric: `1 (chrF++)`."""
+    if row.get("tie_cluster") is None:
+        return ""
+    return f"{row['tie_cluster']} ({label(row['tie_metric'])})"
+
+
+def _ranks(row: dict[str, Any]) -> str:
+    """A stored rank range: `3` or `2-5`."""
+    best, worst = row.get("tie_best_rank"), row.get("tie_worst_rank")
+    if best is None:
+        return ""
+    return str(best) if best == worst else f"{best}-{worst}"
 
 
 def index_page(
@@ -122,7 +144,8 @@ def index_page(
         f'<p class="note">{len(board)} runs on {len(test_sets)} test sets. Composite with its '
         "bootstrap interval (whiskers), tier, cost-adjusted score and exposure columns; "
         f"{esc(train_rule)}. ≠: the composite uses a different set of metrics than most runs "
-        "(not comparable).</p>"
+        "(not comparable). cluster, ranks: stored tie groups (<code>tame-wh leaderboard "
+        "--clusters --store</code>), shown while the test set holds the same runs.</p>"
     ]
     if not board:
         parts.append(

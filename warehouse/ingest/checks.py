@@ -126,6 +126,18 @@ def untranslated(
     return []
 
 
+def far_below_tm(bins: Sequence[tuple[str, float | None, float | None]], ratio: float) -> list[str]:
+    """The run's chrF++ is below `ratio` of the translation-memory baseline's on its test set
+    (per audit: training corpus, system chrF++, TM chrF++): copying the nearest training target
+    would do far better, which real systems rarely allow."""
+    return [
+        f"chrF++ {chrf:.2f} is below {ratio:.0%} of the TM baseline's {tm:.2f} (training corpus "
+        f"{train}): misaligned, wrong-language or truncated output?"
+        for train, chrf, tm in bins
+        if chrf is not None and tm is not None and tm > 0 and chrf < ratio * tm
+    ]
+
+
 def tokenized_periods(hyps: Sequence[str]) -> list[str]:
     """sacrebleu's hint that hypotheses look tokenized."""
     count = sum(1 for h in hyps if h.endswith(" ."))

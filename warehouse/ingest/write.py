@@ -14,6 +14,7 @@ import pyarrow as pa
 from warehouse import __version__
 from warehouse.basics import Notify, utc_now
 from warehouse.errors import UsageError
+from warehouse.ingest import checks
 from warehouse.ingest.runs import IngestResult, PreparedRun
 from warehouse.inputs.runcard import TOKEN_FIELDS
 from warehouse.metrics.scores import bleu_from_stats, chrf_from_stats, ter_or_none
@@ -21,6 +22,7 @@ from warehouse.stats.intervals import RunConfidence, composite_interval, write_i
 from warehouse.store.connection import transaction
 from warehouse.store.corpora import add_corpus_row
 from warehouse.store.purge import delete_runs
+from warehouse.store.settings import read_settings
 from warehouse.store.sums import refresh_runs
 
 
@@ -199,6 +201,20 @@ def _record_warnings(con: duckdb.DuckDBPyConnection, run_id: str, warnings: Sequ
         )
 
 
+def _below_tm_baseline(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
+    """The plausibility warning of a run far below the TM baseline of its test set's audits."""
+    ratio = read_settings(con).get("warn.below_tm_ratio")
+    if ratio is None:
+        return []
+    bins = con.execute(
+        "SELECT c.name, b.chrf_plus_plus, b.tm_chrf_plus_plus FROM run_bins b "
+        "JOIN corpora c ON c.corpus_id = b.train_corpus_id WHERE b.run_id = ? AND b.bin = 'all' "
+        "ORDER BY c.name",
+        [run_id],
+    ).fetchall()
+    return checks.far_below_tm(bins, ratio)
+
+
 def _write_one(
     con: duckdb.DuckDBPyConnection, run: PreparedRun, replace: bool, say: Notify
 ) -> IngestResult:
@@ -233,6 +249,7 @@ def _write_one(
             con.executemany("INSERT INTO run_tags VALUES (?, ?, ?)", tags)
         # The composite interval reads the stored sums. A replaced run's went with it above.
         refresh_runs(con, [run.run_id], written=inserted)
+        warnings += _below_tm_baseline(con, run.run_id)
         if run.confidence is not None:
             intervals = _store_intervals(con, run.run_id, run.confidence)
             warnings += run.confidence.warnings

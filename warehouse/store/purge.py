@@ -26,8 +26,20 @@ HUMAN_SET_TABLES = ("human_errors", "human_judgments", "human_sets")  # keyed by
 
 
 def delete_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> None:
-    """Remove runs and everything stored for them (call inside a transaction)."""
+    """Remove runs and everything stored for them, and every stored tie-group board that held
+    one of them (call inside a transaction)."""
     if run_ids:
+        boards = con.execute(
+            "SELECT DISTINCT test_corpus_id, metric, method, correction FROM run_clusters "
+            "WHERE run_id IN (SELECT unnest(?))",
+            [list(run_ids)],
+        ).fetchall()
+        for board in boards:
+            con.execute(
+                "DELETE FROM run_clusters WHERE test_corpus_id = ? AND metric = ? AND method = ? "
+                "AND correction = ?",
+                list(board),
+            )
         for table in RUN_TABLES:
             con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest(?))", [list(run_ids)])
 

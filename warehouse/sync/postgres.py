@@ -41,9 +41,14 @@ TEXT_COLUMNS = (
     "language_pair",
     "quality_tier",
     "audit_id",
+    "tie_metric",
+    "tie_method",
+    "tie_correction",
 )
 REAL_COLUMNS = synced_columns()
-CARD_COLUMNS = (*TEXT_COLUMNS, *REAL_COLUMNS, "run_card", "content_hash")
+# Stored tie groups (migration 006): the run's cluster and rank range on its test set's board.
+INT_COLUMNS = ("tie_cluster", "tie_best_rank", "tie_worst_rank", "tie_n_runs")
+CARD_COLUMNS = (*TEXT_COLUMNS, *REAL_COLUMNS, *INT_COLUMNS, "run_card", "content_hash")
 BIN_COLUMNS = (
     "fingerprint_hash",
     "bin",
@@ -229,6 +234,7 @@ def _run_payload(row: dict[str, Any], fingerprint: str, bins: list[dict[str, Any
     """One run's payload, every value checked against its Postgres column type."""
     card: dict[str, Any] = {c: _text(row.get(c), c) for c in TEXT_COLUMNS}
     card.update({c: _real(row.get(c), c) for c in REAL_COLUMNS})
+    card.update({c: None if row.get(c) is None else int(row[c]) for c in INT_COLUMNS})
     card["run_card"] = public_run_card(json.loads(row["_run_card"] or "{}"))
     _check_json(card["run_card"])
     checked = []
