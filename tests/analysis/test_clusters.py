@@ -119,7 +119,7 @@ def test_stored_tie_groups_reach_the_leaderboard_and_the_report_until_the_runs_c
 ):
     _add_systems(db_path, tmp_path, 3)
     formed = _leaderboard(run_cli, "--clusters", "--store", "--sort", "ter")
-    assert all(r["tie_cluster"] is None for r in _leaderboard(run_cli))  # read before the write
+    assert all(r["tie_cluster"] is None for r in formed)  # read before the write
     stored = {r["run_id"]: r for r in _leaderboard(run_cli)}
     for row in formed:
         mine = stored[row["run_id"]]

@@ -41,7 +41,11 @@ def test_report_json_carries_every_section(run_cli, demo):
         "intervals",
         "warnings",
         "signatures",
+        "tie_group",
+        "human",
     }
+    assert doc["tie_group"] is None  # no stored tie groups (leaderboard --clusters --store)
+    assert doc["human"] == {"mqm": None, "esa": None, "da_z": None}
     chrf = next(
         i for i in doc["intervals"] if i["metric"] == "chrf_plus_plus" and i["scope"] == "all"
     )

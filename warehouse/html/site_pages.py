@@ -109,7 +109,8 @@ def _board_table(rows: Sequence[dict[str, Any]], run_href: Callable[[str], str])
                 *([fmt(r.get("human_mqm"), 3)] if human else []),
             ]
         )
-    return table(columns, body, numeric=(0, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18))
+    mqm = (len(columns) - 1,) if human else ()
+    return table(columns, body, numeric=(0, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, *mqm))
 
 
 def _tie(row: dict[str, Any]) -> str:
