@@ -14,7 +14,8 @@ Then times, as child processes (medians of --repeat; wall, CPU, peak memory):
   judgments) into a new warehouse;
 - `human add` of the whole file as a second set on those runs (parse, attach, check every target
   against the stored hypothesis, write); target (issue 35) under 2 s;
-- `meta` over all runs (3 metrics, system level with 1,000 bootstrap resamples, segment level);
+- `meta` over all runs (BLEU, chrF++, chrF, TER; system level with 1,000 bootstrap resamples,
+  segment level);
   target under 2 s.
 References, measured in the same run: for `human add`, a Python script that reads the same TSV
 with the csv module and computes every segment's MQM score (no checks, nothing stored); for
@@ -227,7 +228,7 @@ def main() -> None:
                 )
                 meta.append(
                     run_child(
-                        "tame-wh meta (3 metrics, 1,000 resamples)",
+                        "tame-wh meta (4 metrics, 1,000 resamples)",
                         [*TAME_WH, "--db", str(base), "meta", "--testset", "ted"],
                     )
                 )
