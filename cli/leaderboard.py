@@ -64,6 +64,14 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
     "run a cluster and a rank range (docs/statistics.md).",
 )
 @click.option(
+    "--bin",
+    "bin_name",
+    type=click.Choice(["source_exact", "near", "medium", "far"]),
+    default=None,
+    help="Rank by chrF++ on this exposure bin, with the bin's chrF++, BLEU, TM and system - TM "
+    "scores and GenGap, each with its interval (segments resampled within the bin).",
+)
+@click.option(
     "--store",
     is_flag=True,
     help="With --clusters: store the tie groups, which the leaderboard's tie_* columns, reports, "
@@ -111,6 +119,7 @@ def leaderboard_cmd(
     train: str | None,
     tags: tuple[str, ...],
     clusters: bool,
+    bin_name: str | None,
     store: bool,
     replicates: bool,
     method: str,
@@ -128,6 +137,10 @@ def leaderboard_cmd(
     column: --train NAME, else each test set's largest audited training corpus.
     """
     fmt = chosen_format(output_format, as_json)
+    if bin_name is not None and (clusters or replicates or sort is not None):
+        raise UsageError(
+            "--bin ranks by the bin's chrF++; not with --sort, --clusters or --replicates"
+        )
     if store and (not clusters or as_of is not None):
         raise UsageError(
             "--store keeps the tie groups --clusters forms; add --clusters (not --as-of)"
@@ -161,6 +174,7 @@ def leaderboard_cmd(
                 limit=None if clusters else limit,
                 train=train,
                 tags=parse_tags(tags),
+                bin_name=bin_name,
             )
         )
         if clusters:
@@ -176,7 +190,7 @@ def leaderboard_cmd(
             for note in board.notes:
                 say(f"note: {note}")
     if fmt == "markdown":
-        click.echo(leaderboard_markdown(rows, boards), nl=False)
+        click.echo(leaderboard_markdown(rows, boards, bin_name=bin_name), nl=False)
         return
     if fmt == "json":
         emit_json(
@@ -189,6 +203,9 @@ def leaderboard_cmd(
     if not rows:
         click.echo("no runs yet")
         return
+    if bin_name is not None:
+        print_bin_leaderboard(rows, bin_name)
+        return
     print_leaderboard(rows)
     if boards:
         s = boards[0]
@@ -198,6 +215,41 @@ def leaderboard_cmd(
             f"{s.correction} correction, {ALPHA} = {s.settings.alpha:g}, seed = "
             f"{s.settings.seed}, n = {_counts(boards)})"
         )
+
+
+def _bin_ci(found: dict[str, Any] | None, key: str, ci: str, digits: int = 2) -> str:
+    """A bin score with its interval, or n/a."""
+    if found is None:
+        return "n/a"
+    pair = found.get(ci) or (None, None)
+    return _with_ci(found.get(key), pair[0], pair[1], digits)
+
+
+def print_bin_leaderboard(rows: list[dict[str, Any]], bin_name: str) -> None:
+    """The runs ranked by chrF++ on one exposure bin, one table per test set."""
+    for n, (test_set, runs) in enumerate(grouped(rows, lambda r: r["test_set"]).items()):
+        if n:
+            click.echo()
+        print_table(
+            f"test set {test_set}, bin {bin_name} ({len(runs)} run{'s' if len(runs) != 1 else ''})",
+            ["#", "run", "model", "condition", "segments", "chrF++", "BLEU", "TM chrF++",
+             "Δ TM chrF++", "GenGap chrF++", "train"],
+            [[i + 1, r["run_id"], r["model_slug"], r["condition"],
+              "" if r["bin"] is None else r["bin"]["n_segments"],
+              _bin_ci(r["bin"], "chrf_plus_plus", "chrf_ci"),
+              _bin_ci(r["bin"], "bleu", "bleu_ci"),
+              fmt_number((r["bin"] or {}).get("tm_chrf_plus_plus")),
+              _bin_ci(r["bin"], "delta_tm_chrf_plus_plus", "delta_tm_chrf_ci"),
+              _bin_ci(r["bin"], "gengap_chrf", "gengap_chrf_ci"),
+              r["train_corpus"] or "no audit"] for i, r in enumerate(runs)],
+            keep=(0, 1),
+            priority=(0, 1, 2, 5, 8, 9, 4, 6, 7, 3, 10),
+        )  # fmt: skip
+    say(
+        f"bin {bin_name}: scores on the bin's segments of each run's audit ({TRAIN_RULE}); "
+        "[lo, hi]: percentile bootstrap, segments resampled within their bin, the warehouse's "
+        "settings; runs without an audit or without segments in the bin last"
+    )
 
 
 def _mean_sd_ci(score: Any, digits: int) -> str:

@@ -373,13 +373,17 @@ class Warehouse:
         limit: int | None = None,
         train: str | None = None,
         tags: Mapping[str, str] | None = None,
+        bin_name: str | None = None,
     ) -> Rows:
-        """Runs ranked by `sort`, each with every leaderboard column (docs/scores.md)."""
+        """Runs ranked by `sort` (or by chrF++ on the exposure bin `bin_name`, each row then
+        with its `bin` scores and intervals), each with every leaderboard column
+        (docs/scores.md)."""
         from warehouse.analysis.leaderboard import leaderboard
 
         rows = leaderboard(
-            self.con, testset=testset, sort=sort, limit=limit, train=train, tags=dict(tags or {})
-        )
+            self.con, testset=testset, sort=sort, limit=limit, train=train,
+            tags=dict(tags or {}), bin_name=bin_name,
+        )  # fmt: skip
         return Rows(rows)
 
     def runs(

@@ -74,3 +74,35 @@ def test_a_run_without_an_audit_has_no_bin_intervals(run_cli, tmp_path):
     )
     assert ingest.exit_code == 0, ingest.stderr
     assert json.loads(run_cli("report", "m", "--json").stdout)["bin_intervals"] is None
+
+
+def test_leaderboard_by_bin_ranks_by_the_bins_chrf_with_the_reports_intervals(run_cli, demo):
+    done = run_cli("leaderboard", "--bin", "near", "--json")
+    assert done.exit_code == 0, done.output
+    rows = json.loads(done.stdout)
+    scores = [r["bin"]["chrf_plus_plus"] for r in rows]
+    assert scores == sorted(scores, reverse=True) and len(rows) == 3
+    for row in rows:
+        doc = json.loads(run_cli("report", row["run_id"], "--json").stdout)
+        near = doc["bin_intervals"]["bins"]["near"]["chrf_plus_plus"]
+        assert row["bin"]["chrf_ci"] == near["system"]
+        assert row["bin"]["delta_tm_chrf_ci"] == near["delta"]
+        assert (
+            row["bin"]["gengap_chrf_ci"]
+            == doc["bin_intervals"]["gengap"]["chrf_plus_plus"]["system"]
+        )
+        [near_row] = [b for b in doc["bins"] if b["bin"] == "near"]
+        assert row["bin"]["chrf_plus_plus"] == pytest.approx(near_row["chrf_plus_plus"])
+        assert row["bin"]["n_segments"] == near_row["n_segments"]
+    limited = json.loads(run_cli("leaderboard", "--bin", "near", "--limit", "1", "--json").stdout)
+    assert [r["run_id"] for r in limited] == [rows[0]["run_id"]]
+    table = run_cli("leaderboard", "--bin", "near")
+    assert "bin near" in table.stdout and "segments resampled within their bin" in table.stderr
+    markdown = run_cli("leaderboard", "--bin", "near", "--format", "markdown").stdout
+    assert "## tame-wh leaderboard, bin near" in markdown and "| GenGap chrF++ [CI] |" in markdown
+
+
+def test_leaderboard_by_bin_refuses_other_rankings(run_cli, demo):
+    for extra in (("--sort", "bleu"), ("--clusters",), ("--replicates",)):
+        done = run_cli("leaderboard", "--bin", "far", *extra)
+        assert done.exit_code == 2 and "--bin ranks by the bin's chrF++" in done.output

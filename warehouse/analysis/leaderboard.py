@@ -10,9 +10,10 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from warehouse.analysis.bins import runs_bin_intervals
 from warehouse.basics import grouped, rows_as_dicts
 from warehouse.errors import UsageError
-from warehouse.metrics.registry import HUMAN_METRICS, SORT_KEYS
+from warehouse.metrics.registry import BLEU, CHRF, HUMAN_METRICS, SORT_KEYS
 from warehouse.stats.resample import bootstrap_settings, percentile_interval, resample_indices
 from warehouse.store.corpora import get_corpus
 
@@ -30,6 +31,7 @@ def leaderboard(
     limit: int | None = None,
     train: str | None = None,
     tags: dict[str, str] | None = None,
+    bin_name: str | None = None,
 ) -> list[dict[str, Any]]:
     """Leaderboard rows, best first by `sort` (NULLs last), each with a `coverage_differs` flag
     (its composite uses other metrics than most runs of its test set) and intervals of its human
@@ -37,7 +39,8 @@ def leaderboard(
 
     Exposure columns refer to the training corpus named in each row's `train_corpus`: `train`
     when given, else the largest training corpus audited for the row's test set (TRAIN_RULE).
-    Only runs carrying every tag in `tags` are listed.
+    Only runs carrying every tag in `tags` are listed. With `bin_name`, the runs are ranked by
+    chrF++ on that exposure bin instead (`rank_by_bin`), `limit` applied after.
     """
     if sort not in SORT_KEYS:
         raise UsageError(f"--sort: expected one of {', '.join(SORT_KEYS)}, got {sort!r}")
@@ -62,7 +65,7 @@ def leaderboard(
             list(wanted),
             list(wanted.values()),
             len(wanted),
-            limit if limit is not None else 2**62,
+            limit if limit is not None and bin_name is None else 2**62,
         ],
     )
     rows = rows_as_dicts(cursor)
@@ -74,7 +77,73 @@ def leaderboard(
             row["coverage_differs"] = tuple(row["composite_metrics"] or ()) != common
     _mark_other_settings(con, rows, boards.values())
     _human_intervals(con, rows)
+    if bin_name is not None:
+        rows = rank_by_bin(con, rows, bin_name)[:limit]
     return rows
+
+
+EXPOSURE_BINS = ("source_exact", "near", "medium", "far")
+
+
+def rank_by_bin(
+    con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]], bin_name: str
+) -> list[dict[str, Any]]:
+    """The rows re-ranked by chrF++ on one exposure bin of each row's audit (best first; runs
+    without an audit or without segments in the bin last), each with a `bin` dict: segments,
+    share, the system's, the TM's and system - TM chrF++ and BLEU with their intervals
+    (segments resampled within the bin, the warehouse's bootstrap settings), and GenGap with its
+    interval (docs/statistics.md, "Intervals per bin")."""
+    if bin_name not in EXPOSURE_BINS:
+        raise UsageError(f"--bin: expected one of {', '.join(EXPOSURE_BINS)}, got {bin_name!r}")
+    audit_of = {r["run_id"]: r["audit_id"] for r in rows if r["audit_id"]}
+    settings = bootstrap_settings(con, None, None, None)
+    intervals = runs_bin_intervals(con, audit_of, settings) if audit_of else {}
+    found = {
+        run_id: dict(zip(("n_segments", "share", "chrf", "bleu", "tm_chrf", "tm_bleu", "delta_chrf",
+                          "delta_bleu"), values, strict=True))
+        for run_id, *values in con.execute(
+            "WITH pairs AS (SELECT unnest(?) AS run_id, unnest(?) AS audit_id) "
+            "SELECT b.run_id, b.n_segments, b.share, b.chrf_plus_plus, b.bleu, "
+            "b.tm_chrf_plus_plus, b.tm_bleu, b.delta_chrf_plus_plus, b.delta_bleu "
+            "FROM pairs p JOIN run_bins b USING (run_id, audit_id) WHERE b.bin = ?",
+            [list(audit_of), list(audit_of.values()), bin_name],
+        ).fetchall()
+    }  # fmt: skip
+    for row in rows:
+        values = found.get(row["run_id"])
+        ci = intervals.get(row["run_id"])
+        if values is None:
+            row["bin"] = None
+            continue
+        per_bin = ci.bins.get(bin_name, {}) if ci is not None else {}
+        gengap = ci.gengap.get(CHRF, {}) if ci is not None else {}
+        row["bin"] = {
+            "bin": bin_name,
+            "audit_id": row["audit_id"],
+            "n_segments": values["n_segments"],
+            "share": values["share"],
+            "chrf_plus_plus": values["chrf"],
+            "chrf_ci": _pair(per_bin.get(CHRF, {}).get("system")),
+            "bleu": values["bleu"],
+            "bleu_ci": _pair(per_bin.get(BLEU, {}).get("system")),
+            "tm_chrf_plus_plus": values["tm_chrf"],
+            "delta_tm_chrf_plus_plus": values["delta_chrf"],
+            "delta_tm_chrf_ci": _pair(per_bin.get(CHRF, {}).get("delta")),
+            "gengap_chrf": row["gengap_chrf"],
+            "gengap_chrf_ci": _pair(gengap.get("system")),
+        }
+    ranked = sorted(
+        rows,
+        key=lambda r: (r["bin"] is None or r["bin"]["chrf_plus_plus"] is None,
+                       -(r["bin"] or {}).get("chrf_plus_plus", 0.0) if r["bin"] else 0.0,
+                       r["run_id"]),
+    )  # fmt: skip
+    return ranked
+
+
+def _pair(interval: tuple[float, float] | None) -> list[float] | None:
+    """An interval as a JSON pair."""
+    return None if interval is None else [interval[0], interval[1]]
 
 
 def _human_intervals(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> None:

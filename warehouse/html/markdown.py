@@ -291,13 +291,52 @@ def _fixed(value: Any, digits: int = 2) -> str:
     return "" if value is None else f"{value:.{digits}f}"
 
 
+def _bin_pair(found: dict[str, Any] | None, key: str, ci: str) -> str:
+    """A bin score with its interval."""
+    if found is None:
+        return "n/a"
+    pair = found.get(ci) or (None, None)
+    return _with_ci(found.get(key), pair[0], pair[1])
+
+
+def _bin_markdown(rows: Sequence[dict[str, Any]], bin_name: str) -> str:
+    """The runs ranked by chrF++ on one exposure bin, one table per test set."""
+    lines = [f"## tame-wh leaderboard, bin {escape(bin_name)}"]
+    if not rows:
+        lines += ["", "No runs yet."]
+    for test_set, runs in grouped(rows, lambda r: r["test_set"]).items():
+        lines += [
+            "",
+            f"### Test set {escape(test_set)} ({len(runs)} run{'s' if len(runs) != 1 else ''})",
+            "",
+            table(
+                ["#", "run", "model", "condition", "segments", "chrF++ [CI]", "BLEU [CI]",
+                 "Δ TM chrF++ [CI]", "GenGap chrF++ [CI]", "train"],
+                [[str(i + 1), _code(r["run_id"]), escape(r["model_slug"]), escape(r["condition"]),
+                  "" if r["bin"] is None else str(r["bin"]["n_segments"]),
+                  _bin_pair(r["bin"], "chrf_plus_plus", "chrf_ci"),
+                  _bin_pair(r["bin"], "bleu", "bleu_ci"),
+                  _bin_pair(r["bin"], "delta_tm_chrf_plus_plus", "delta_tm_chrf_ci"),
+                  _bin_pair(r["bin"], "gengap_chrf", "gengap_chrf_ci"),
+                  escape(r["train_corpus"] or "no audit")] for i, r in enumerate(runs)],
+                right=(0, 4, 5, 6, 7, 8),
+            ),
+        ]  # fmt: skip
+    lines += ["", "Intervals: percentile bootstrap, segments resampled within their bin."]
+    return "\n".join(lines) + "\n"
+
+
 # Human score columns: (header, leaderboard column, digits), shown when a run has one.
 _HUMAN = (("MQM", "human_mqm", 3), ("ESA", "human_esa", 2), ("DA z", "human_da_z", 3))
 
 
-def leaderboard_markdown(rows: Sequence[dict[str, Any]], boards: Sequence[Board] = ()) -> str:
+def leaderboard_markdown(
+    rows: Sequence[dict[str, Any]], boards: Sequence[Board] = (), *, bin_name: str | None = None
+) -> str:
     """One ranked table per test set (leaderboard rows in their order), with each run's cluster
-    and rank range when the rows carry them."""
+    and rank range when the rows carry them; with `bin_name`, the scores on that exposure bin."""
+    if bin_name is not None:
+        return _bin_markdown(rows, bin_name)
     by_test_set = grouped(rows, lambda r: r["test_set"])
     clustered = any("cluster" in r for r in rows)
     lines = ["## tame-wh leaderboard"]
