@@ -77,7 +77,7 @@ def test_every_dashboard_page_loads_offline_with_a_clean_console_and_drawn_chart
     demo_site, browser, load_ok, tmp_path
 ):
     pages = _pages(demo_site)
-    assert len(pages) == 6  # index, 3 runs, 1 test set, 1 comparison
+    assert len(pages) == 7  # index, 3 runs, 1 test set, 1 comparison, 1 model
     charts = 0
     for path in pages:
         load_ok(path)
@@ -88,7 +88,7 @@ def test_every_dashboard_page_loads_offline_with_a_clean_console_and_drawn_chart
         assert browser.js("return window.vegaEmbed !== undefined")
         shot = tmp_path / f"{path.relative_to(demo_site).as_posix().replace('/', '_')}.png"
         assert browser.screenshot(shot).stat().st_size > 10_000
-    assert charts == 1 + 3 * 5 + 1 + 1  # board; 5 per run page; exposure; per-bin deltas
+    assert charts == 1 + 3 * 5 + 1 + 1 + 1  # board; 5 per run page; exposure; deltas; trend
 
 
 def test_run_page_charts_hold_their_data(demo_site, browser, load_ok):

@@ -32,16 +32,19 @@ def test_dashboard_has_an_index_a_page_per_run_test_set_and_comparison(demo_copy
     doc = json.loads(result.stdout)
     assert (doc["runs"], doc["test_sets"], doc["comparisons"]) == (3, 1, 1)
     files = _files(out)
-    assert doc["written"] == len(files) == 9 and doc["unchanged"] == doc["removed"] == 0
+    assert doc["written"] == len(files) == 10 and doc["unchanged"] == doc["removed"] == 0
     assert {"index.html", "assets/vega.js", "assets/tame.js"} <= set(files)
     assert sum(f.startswith("runs/") for f in files) == 3
     assert sum(f.startswith("testsets/") for f in files) == 1
     assert sum(f.startswith("assets/data/") for f in files) == 1
+    [model] = [f for f in files if f.startswith("models/")]  # demo-small has two runs
+    assert model.startswith("models/demo-small-")
     [compare] = [f for f in files if f.startswith("compare/")]
     assert compare.startswith(f"compare/{large}-vs-")
     index = (out / "index.html").read_text(encoding="utf-8")
     assert f'href="runs/{large}.html"' in index and f'href="{compare}"' in index
     assert "demo-train" in index  # the training corpus the exposure columns refer to
+    assert f'href="{model}"' in index and "Models over time" in index
 
 
 def test_rebuilding_writes_nothing_when_nothing_changed(demo_copy, tmp_path):
@@ -128,7 +131,7 @@ def test_text_summary_counts_files(demo_copy, tmp_path):
         main, ["--db", str(demo_copy), "dashboard", "--out", str(out)], catch_exceptions=False
     )
     assert result.exit_code == 0
-    assert "8 files written, 0 unchanged, 0 removed (3 runs, 1 test sets" in result.output
+    assert "9 files written, 0 unchanged, 0 removed (3 runs, 1 test sets" in result.output
 
 
 def test_dashboard_without_a_warehouse_says_so_and_creates_nothing(tmp_path):

@@ -22,6 +22,7 @@ from warehouse.analysis.segments import (
     segment_key,
     shared_columns,
 )
+from warehouse.analysis.trends import ModelTrend, model_trends
 from warehouse.errors import UsageError
 from warehouse.exposure.summary import AuditResult, load_audit
 from warehouse.stats.resample import bootstrap_settings
@@ -54,6 +55,7 @@ class SiteData:
     shared: dict[str, str]  # segment key -> JSON of the test set's and audit's columns
     comparisons: list[tuple[str, str, Comparison]]  # run ids A and B, their comparison
     human: dict[str, HumanPageData] = field(default_factory=dict)  # by test set id
+    trends: list[ModelTrend] = field(default_factory=list)  # models with two runs or more
 
 
 def run_page_data(
@@ -108,6 +110,7 @@ def site_data(con: duckdb.DuckDBPyConnection, compare: Sequence[tuple[str, str]]
             for a, b in pairs
         ],
         human={k: v for k, v in human.items() if v is not None},
+        trends=model_trends(con, board, settings),
     )
 
 

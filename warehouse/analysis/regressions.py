@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 
 from warehouse.analysis.runs import resolve_run
+from warehouse.basics import grouped
 from warehouse.errors import UsageError
 from warehouse.metrics.registry import CHRF, higher_is_better
 from warehouse.stats.arrays import RunArrays, load_run_arrays
@@ -112,9 +113,13 @@ class RegressionReport:
 
 
 def _steps(
-    con: duckdb.DuckDBPyConnection, testset: str | None, model_slug: str | None, latest: bool
+    con: duckdb.DuckDBPyConnection,
+    testset: str | None,
+    model_slug: str | None,
+    recent: int | None,
 ) -> list[RunStep]:
-    """Consecutive runs of each (model, condition, test set), oldest first."""
+    """Consecutive runs of each (model, condition, test set), oldest first (only each group's
+    `recent` newest steps when given)."""
     if testset is not None:
         get_corpus(con, testset, "test")  # unknown names are usage errors
     rows = con.execute(
@@ -134,10 +139,13 @@ def _steps(
         step = RunStep(
             model_slug, condition, test_set, run_id, created_at, previous[3], previous[4]
         )
-        if latest and steps and steps[-1].group == step.group:
-            steps.pop()
         steps.append(step)
-    return steps
+    if recent is None:
+        return steps
+    kept: list[RunStep] = []
+    for _group, members in grouped(steps, lambda s: s.group).items():
+        kept += members[-recent:]
+    return kept
 
 
 def _why_nothing_checked(
@@ -180,13 +188,14 @@ def find_regressions(
     testset: str | None = None,
     model_slug: str | None = None,
     latest: bool = False,
+    recent: int | None = None,
     method: str = "sign",
     settings: BootstrapSettings | None = None,
 ) -> RegressionReport:
     """Test every run against its predecessor with the paired test `method` (only each group's
-    newest run when `latest`)."""
+    newest run when `latest`, its `recent` newest runs when given)."""
     report = RegressionReport(settings or BootstrapSettings(), method=method)
-    report.checked = _steps(con, testset, model_slug, latest)
+    report.checked = _steps(con, testset, model_slug, 1 if latest else recent)
     _test_steps(con, report)
     if not report.checked:
         report.nothing_checked = _why_nothing_checked(con, testset, model_slug)

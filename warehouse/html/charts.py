@@ -182,6 +182,37 @@ def _deltas() -> alt.FacetChart:
     )
 
 
+def _trend() -> alt.FacetChart:
+    """A model's scores over time: per series (test set and condition) a line through its runs,
+    a band for each run's stored interval, and regressed runs marked."""
+    base = alt.Chart().encode(
+        x=alt.X("created:T", title="created"),
+        color=alt.Color("series:N", title="test set / condition"),
+    )
+    band = base.mark_area(opacity=0.15).encode(y=alt.Y("lower:Q", title=None), y2="upper:Q")
+    line = base.mark_line(point=True).encode(
+        y=alt.Y("score:Q", title="score", scale=alt.Scale(zero=False)),
+        tooltip=["run:N", "series:N", "created:T", "score:Q", "lower:Q", "upper:Q"],
+    )
+    # Every run drawn, only the regressed ones visible: a filtered (possibly empty) layer would
+    # make Vega warn about an infinite extent.
+    marked = (
+        alt.Chart()
+        .mark_point(shape="triangle-down", size=140, filled=True, color="#cf222e")
+        .encode(
+            x="created:T",
+            y="score:Q",
+            opacity=alt.condition(alt.datum.regressed, alt.value(1.0), alt.value(0.0)),
+        )
+    )
+    return (
+        alt.layer(band, line, marked, data=alt.NamedData(name="trend"))
+        .properties(width=520, height=170)
+        .facet(row=alt.Row("metric:N", title=None, sort=["chrF++", "BLEU", "composite"]))
+        .resolve_scale(y="independent")
+    )
+
+
 def _agreement() -> alt.FacetChart:
     """Each system's metric score against its human score, one panel per metric."""
     return (
@@ -207,6 +238,7 @@ _BUILDERS: dict[str, Callable[[], alt.TopLevelMixin]] = {
     "board": _board,
     "deltas": _deltas,
     "agreement": _agreement,
+    "trend": _trend,
 }
 CHART_KINDS = tuple(_BUILDERS)
 

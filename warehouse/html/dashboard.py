@@ -13,6 +13,7 @@ change, and pages of runs, test sets or comparisons that are gone are removed.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ from warehouse.html.site_pages import (
     run_label,
     testset_page,
 )
+from warehouse.html.trend_page import trend_page
 from warehouse.store.corpora import CorpusInfo
 
 # Folders whose files the dashboard owns: files there that a build did not produce are removed.
@@ -74,6 +76,12 @@ def testset_href(info: CorpusInfo, prefix: str = "") -> str:
 def human_href(info: CorpusInfo, prefix: str = "") -> str:
     """Address of a test set's human-judgment page."""
     return f"{prefix}human/{safe_name(info.name, info.corpus_id)}.html"
+
+
+def model_href(model_slug: str, prefix: str = "") -> str:
+    """Address of a model's page."""
+    digest = hashlib.sha256(model_slug.encode()).hexdigest()[:8]
+    return f"{prefix}models/{safe_name(model_slug, digest)}.html"
 
 
 def compare_href(run_a: str, run_b: str, prefix: str = "") -> str:
@@ -144,6 +152,11 @@ def build_dashboard(
                            run_href=lambda run_id: run_href(run_id, "../"),
                            testset_href=testset_href(info, "../")),
             )  # fmt: skip
+    for trend in data.trends:
+        emit(
+            model_href(trend.model_slug),
+            trend_page(trend, run_href=lambda run_id: run_href(run_id, "../")),
+        )
     labels = {r["run_id"]: f"{run_label(r)} ({r['run_id'][:8]})" for r in board}
     pages = []
     for a, b, comparison in data.comparisons:
@@ -170,6 +183,7 @@ def build_dashboard(
             train_rule=TRAIN_RULE,
             run_href=run_href,
             testset_href=testset_href,
+            models=[(t.model_slug, model_href(t.model_slug), len(t.runs)) for t in data.trends],
         ),
     )
     result.removed = _remove_stale(root, produced)

@@ -136,8 +136,10 @@ def index_page(
     train_rule: str,
     run_href: Callable[[str], str],
     testset_href: Callable[[CorpusInfo], str],
+    models: Sequence[tuple[str, str, int]] = (),
 ) -> str:
-    """The index: one leaderboard per test set, then the comparisons asked for."""
+    """The index: one leaderboard per test set, then the comparisons asked for and the models
+    over time (slug, page, runs)."""
     by_test: dict[str, list[dict[str, Any]]] = {}
     for row in board:
         by_test.setdefault(row["test_corpus_id"], []).append(row)
@@ -201,6 +203,9 @@ def index_page(
             f"<li>{link(c.href, f'{c.label_a} vs {c.label_b}')}</li>" for c in comparisons
         )
         parts.append(f'<section id="comparisons"><h2>Comparisons</h2><ul>{items}</ul></section>')
+    if models:
+        items = "".join(f"<li>{link(href, f'{slug} ({n} runs)')}</li>" for slug, href, n in models)
+        parts.append(f'<section id="models"><h2>Models over time</h2><ul>{items}</ul></section>')
     return page("tame-wh dashboard", "\n".join(parts), assets=Assets("assets/"))
 
 
