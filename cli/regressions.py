@@ -138,6 +138,15 @@ def regressions(
             "the minimum detectable difference: the test set cannot tell differences this small "
             "apart (see `compare --significance`; more segments would)"
         )
+    if report.within_seed_noise and fmt == "table":
+        found = ", ".join(
+            f"{r.step.run_id} {label(r.result.metric_name)}" for r in report.within_seed_noise
+        )
+        say(
+            f"note: {len(report.within_seed_noise)} significant drop(s) lie within the seed noise "
+            f"of the baseline's replicates ({found}): not regressions (docs/statistics.md, "
+            "Replicates)"
+        )
     if report.regressions and (fail_on_regression or gated is not None):
         click.get_current_context().exit(1)
     if fail_on_regression and report.nothing_checked and gated is None:

@@ -158,3 +158,43 @@ def test_ingest_gate_stores_the_run_then_judges_it(run_cli, tmp_path):
     )
     assert fine.exit_code == 0 and "gate passed" in fine.stdout, fine.output
     assert run_cli("ingest", "x.json", "--against", "best").exit_code == 2
+
+
+def test_a_drop_within_the_seed_noise_of_the_baselines_replicates_is_not_a_regression(
+    run_cli, tmp_path
+):
+    import random
+    from pathlib import Path
+
+    assert run_cli("demo", "--json").exit_code == 0
+    refs = Path(__file__).resolve().parents[2] / "warehouse" / "examples" / "test.es"
+    lines = refs.read_text(encoding="utf-8").splitlines()
+
+    def dropped(share: float, seed: int, name: str) -> Path:
+        rng = random.Random(seed)
+        path = tmp_path / name
+        text = [" ".join(w for w in x.split() if rng.random() > share) or "x" for x in lines]
+        path.write_text("\n".join(text) + "\n", encoding="utf-8")
+        return path
+
+    def ingest(path: Path, *extra: str) -> str:
+        done = run_cli("ingest", "--testset", "demo-test", "--hyp", path, "--model-slug",
+                       "demo-large", "--condition", "zero-shot", "--json", *extra)  # fmt: skip
+        assert done.exit_code == 0, done.output
+        return json.loads(done.stdout)[0]["run_id"]
+
+    # Three replicates of one configuration with a wide seed spread; the newest is the best.
+    first = json.loads(run_cli("runs", "list", "--json").stdout)
+    [original] = [r["run_id"] for r in first if r["model_slug"] == "demo-large"]
+    ingest(dropped(0.4, 1, "r2.hyp"), "--replicate-of", original)
+    ingest(dropped(0.05, 2, "r1.hyp"), "--replicate-of", original)
+    middling = ingest(dropped(0.25, 3, "new.hyp"))
+    report = json.loads(run_cli("regressions", "--run", middling, "--json").stdout)
+    assert report["regressions"] == []
+    assert {r["metric_name"] for r in report["within_seed_noise"]} >= {"chrf_plus_plus"}
+    table = run_cli("regressions", "--run", middling)
+    assert table.exit_code == 0 and "within the seed noise" in table.stderr
+    awful = ingest(dropped(0.9, 4, "awful.hyp"))
+    gate = run_cli("regressions", "--run", awful, "--against", middling, "--json")
+    assert gate.exit_code == 1
+    assert "chrf_plus_plus" in {r["metric_name"] for r in json.loads(gate.stdout)["regressions"]}

@@ -9,6 +9,7 @@ significant and the previous run is the better one (by the metric's direction). 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -20,9 +21,11 @@ from warehouse.basics import grouped
 from warehouse.errors import UsageError
 from warehouse.metrics.registry import CHRF, higher_is_better
 from warehouse.stats.arrays import RunArrays, load_run_arrays
+from warehouse.stats.replicates import replicate_scores
 from warehouse.stats.resample import BootstrapSettings
 from warehouse.stats.significance import SignificanceResult, compare_pair
 from warehouse.store.corpora import get_corpus
+from warehouse.store.replicates import LABELLED_RUNS, REPLICATE_TAG, SEED_LABEL, replicate_label
 from warehouse.store.settings import metric_directions
 
 
@@ -83,6 +86,8 @@ class RegressionReport:
     regressions: list[Regression] = field(default_factory=list)
     # Drops too small for the test set to detect (not significant, |Δ| below the MDE).
     undetectable: list[Regression] = field(default_factory=list)
+    # Significant on segments, but within the seed noise of the baseline's replicates.
+    within_seed_noise: list[Regression] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     nothing_checked: str | None = None  # why no run had a predecessor to compare with
 
@@ -107,6 +112,7 @@ class RegressionReport:
             "tested": [r.to_dict() for r in self.tested],
             "regressions": [r.to_dict() for r in self.regressions],
             "undetectable_drops": [r.to_dict() for r in self.undetectable],
+            "within_seed_noise": [r.to_dict() for r in self.within_seed_noise],
             "warnings": self.warnings,
             "nothing_checked": self.nothing_checked,
         }
@@ -222,7 +228,12 @@ def _test_steps(con: duckdb.DuckDBPyConnection, report: RegressionReport) -> Non
         )
         report.warnings += [f"{step.run_id} vs {step.previous_run_id}: {w}" for w in test.warnings]
         report.tested += [Regression(step, r) for r in test.results]
-        report.regressions += [Regression(step, r) for r in test.results if r.winner == "B"]
+        drops = [Regression(step, r) for r in test.results if r.winner == "B"]
+        noise = _seed_noise(con, step, report.settings, arrays) if drops else {}
+        for drop in drops:
+            band = noise.get(drop.result.metric_name)
+            inside = band is not None and band[0] <= drop.result.system_a_score <= band[1]
+            (report.within_seed_noise if inside else report.regressions).append(drop)
         report.undetectable += [
             Regression(step, r)
             for r in test.results
@@ -230,6 +241,39 @@ def _test_steps(con: duckdb.DuckDBPyConnection, report: RegressionReport) -> Non
             and r.delta != 0
             and (r.delta > 0) != higher_is_better(r.metric_name, directions)
         ]
+
+
+def _seed_noise(
+    con: duckdb.DuckDBPyConnection,
+    step: RunStep,
+    settings: BootstrapSettings,
+    arrays: Callable[[str], RunArrays],
+) -> dict[str, tuple[float, float]]:
+    """When the baseline run is one of two or more replicates of its configuration (the new run
+    aside), each metric's interval over those replicates counting segment and seed noise
+    (docs/statistics.md, "Replicates"): a drop whose new score lies inside it does not exceed
+    both noises. Empty otherwise."""
+    label = replicate_label(con, step.previous_run_id)
+    if label is None:
+        return {}
+    model, condition, _name, corpus_id, *_ = _run_row(con, step.previous_run_id)
+    members = [
+        run_id
+        for (run_id,) in con.execute(
+            "WITH labelled AS (" + LABELLED_RUNS + ") SELECT run_id FROM labelled "
+            "WHERE label = ? AND model_slug = ? AND condition IS NOT DISTINCT FROM ? "
+            "AND test_corpus_id = ? AND run_id <> ? ORDER BY run_id",
+            [SEED_LABEL, REPLICATE_TAG, label, model, condition, corpus_id, step.run_id],
+        ).fetchall()
+    ]
+    if len(members) < 2:
+        return {}
+    scores = replicate_scores([arrays(m) for m in members], settings)
+    return {
+        name: (score.ci_lower, score.ci_upper)
+        for name, score in scores.items()
+        if score.ci_lower is not None and score.ci_upper is not None
+    }
 
 
 def _run_row(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[Any, ...]:

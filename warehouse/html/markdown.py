@@ -130,6 +130,12 @@ def _closing(lines: list[str], report: RegressionReport) -> str:
     """The document: `lines`, the note on undetectable drops and the warnings."""
     if report.undetectable:
         lines += ["", _undetectable_note(len(report.undetectable))]
+    if report.within_seed_noise:
+        lines += [
+            "",
+            f"> {len(report.within_seed_noise)} significant drop(s) lie within the seed noise of "
+            "the baseline's replicates: not regressions.",
+        ]
     return "\n".join(lines + _warnings(report.warnings)) + "\n"
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from warehouse.errors import UsageError
-from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH
+from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER
 from warehouse.stats.arrays import RunArrays
 from warehouse.stats.resample import (
     BootstrapSettings,
@@ -26,7 +26,7 @@ from warehouse.stats.resample import (
     run_scores,
 )
 
-REPLICATE_METRICS = (CHRF, BLEU, EXACT_MATCH)
+REPLICATE_METRICS = (CHRF, BLEU, TER, EXACT_MATCH)
 # The replicate draws use their own stream, so that the segment draws stay those of one run.
 _REPLICATE_STREAM = 1
 
@@ -62,7 +62,7 @@ class ReplicateScore:
 def replicate_scores(
     runs: Sequence[RunArrays], settings: BootstrapSettings
 ) -> dict[str, ReplicateScore]:
-    """Mean, spread and segment-and-seed interval of chrF++, BLEU and exact match over `runs`
+    """Mean, spread and segment-and-seed interval of chrF++, BLEU, TER and exact match over `runs`
     (replicates of one configuration on one test set, segments in the same order)."""
     if not runs:
         raise UsageError("no runs to summarise")
