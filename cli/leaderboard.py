@@ -146,14 +146,36 @@ def leaderboard_cmd(
             "--store keeps the tie groups --clusters forms; add --clusters (not --as-of)"
         )
     if replicates:
-        if clusters or sort is not None or tags or train is not None:
+        if store or tags or train is not None or (sort is not None and not clusters):
             raise UsageError(
-                "--replicates ranks replicate groups by mean chrF++; it takes --testset, --limit "
-                "and the resampling options, not --clusters, --sort, --tag or --train"
+                "--replicates ranks replicate groups by mean chrF++ (with --clusters, by --sort); "
+                "it takes --testset, --limit, --clusters, --correction and the resampling "
+                "options, not --store, --tag or --train"
             )
         with app.open("read", as_of_value(as_of)) as wh:
             groups = wh.replicates(testset=testset, n_bootstrap=n_bootstrap, alpha=alpha, seed=seed)
-        _print_replicates(groups[:limit] if limit is not None else groups, fmt)
+            group_boards = (
+                wh.replicate_clusters(
+                    groups, metric=CLUSTER_SORT_KEYS[_cluster_key(sort)], correction=correction,
+                    n_bootstrap=n_bootstrap, alpha=alpha, seed=seed,
+                )
+                if clusters
+                else []
+            )  # fmt: skip
+        placed = _place_groups(group_boards)
+        shown = groups[:limit] if limit is not None else groups
+        _print_replicates(shown, fmt, placed)
+        for board in group_boards:
+            for note in board.notes:
+                say(f"note: {note}")
+        if group_boards and fmt == "table":
+            s = group_boards[0]
+            say(
+                "cluster: a group significantly beats every group of a later cluster on "
+                f"{label(s.metric)} (two-level sign test: segments and replicates resampled, "
+                f"{s.correction} correction, {ALPHA} = {s.settings.alpha:g}, seed = "
+                f"{s.settings.seed}, n = {_counts(group_boards)})"
+            )
         return
     if not clusters and (n_bootstrap, alpha, seed) != (None, None, None):
         raise UsageError(
@@ -257,13 +279,43 @@ def _mean_sd_ci(score: Any, digits: int) -> str:
     return score.text(digits) if score is not None else "n/a"
 
 
-def _print_replicates(groups: list[ReplicateGroup], fmt: str) -> None:
-    """The replicate groups: JSON, Markdown or one table per test set."""
+def _cluster_key(sort: str | None) -> str:
+    """The metric key tie groups of replicate groups use (chrF++ unless --sort names one)."""
+    key = sort or "chrf"
+    if key not in CLUSTER_SORT_KEYS or key in ("mqm", "esa", "da"):
+        raise UsageError(
+            f"--clusters with --replicates tests chrf, bleu, ter or exact_match, not {key}"
+        )
+    return key
+
+
+def _place_groups(boards: list[Board]) -> dict[str, dict[str, Any]]:
+    """Each group's cluster, rank range and the board's settings, by its first run."""
+    return {
+        rank.run_id: {
+            "cluster": rank.cluster,
+            "rank_range": [rank.best_rank, rank.worst_rank],
+            "clustering": {
+                k: v for k, v in board.to_dict().items()
+                if k not in ("ranks", "pairs", "test_set", "test_corpus_id")
+            },
+        }
+        for board in boards
+        for rank in board.ranks
+    }  # fmt: skip
+
+
+def _print_replicates(
+    groups: list[ReplicateGroup], fmt: str, placed: dict[str, dict[str, Any]] | None = None
+) -> None:
+    """The replicate groups: JSON, Markdown or one table per test set (with each group's
+    cluster and rank range when `placed` holds them)."""
+    placed = placed or {}
     if fmt == "json":
-        emit_json([g.to_dict() for g in groups])
+        emit_json([{**g.to_dict(), **placed.get(g.run_ids[0], {})} for g in groups])
         return
     if fmt == "markdown":
-        click.echo(replicates_markdown(groups), nl=False)
+        click.echo(replicates_markdown(groups, placed), nl=False)
         return
     if not groups:
         click.echo("no runs yet")
@@ -272,9 +324,21 @@ def _print_replicates(groups: list[ReplicateGroup], fmt: str) -> None:
     for n, (test_set, members) in enumerate(by_test_set.items()):
         if n:
             click.echo()
+        clustered = bool(placed)
         print_table(
             f"test set {test_set} (replicate groups)",
-            ["#", "model", "condition", "replicate", "n", "chrF++", "BLEU", "exact", "runs"],
+            [
+                "#",
+                "model",
+                "condition",
+                "replicate",
+                "n",
+                "chrF++",
+                "BLEU",
+                "exact",
+                "runs",
+                *(["cluster", "ranks"] if clustered else []),
+            ],
             [
                 [
                     i + 1,
@@ -286,11 +350,12 @@ def _print_replicates(groups: list[ReplicateGroup], fmt: str) -> None:
                     _mean_sd_ci(g.scores.get("bleu"), 2),
                     _mean_sd_ci(g.scores.get("exact_match_rate"), 3),
                     ", ".join(r[:8] for r in g.run_ids),
+                    *(_group_place(placed.get(g.run_ids[0])) if clustered else []),
                 ]
                 for i, g in enumerate(members)
             ],
-            keep=(0, 1),
-            priority=(0, 1, 4, 5, 3, 6, 2, 7, 8),
+            keep=(0, 1, 9, 10) if clustered else (0, 1),
+            priority=(0, 1, *((9, 10) if clustered else ()), 4, 5, 3, 6, 2, 7, 8),
         )
     s = groups[0].settings
     say(
@@ -298,6 +363,14 @@ def _print_replicates(groups: list[ReplicateGroup], fmt: str) -> None:
         f"segments and replicates resampled, n = {s.n_bootstrap:,}, {ALPHA} = {s.alpha:g}, "
         f"seed = {s.seed}]"
     )
+
+
+def _group_place(found: dict[str, Any] | None) -> list[str]:
+    """A group's cluster and rank range for people (empty when alone on its test set)."""
+    if found is None:
+        return ["", ""]
+    best, worst = found["rank_range"]
+    return [str(found["cluster"]), str(best) if best == worst else f"{best}-{worst}"]
 
 
 def signature_notes(rows: list[dict[str, Any]]) -> list[str]:

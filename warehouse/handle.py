@@ -424,6 +424,26 @@ class Warehouse:
         settings = bootstrap_settings(self.con, n_bootstrap, alpha, seed)
         return replicate_groups(self.con, settings, testset=testset)
 
+    def replicate_clusters(
+        self,
+        groups: Sequence[ReplicateGroup],
+        *,
+        metric: str = "chrf_plus_plus",
+        correction: str = "holm",
+        n_bootstrap: int | None = None,
+        alpha: float | None = None,
+        seed: int | None = None,
+    ) -> list[Board]:
+        """Tie groups of replicate groups, one board per test set: every pair of groups compared
+        on the mean of its replicates, segments and replicates resampled (docs/statistics.md,
+        "Replicates")."""
+        from warehouse.analysis.replicates import replicate_clusters
+        from warehouse.stats.resample import bootstrap_settings
+
+        settings = bootstrap_settings(self.con, n_bootstrap, alpha, seed)
+        return replicate_clusters(self.con, groups, metric, correction=correction,
+                                  settings=settings)  # fmt: skip
+
     def clusters(self, runs: Sequence[str], request: ClusterRequest | None = None) -> list[Board]:
         """Tie groups of the named runs, one board per test set: every pair tested on one
         metric, p-values corrected, each run's cluster and rank range (docs/statistics.md)."""

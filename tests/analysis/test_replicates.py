@@ -95,6 +95,32 @@ def test_run_card_seeds_and_replicate_tags_group_runs(run_cli, demo, tmp_path):
     assert [g["run_ids"] for g in tagged] == [[few]]
 
 
-def test_replicates_take_no_ranking_options(run_cli, demo):
-    for extra in (["--clusters"], ["--sort", "bleu"], ["--tag", "a=b"]):
-        assert run_cli("leaderboard", "--replicates", *extra).exit_code == 2
+def test_replicates_take_no_other_ranking_options(run_cli, demo):
+    for extra in (["--sort", "bleu"], ["--tag", "a=b"], ["--store", "--clusters"],
+                  ["--clusters", "--sort", "mqm"]):  # fmt: skip
+        assert run_cli("leaderboard", "--replicates", *extra).exit_code == 2, extra
+
+
+def test_groups_of_one_run_cluster_as_the_runs_do_under_the_sign_test(run_cli, demo):
+    groups = json.loads(run_cli("leaderboard", "--replicates", "--clusters", "--json").stdout)
+    runs = json.loads(run_cli("leaderboard", "--clusters", "--method", "sign", "--json").stdout)
+    by_run = {r["run_id"]: r for r in runs}
+    assert len(groups) == 3
+    for group in groups:
+        [run_id] = group["run_ids"]
+        assert group["cluster"] == by_run[run_id]["cluster"]
+        assert group["rank_range"] == by_run[run_id]["rank_range"]
+        assert group["clustering"]["method"] == "two-level sign"
+
+
+def test_replicate_groups_get_clusters_in_every_output(run_cli, demo, tmp_path):
+    first = json.loads(run_cli("runs", "show", "demo-small/zero-shot", "--json").stdout)["run_id"]
+    for k in (1, 2):
+        assert _ingest(run_cli, _variant(tmp_path, k), "--replicate-of", first[:8]).exit_code == 0
+    groups = json.loads(run_cli("leaderboard", "--replicates", "--clusters", "--json").stdout)
+    assert sorted(len(g["run_ids"]) for g in groups) == [1, 1, 3]
+    assert all(g["cluster"] >= 1 and len(g["rank_range"]) == 2 for g in groups)
+    table = run_cli("leaderboard", "--replicates", "--clusters", "--sort", "bleu")
+    assert table.exit_code == 0 and "two-level sign test" in table.stderr
+    markdown = run_cli("leaderboard", "--replicates", "--clusters", "--format", "markdown")
+    assert "| cluster | ranks |" in markdown.stdout

@@ -9,16 +9,21 @@ configuration that only differ by seed form one group. A run without a label is 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 
+from warehouse.basics import grouped
+from warehouse.errors import UsageError
 from warehouse.stats.arrays import load_run_arrays
-from warehouse.stats.replicates import ReplicateScore, replicate_scores
+from warehouse.stats.clusters import Board
+from warehouse.stats.replicates import ReplicateScore, group_tie_groups, replicate_scores
 from warehouse.stats.resample import BootstrapSettings
 from warehouse.store.corpora import get_corpus
 from warehouse.store.replicates import LABELLED_RUNS, REPLICATE_TAG, SEED_LABEL
+from warehouse.store.settings import metric_directions
 
 
 @dataclass(frozen=True)
@@ -67,13 +72,13 @@ def replicate_groups(
         "ORDER BY c.name, r.model_slug, r.condition NULLS FIRST, r.created_at, r.run_id",
         [SEED_LABEL, REPLICATE_TAG, testset, testset],
     ).fetchall()
-    grouped: dict[tuple[Any, ...], list[tuple[Any, ...]]] = defaultdict(list)
+    by_key: dict[tuple[Any, ...], list[tuple[Any, ...]]] = defaultdict(list)
     for row in rows:
         run_id, model, condition, corpus_id, _name, label = row
         key = (corpus_id, model, condition, label if label is not None else ("run", run_id))
-        grouped[key].append(row)
+        by_key[key].append(row)
     groups = []
-    for members in grouped.values():
+    for members in by_key.values():
         _run, model, condition, corpus_id, name, label = members[0]
         ids = [m[0] for m in members]
         arrays = [load_run_arrays(con, run_id) for run_id in ids]
@@ -90,3 +95,29 @@ def replicate_groups(
         return (group.test_set, -mean)
 
     return sorted(groups, key=rank)
+
+
+def replicate_clusters(
+    con: duckdb.DuckDBPyConnection,
+    groups: Sequence[ReplicateGroup],
+    metric: str,
+    *,
+    correction: str,
+    settings: BootstrapSettings,
+) -> list[Board]:
+    """Tie groups of the replicate groups of each test set (test sets with one group are left
+    out); each board names a group by its first run."""
+    directions = metric_directions(con)
+    boards = []
+    by_test = grouped(list(groups), lambda g: g.test_corpus_id)
+    for members in by_test.values():
+        if len(members) < 2:
+            continue
+        arrays = [[load_run_arrays(con, run_id) for run_id in g.run_ids] for g in members]
+        boards.append(
+            group_tie_groups(arrays, metric, correction=correction, settings=settings,
+                             directions=directions)
+        )  # fmt: skip
+    if not boards:
+        raise UsageError("clusters need at least two replicate groups on one test set")
+    return boards

@@ -425,8 +425,20 @@ def _replicate_cell(group: ReplicateGroup, metric: str, digits: int) -> str:
     return score.text(digits) if score is not None else "n/a"
 
 
-def replicates_markdown(groups: Sequence[ReplicateGroup]) -> str:
-    """One table of replicate groups per test set: mean ± sd [segment-and-seed interval]."""
+def _placed(found: dict[str, Any] | None) -> list[str]:
+    """A group's cluster and rank range (empty when alone on its test set)."""
+    if found is None:
+        return ["", ""]
+    best, worst = found["rank_range"]
+    return [str(found["cluster"]), str(best) if best == worst else f"{best}-{worst}"]
+
+
+def replicates_markdown(
+    groups: Sequence[ReplicateGroup], placed: dict[str, dict[str, Any]] | None = None
+) -> str:
+    """One table of replicate groups per test set: mean ± sd [segment-and-seed interval], and
+    each group's cluster and rank range when `placed` (by first run) holds them."""
+    placed = placed or {}
     lines = ["## tame-wh leaderboard (replicate groups)"]
     if not groups:
         lines += ["", "No runs yet."]
@@ -437,7 +449,8 @@ def replicates_markdown(groups: Sequence[ReplicateGroup]) -> str:
             f"### Test set {escape(test_set)}",
             "",
             table(
-                ["#", "model", "condition", "replicate", "n", "chrF++", "BLEU", "runs"],
+                ["#", "model", "condition", "replicate", "n", "chrF++", "BLEU", "runs"]
+                + (["cluster", "ranks"] if placed else []),
                 [
                     [
                         str(i + 1),
@@ -448,6 +461,7 @@ def replicates_markdown(groups: Sequence[ReplicateGroup]) -> str:
                         _replicate_cell(g, "chrf_plus_plus", 2),
                         _replicate_cell(g, "bleu", 2),
                         ", ".join(_code(r) for r in g.run_ids),
+                        *(_placed(placed.get(g.run_ids[0])) if placed else []),
                     ]
                     for i, g in enumerate(members)
                 ],

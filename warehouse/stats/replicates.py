@@ -9,15 +9,24 @@ on the drawn segments."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from itertools import combinations
 from typing import Any
 
 import numpy as np
 
 from warehouse.errors import UsageError
-from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER
+from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER, higher_is_better
 from warehouse.stats.arrays import RunArrays
+from warehouse.stats.clusters import (
+    CORRECTIONS,
+    DEFAULT_CORRECTION,
+    Board,
+    PairP,
+    adjust_p_values,
+    rank_runs,
+)
 from warehouse.stats.resample import (
     BootstrapSettings,
     percentile_interval,
@@ -25,6 +34,7 @@ from warehouse.stats.resample import (
     resampled_scores_of,
     run_scores,
 )
+from warehouse.stats.significance import sign_p_value
 
 REPLICATE_METRICS = (CHRF, BLEU, TER, EXACT_MATCH)
 # The replicate draws use their own stream, so that the segment draws stay those of one run.
@@ -94,3 +104,68 @@ def replicate_scores(
             values=values,
         )
     return out
+
+
+def group_tie_groups(
+    groups: Sequence[Sequence[RunArrays]],
+    metric: str,
+    *,
+    correction: str = DEFAULT_CORRECTION,
+    settings: BootstrapSettings | None = None,
+    directions: Mapping[str, bool] | None = None,
+) -> Board:
+    """Tie groups of replicate groups (one test set): every pair compared on the mean of its
+    replicates' scores, resampling the segments (the same draws for all) and, within each
+    group, its replicates; the sign test's p-value, corrected; then clusters and rank ranges
+    by the rule of `tie_groups`. Each group is named by its first run."""
+    if correction not in CORRECTIONS:
+        raise UsageError(
+            f"--correction: expected one of {', '.join(CORRECTIONS)}, got {correction!r}"
+        )
+    if len(groups) < 2:
+        raise UsageError("clusters need at least two replicate groups on the test set")
+    runs = [run for group in groups for run in group]
+    if any(r.keys != runs[0].keys for r in runs):
+        raise UsageError("replicate groups to cluster must be runs on the same segments")
+    s = settings or BootstrapSettings()
+    singles = [run_scores(r) for r in runs]
+    if any(x.get(metric) is None for x in singles):
+        raise UsageError(f"a run has no {metric}: clusters need the metric on every run")
+    resampled = resampled_scores_of(
+        runs, resample_blocks(runs[0].n_segments, s.n_bootstrap, s.seed)
+    )
+    rng = np.random.default_rng([s.seed, _REPLICATE_STREAM])
+    means, samples, start = [], [], 0
+    for group in groups:
+        k = len(group)
+        matrix = np.column_stack([resampled[start + i][metric] for i in range(k)])
+        picks = rng.integers(0, k, size=(s.n_bootstrap, k))
+        samples.append(np.take_along_axis(matrix, picks, axis=1).mean(axis=1))
+        means.append(float(np.mean([singles[start + i][metric] for i in range(k)])))
+        start += k
+    keys = list(combinations(range(len(groups)), 2))
+    raw = [sign_p_value(means[i] - means[j], samples[i] - samples[j]) for i, j in keys]
+    adjusted = adjust_p_values(raw, correction)
+    higher = higher_is_better(metric, directions)
+    names = [group[0].run_id for group in groups]
+    beats = np.zeros((len(groups), len(groups)), dtype=bool)
+    pairs = []
+    for (i, j), p, q in zip(keys, raw, adjusted, strict=True):
+        winner = None
+        if q < s.alpha and means[i] != means[j]:
+            first_better = (means[i] > means[j]) == higher
+            winner = names[i] if first_better else names[j]
+            beats[(i, j) if first_better else (j, i)] = True
+        pairs.append(PairP(names[i], names[j], p, float(q), winner))
+    return Board(
+        test_corpus_id=runs[0].test_corpus_id,
+        test_set=runs[0].test_set,
+        metric=metric,
+        method="two-level sign",
+        correction=correction,
+        settings=s,
+        n_segments=runs[0].n_segments,
+        ranks=rank_runs(names, means, beats, higher),
+        pairs=pairs,
+        notes=[],
+    )
