@@ -16,7 +16,7 @@ from cli.context import (
     pass_app,
 )
 from cli.output import ALPHA, emit_json, print_table, say
-from warehouse import Comparison, Warehouse
+from warehouse import Comparison, UsageError, Warehouse
 from warehouse.frontend import (
     BINS,
     METHODS,
@@ -24,6 +24,7 @@ from warehouse.frontend import (
     comparison_markdown,
     is_report_file,
     label,
+    on_percent_scale,
     run_letters,
 )
 from warehouse.frontend import (
@@ -220,15 +221,84 @@ def _test_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.command("compare")
 @click.argument("runs", nargs=-1, required=True)
 @click.option("--significance", is_flag=True, help="Test every pair of runs.")
+@click.option(
+    "--replicates",
+    is_flag=True,
+    help="Compare the replicate groups of two runs (mean ± sd [interval] each, and the "
+    "two-level sign test of every metric).",
+)
 @_test_options
 @pass_app
-def compare(app: AppContext, runs: tuple[str, ...], **options: Any) -> None:
+def compare(app: AppContext, runs: tuple[str, ...], replicates: bool, **options: Any) -> None:
     """Compare runs side by side (run ids, unique prefixes, model slugs or test-report files).
 
     Runs are aligned by segment id. With --significance every pair is tested on the metrics
     both runs have: corpus chrF++, BLEU and TER, exact match and each per-entry metric.
     """
+    if replicates:
+        _compare_replicates(app, runs, **options)
+        return
     _run(app, runs, **options)
+
+
+def _compare_replicates(
+    app: AppContext,
+    runs: tuple[str, ...],
+    *,
+    significance: bool,
+    n_bootstrap: int | None,
+    alpha: float | None,
+    seed: int | None,
+    method: str,
+    output_format: str,
+    as_json: bool,
+    allow_different_testsets: bool,
+    bin_name: str | None = None,
+    train: str | None = None,
+) -> None:
+    """`compare RUN_A RUN_B --replicates`: the two runs' replicate groups."""
+    fmt = chosen_format(output_format, as_json)
+    if len(runs) != 2 or any(is_report_file(r) for r in runs):
+        raise UsageError("--replicates compares the replicate groups of two stored runs")
+    if method != "sign" or allow_different_testsets or bin_name or train or fmt == "markdown":
+        raise UsageError(
+            "--replicates uses the two-level sign test on whole test sets: not with --method, "
+            "--allow-different-testsets, --bin, --train or --format markdown"
+        )
+    _ = significance  # every metric is tested
+    with app.open("read") as wh:
+        found = wh.compare_replicates(runs[0], runs[1], n_bootstrap=n_bootstrap, alpha=alpha,
+                                      seed=seed)  # fmt: skip
+    if fmt == "json":
+        emit_json(found.to_dict())
+        return
+    for letter, group in (("A", found.a), ("B", found.b)):
+        condition = f"/{group.condition}" if group.condition else ""
+        click.echo(
+            f"{letter} = {group.model_slug}{condition} on {group.test_set}: {len(group.run_ids)} "
+            f"run(s) ({', '.join(r[:8] for r in group.run_ids)})"
+        )
+    print_table(
+        None,
+        ["metric", "A", "B", "Δ (A - B)", "p", "better"],
+        [[label(t["metric"]), found.a.scores[t["metric"]].text(_digits(t["metric"])),
+          found.b.scores[t["metric"]].text(_digits(t["metric"])),
+          _num(t["metric"], t["delta"]), f"{t['p_value']:.4f}", t["winner"] or ""]
+         for t in found.tests],
+        right=(3, 4),
+    )  # fmt: skip
+    s = found.settings
+    say(
+        "mean ± sd across replicates [interval counting segment and seed noise]; p: two-level "
+        f"sign test, segments and replicates resampled (n = {s.n_bootstrap:,}, {ALPHA} = "
+        f"{s.alpha:g}, seed = {s.seed}); better: significant at {ALPHA}, by the metric's "
+        "direction"
+    )
+
+
+def _digits(metric: str) -> int:
+    """Decimals of a score: two on the 0-100 scale, three otherwise."""
+    return 2 if on_percent_scale(metric) else 3
 
 
 @click.command("significance")

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from warehouse.analysis.meta import MetaReport
     from warehouse.analysis.query import QueryResult
     from warehouse.analysis.regressions import RegressionReport
-    from warehouse.analysis.replicates import ReplicateGroup
+    from warehouse.analysis.replicates import GroupComparison, ReplicateGroup
     from warehouse.analysis.runs import Deletion, RunSummary
     from warehouse.basics import Notify
     from warehouse.demo import DemoResult
@@ -443,6 +443,23 @@ class Warehouse:
         settings = bootstrap_settings(self.con, n_bootstrap, alpha, seed)
         return replicate_clusters(self.con, groups, metric, correction=correction,
                                   settings=settings)  # fmt: skip
+
+    def compare_replicates(
+        self,
+        run_a: str,
+        run_b: str,
+        *,
+        n_bootstrap: int | None = None,
+        alpha: float | None = None,
+        seed: int | None = None,
+    ) -> GroupComparison:
+        """The replicate groups of two runs compared metric by metric with the two-level sign
+        test (docs/statistics.md, "Replicates")."""
+        from warehouse.analysis.replicates import compare_groups
+        from warehouse.stats.resample import bootstrap_settings
+
+        settings = bootstrap_settings(self.con, n_bootstrap, alpha, seed)
+        return compare_groups(self.con, run_a, run_b, settings)
 
     def clusters(self, runs: Sequence[str], request: ClusterRequest | None = None) -> list[Board]:
         """Tie groups of the named runs, one board per test set: every pair tested on one

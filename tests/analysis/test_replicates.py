@@ -124,3 +124,36 @@ def test_replicate_groups_get_clusters_in_every_output(run_cli, demo, tmp_path):
     assert table.exit_code == 0 and "two-level sign test" in table.stderr
     markdown = run_cli("leaderboard", "--replicates", "--clusters", "--format", "markdown")
     assert "| cluster | ranks |" in markdown.stdout
+
+
+def test_compare_replicates_of_single_runs_equals_the_sign_test(run_cli, demo):
+    pair = ("demo-small/zero-shot", "demo-small/few-shot")
+    groups = json.loads(run_cli("compare", *pair, "--replicates", "--json").stdout)
+    tests = json.loads(run_cli("compare", *pair, "--significance", "--json").stdout)
+    plain = {t["metric_name"]: t for t in tests["significance"]}
+    assert {t["metric"] for t in groups["tests"]} == {
+        "chrf_plus_plus", "bleu", "ter", "exact_match_rate",
+    }  # fmt: skip
+    for found in groups["tests"]:
+        single = plain[found["metric"]]
+        assert found["p_value"] == single["p_value"]
+        assert found["delta"] == pytest.approx(single["delta"])
+        assert found["winner"] == single["winner"]
+
+
+def test_compare_replicates_counts_the_seed_noise(run_cli, demo, tmp_path):
+    first = json.loads(run_cli("runs", "show", "demo-small/zero-shot", "--json").stdout)["run_id"]
+    for k in (1, 2):
+        assert _ingest(run_cli, _variant(tmp_path, k), "--replicate-of", first[:8]).exit_code == 0
+    done = run_cli("compare", first, "demo-small/few-shot", "--replicates", "--json")
+    assert done.exit_code == 0, done.output
+    found = json.loads(done.stdout)
+    assert len(found["a"]["run_ids"]) == 3 and len(found["b"]["run_ids"]) == 1
+    assert found["method"] == "two-level sign"
+    table = run_cli("compare", first, "demo-small/few-shot", "--replicates")
+    assert "3 run(s)" in table.stdout and "two-level sign test" in table.stderr
+    same = run_cli("compare", first, first, "--replicates")
+    assert same.exit_code == 2 and "same replicate group" in same.output
+    for extra in (("--method", "paired-bs"), ("--bin", "far")):
+        refused = run_cli("compare", first, "demo-small/few-shot", "--replicates", *extra)
+        assert refused.exit_code == 2 and "two-level sign test" in refused.output

@@ -23,6 +23,7 @@ from warehouse.stats.replicates import ReplicateScore, group_tie_groups, replica
 from warehouse.stats.resample import BootstrapSettings
 from warehouse.store.corpora import get_corpus
 from warehouse.store.replicates import LABELLED_RUNS, REPLICATE_TAG, SEED_LABEL
+from warehouse.store.run_refs import resolve_run
 from warehouse.store.settings import metric_directions
 
 
@@ -121,3 +122,70 @@ def replicate_clusters(
     if not boards:
         raise UsageError("clusters need at least two replicate groups on one test set")
     return boards
+
+
+@dataclass(frozen=True)
+class GroupComparison:
+    """Two replicate groups of one test set side by side, each metric tested by the two-level
+    sign test (segments and replicates resampled)."""
+
+    a: ReplicateGroup
+    b: ReplicateGroup
+    tests: list[dict[str, Any]]  # metric, delta (A - B), p_value, winner ("A", "B" or None)
+    settings: BootstrapSettings
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "a": self.a.to_dict(),
+            "b": self.b.to_dict(),
+            "method": "two-level sign",
+            "tests": self.tests,
+            "n_bootstrap": self.settings.n_bootstrap,
+            "alpha": self.settings.alpha,
+            "seed": self.settings.seed,
+        }
+
+
+def _group_of(
+    con: duckdb.DuckDBPyConnection, ref: str, settings: BootstrapSettings
+) -> ReplicateGroup:
+    """The replicate group of a run (the run alone when it is not a replicate)."""
+    run_id = resolve_run(con, ref)
+    row = con.execute(
+        "SELECT c.name FROM runs r JOIN corpora c ON c.corpus_id = r.test_corpus_id "
+        "WHERE r.run_id = ?",
+        [run_id],
+    ).fetchone()
+    assert row is not None
+    return next(g for g in replicate_groups(con, settings, testset=row[0]) if run_id in g.run_ids)
+
+
+def compare_groups(
+    con: duckdb.DuckDBPyConnection, ref_a: str, ref_b: str, settings: BootstrapSettings
+) -> GroupComparison:
+    """The replicate groups of two runs of one test set compared metric by metric."""
+    a, b = _group_of(con, ref_a, settings), _group_of(con, ref_b, settings)
+    if a.test_corpus_id != b.test_corpus_id:
+        raise UsageError(
+            f"{ref_a} and {ref_b} are on different test sets ({a.test_set!r}, {b.test_set!r}): "
+            "replicate groups are compared on one test set"
+        )
+    if a.run_ids == b.run_ids:
+        raise UsageError(f"{ref_a} and {ref_b} are in the same replicate group; name two groups")
+    arrays = [[load_run_arrays(con, run_id) for run_id in g.run_ids] for g in (a, b)]
+    directions = metric_directions(con)
+    tests = []
+    for metric in (m for m in a.scores if m in b.scores):
+        board = group_tie_groups(arrays, metric, correction="none", settings=settings,
+                                 directions=directions)  # fmt: skip
+        [pair] = board.pairs
+        mean_a, mean_b = a.scores[metric].mean, b.scores[metric].mean
+        winner = None if pair.winner is None else ("A" if pair.winner == a.run_ids[0] else "B")
+        tests.append({
+            "metric": metric,
+            "delta": None if mean_a is None or mean_b is None else mean_a - mean_b,
+            "p_value": pair.p_value,
+            "winner": winner,
+        })  # fmt: skip
+    return GroupComparison(a, b, tests, settings)
