@@ -11,6 +11,7 @@ CREATE TABLE run_clusters (
     metric         VARCHAR NOT NULL,
     method         VARCHAR NOT NULL,
     correction     VARCHAR NOT NULL,
+    signature      VARCHAR NOT NULL,           -- the metric's signature(s) on the board's runs
     run_id         VARCHAR NOT NULL,
     score          DOUBLE,
     cluster        INTEGER NOT NULL CHECK (cluster >= 1),
@@ -22,7 +23,7 @@ CREATE TABLE run_clusters (
     alpha          DOUBLE NOT NULL,
     seed           BIGINT NOT NULL,
     computed_at    TIMESTAMP NOT NULL,
-    PRIMARY KEY (test_corpus_id, metric, method, correction, run_id)
+    PRIMARY KEY (test_corpus_id, metric, method, correction, signature, run_id)
 );
 
 -- A run far below the translation-memory baseline is more likely misaligned, in the wrong

@@ -93,7 +93,7 @@ def test_handle_clusters_name_their_test_set_and_settings(demo, db_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--sort", "composite"], "composite has no per-segment form"),
+        (["--sort", "cost"], "cost has no per-segment form"),
         (["--testset", "demo-test", "--tag", "none=such"], "at least two runs"),
     ],
 )
@@ -145,6 +145,8 @@ def test_stored_tie_groups_reach_the_leaderboard_and_the_report_until_the_runs_c
     assert all(r["tie_cluster"] is None for r in _leaderboard(run_cli))
     with Warehouse.open(db_path, access="read") as wh:
         assert wh.query("SELECT count(*) AS n FROM run_clusters")[0]["n"] == 6  # kept, not shown
+        [signature] = wh.query("SELECT DISTINCT signature FROM run_clusters")
+        assert "tok:tercom" in signature["signature"]  # TER's sacrebleu signature
     # Deleting a run of a board deletes the board.
     assert run_cli("runs", "delete", first, "--yes").exit_code == 0
     with Warehouse.open(db_path, access="read") as wh:
@@ -154,3 +156,24 @@ def test_stored_tie_groups_reach_the_leaderboard_and_the_report_until_the_runs_c
 def test_store_needs_clusters(run_cli, demo):
     done = run_cli("leaderboard", "--store")
     assert done.exit_code == 2 and "add --clusters" in done.output
+
+
+def test_tie_groups_on_the_composite_follow_the_rule(run_cli, demo, db_path, tmp_path):
+    _add_systems(db_path, tmp_path, 3)
+    rows = _leaderboard(run_cli, "--clusters", "--sort", "composite", "--method", "sign")
+    composites = [r["composite_score"] for r in rows]
+    assert composites == sorted(composites, reverse=True)
+    with Warehouse.open(db_path, access="read") as wh:
+        [board] = wh.clusters([r["run_id"] for r in rows],
+                              ClusterRequest("composite", "sign", "holm"))  # fmt: skip
+    assert board.metric == "composite" and len(board.pairs) == 15
+    beats = {(p.winner, p.run_b if p.winner == p.run_a else p.run_a) for p in board.pairs
+             if p.winner is not None}  # fmt: skip
+    ids = [r["run_id"] for r in rows]
+    for row in rows:
+        beaten_by = sum((other, row["run_id"]) in beats for other in ids)
+        beating = sum((row["run_id"], other) in beats for other in ids)
+        assert row["rank_range"] == [1 + beaten_by, len(ids) - beating]
+    assert rows[0]["cluster"] == 1 and rows[-1]["cluster"] > 1
+    refused = run_cli("leaderboard", "--clusters", "--sort", "composite", "--method", "paired-ar")
+    assert refused.exit_code == 2 and "--method sign or paired-bs" in refused.output

@@ -12,21 +12,34 @@ import numpy as np
 
 from warehouse.basics import utc_now
 from warehouse.errors import UsageError
-from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, HUMAN_METRICS, TER, label
+from warehouse.metrics.registry import (
+    BLEU,
+    CHRF,
+    COMPOSITE,
+    EXACT_MATCH,
+    HUMAN_METRICS,
+    TER,
+    label,
+)
 from warehouse.stats.arrays import RunArrays, load_run_arrays
 from warehouse.stats.clusters import (
     DEFAULT_CORRECTION,
     DEFAULT_METHOD,
     Board,
+    board_from_p_values,
     resamples_to_resolve,
+    sample_p_values,
     tie_groups,
 )
+from warehouse.stats.intervals import composite_samples
+from warehouse.stats.resample import BootstrapSettings, resample_indices, resampled_scores_of
 from warehouse.stats.significance import method_settings
 from warehouse.store.connection import transaction
 from warehouse.store.settings import metric_directions
 
 # Leaderboard sort keys whose metric has a resampled form, and that metric.
 CLUSTER_SORT_KEYS = {
+    "composite": COMPOSITE,
     "chrf": CHRF,
     "bleu": BLEU,
     "ter": TER,
@@ -95,17 +108,64 @@ def board_clusters(
                     f"{needed:,} resamples instead of {settings.n_bootstrap:,}, the fewest whose "
                     "smallest p-value can reach the corrected threshold"
                 )
-        board = tie_groups(
-            group,
-            request.metric_name,
-            method=request.method,
-            correction=request.correction,
-            settings=chosen,
-            directions=directions,
-        )
+        if request.metric_name == COMPOSITE:
+            board = _composite_board(con, group, request, chosen)
+        else:
+            board = tie_groups(
+                group,
+                request.metric_name,
+                method=request.method,
+                correction=request.correction,
+                settings=chosen,
+                directions=directions,
+            )
         board.notes[:0] = notes
         boards.append(board)
     return boards
+
+
+def _composite_board(
+    con: duckdb.DuckDBPyConnection,
+    runs: Sequence[RunArrays],
+    request: ClusterRequest,
+    settings: BootstrapSettings,
+) -> Board:
+    """Tie groups on the composite: each resample recombines every run's resampled inputs with
+    its profile weights (as its stored composite interval does), the same segment draws for
+    all runs; the sign test or sacrebleu's paired bootstrap formula on those samples."""
+    if request.method not in ("sign", "paired-bs"):
+        raise UsageError(
+            "tie groups on the composite use --method sign or paired-bs (a randomisation of "
+            "segments has no composite of its own)"
+        )
+    if any(r.keys != runs[0].keys for r in runs):
+        raise UsageError("tie groups on the composite need runs on the same segments")
+    rows = dict(
+        (run_id, (composite, inputs))
+        for run_id, composite, inputs in con.execute(
+            "SELECT run_id, composite, inputs FROM run_composite "
+            "WHERE run_id IN (SELECT unnest(?))",
+            [[r.run_id for r in runs]],
+        ).fetchall()
+    )
+    missing = [r.run_id for r in runs if rows.get(r.run_id, (None, None))[0] is None]
+    if missing:
+        raise UsageError(
+            f"run {missing[0]} has no composite: clusters need the metric on every run; choose "
+            "another metric"
+        )
+    indices = resample_indices(runs[0].n_segments, settings.n_bootstrap, settings.seed)
+    resampled = resampled_scores_of(runs, indices)
+    scores = [float(rows[r.run_id][0]) for r in runs]
+    samples = [
+        composite_samples(rows[r.run_id][1], found, settings.n_bootstrap)
+        for r, found in zip(runs, resampled, strict=True)
+    ]
+    raw = sample_p_values(request.method, scores, samples)
+    return board_from_p_values(
+        runs[0].test_corpus_id, runs[0].test_set, COMPOSITE, request.method, request.correction,
+        settings, runs[0].n_segments, [r.run_id for r in runs], scores, raw, True,
+    )  # fmt: skip
 
 
 def _with_human_scores(
@@ -144,27 +204,47 @@ def runs_digest(run_ids: Sequence[str]) -> str:
     return hashlib.sha256(",".join(sorted(run_ids)).encode()).hexdigest()
 
 
+# The key of a metric's sacrebleu signature in a run's `metric_settings.signatures`.
+_SIGNATURE_KEYS = {CHRF: "chrf", BLEU: "bleu", TER: "ter"}
+
+
+def board_signature(con: duckdb.DuckDBPyConnection, board: Board) -> str:
+    """The signatures the board's metric was computed under on its runs, sorted and joined by
+    ` ; ` (one when the runs agree; '' for a metric without one)."""
+    key = _SIGNATURE_KEYS.get(board.metric)
+    if key is None:
+        return ""
+    found = con.execute(
+        "SELECT DISTINCT json_extract_string(metric_settings, ?) FROM runs "
+        "WHERE run_id IN (SELECT unnest(?))",
+        [f"$.signatures.{key}", [r.run_id for r in board.ranks]],
+    ).fetchall()
+    return " ; ".join(sorted(str(s) for (s,) in found if s is not None))
+
+
 def store_boards(con: duckdb.DuckDBPyConnection, boards: Sequence[Board]) -> int:
-    """Store the boards in `run_clusters` (each replacing the stored board of the same test
-    set, metric, method and correction) in one transaction; the rows written."""
+    """Store the boards in `run_clusters` with the signature their metric was computed under,
+    each replacing the stored board of the same test set, metric, method, correction and
+    signature, in one transaction; the rows written."""
     now = utc_now()
     rows = [
-        (b.test_corpus_id, b.metric, b.method, b.correction, r.run_id, r.score, r.cluster,
-         r.best_rank, r.worst_rank, len(b.ranks), runs_digest([x.run_id for x in b.ranks]),
-         b.settings.n_bootstrap, b.settings.alpha, b.settings.seed, now)
+        (b.test_corpus_id, b.metric, b.method, b.correction, board_signature(con, b), r.run_id,
+         r.score, r.cluster, r.best_rank, r.worst_rank, len(b.ranks),
+         runs_digest([x.run_id for x in b.ranks]), b.settings.n_bootstrap, b.settings.alpha,
+         b.settings.seed, now)
         for b in boards
         for r in b.ranks
     ]  # fmt: skip
     with transaction(con):
-        for b in boards:
+        for row in {r[:5] for r in rows}:
             con.execute(
                 "DELETE FROM run_clusters WHERE test_corpus_id = ? AND metric = ? AND method = ? "
-                "AND correction = ?",
-                [b.test_corpus_id, b.metric, b.method, b.correction],
+                "AND correction = ? AND signature = ?",
+                list(row),
             )
         if rows:
             con.executemany(
-                "INSERT INTO run_clusters VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO run_clusters VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
     return len(rows)

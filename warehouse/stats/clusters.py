@@ -75,10 +75,15 @@ def adjust_p_values(p_values: Sequence[float], correction: str) -> np.ndarray:
     return adjusted
 
 
+# Tests whose p-value is a share of resamples (it can be 0): the sign test of runs, and of
+# replicate groups (stats/replicates.py).
+SIGN_METHODS = ("sign", "two-level sign")
+
+
 def smallest_p_value(method: str, n_resamples: int) -> float:
     """The smallest p-value a test can return: 1 / (n + 1) for sacrebleu's tests, 0 for the sign
     test (a share of resamples)."""
-    return 0.0 if method == "sign" else 1.0 / (n_resamples + 1)
+    return 0.0 if method in SIGN_METHODS else 1.0 / (n_resamples + 1)
 
 
 def corrected_threshold(alpha: float, n_pairs: int, correction: str) -> float:
@@ -89,7 +94,7 @@ def corrected_threshold(alpha: float, n_pairs: int, correction: str) -> float:
 def resamples_to_resolve(method: str, alpha: float, n_pairs: int, correction: str) -> int:
     """The fewest resamples, rounded up to a thousand, whose smallest p-value is below the
     corrected threshold (1,000 when that is enough)."""
-    if method == "sign":
+    if method in SIGN_METHODS:
         return 1000
     threshold = corrected_threshold(alpha, n_pairs, correction)
     needed = math.floor(1.0 / threshold - 1.0) + 1  # 1 / (n + 1) < threshold
@@ -335,28 +340,65 @@ def tie_groups(
     s = settings or BootstrapSettings()
     scores = _metric_scores(runs, metric)
     raw = _pairwise_p_values(runs, metric, scores, method, s)
+    return board_from_p_values(
+        runs[0].test_corpus_id, runs[0].test_set, metric, method, correction, s,
+        min(r.n_segments for r in runs), [r.run_id for r in runs], scores, raw,
+        higher_is_better(metric, directions),
+    )  # fmt: skip
+
+
+def sample_p_values(
+    method: str, scores: Sequence[float], samples: Sequence[np.ndarray]
+) -> dict[tuple[int, int], float]:
+    """Every pair's p-value from each run's score on the same resamples (`samples[i]`, one
+    value per resample): the sign test, or sacrebleu's paired bootstrap formula."""
+    out = {}
+    for i, j in combinations(range(len(scores)), 2):
+        if method == "sign":
+            out[i, j] = sign_p_value(scores[i] - scores[j], samples[i] - samples[j])
+            continue
+        keep = np.isfinite(samples[i]) & np.isfinite(samples[j])
+        diffs = np.abs(samples[j][keep] - samples[i][keep])
+        out[i, j] = moses_p_value(diffs - diffs.mean(), abs(scores[i] - scores[j]))
+    return out
+
+
+def board_from_p_values(
+    test_corpus_id: str,
+    test_set: str,
+    metric: str,
+    method: str,
+    correction: str,
+    s: BootstrapSettings,
+    n_segments: int,
+    run_ids: Sequence[str],
+    scores: Sequence[float],
+    raw: dict[tuple[int, int], float],
+    higher: bool,
+) -> Board:
+    """The board of runs from every pair's raw p-value: corrected, who beats whom, each run's
+    cluster and rank range, and a note when no pair can be separated."""
     keys = sorted(raw)
     adjusted = dict(zip(keys, adjust_p_values([raw[k] for k in keys], correction), strict=True))
-    higher = higher_is_better(metric, directions)
-    n = len(runs)
+    n = len(run_ids)
     beats = np.zeros((n, n), dtype=bool)
     pairs = []
     for i, j in keys:
         winner = None
         if adjusted[i, j] < s.alpha and scores[i] != scores[j]:
             first_better = (scores[i] > scores[j]) == higher
-            winner = runs[i].run_id if first_better else runs[j].run_id
+            winner = run_ids[i] if first_better else run_ids[j]
             beats[(i, j) if first_better else (j, i)] = True
-        pairs.append(PairP(runs[i].run_id, runs[j].run_id, raw[i, j], adjusted[i, j], winner))
+        pairs.append(PairP(run_ids[i], run_ids[j], raw[i, j], adjusted[i, j], winner))
     board = Board(
-        test_corpus_id=runs[0].test_corpus_id,
-        test_set=runs[0].test_set,
+        test_corpus_id=test_corpus_id,
+        test_set=test_set,
         metric=metric,
         method=method,
         correction=correction,
         settings=s,
-        n_segments=min(r.n_segments for r in runs),
-        ranks=rank_runs([r.run_id for r in runs], scores, beats, higher),
+        n_segments=n_segments,
+        ranks=rank_runs(list(run_ids), list(scores), beats, higher),
         pairs=pairs,
         notes=[],
     )

@@ -161,21 +161,30 @@ def composite_interval(
     ).fetchone()
     if row is None or row[0] is None or not confidence.resampled:
         return None
-    n_resamples = confidence.settings.n_bootstrap
+    samples = composite_samples(row[1], confidence.resampled, confidence.settings.n_bootstrap)
+    return _interval(COMPOSITE, float(row[0]), samples, confidence.n_segments, confidence.settings)
+
+
+def composite_samples(
+    inputs: Sequence[dict[str, Any]], resampled: dict[str, np.ndarray], n_resamples: int
+) -> np.ndarray:
+    """The composite of each resample: its present inputs (`run_composite.inputs`: metric,
+    weight, transform, source, value) recombined with their weights, each surface or per-entry
+    input from its resampled values and any other at its stored value; missing inputs
+    redistribute their weight, as in the view (NaN where no input is present)."""
     weighted = np.zeros(n_resamples)
     weights = np.zeros(n_resamples)
-    for item in row[1]:
+    for item in inputs:
         metric, weight, source = item["metric"], item["weight"], item["source"]
-        if source in ("surface", "entries") and metric in confidence.resampled:
-            values = _TRANSFORMS[item["transform"]](confidence.resampled[metric])
+        if source in ("surface", "entries") and metric in resampled:
+            values = _TRANSFORMS[item["transform"]](resampled[metric])
         else:
             values = np.full(n_resamples, item["value"])
         present = np.isfinite(values)
         weighted += np.where(present, weight * values, 0.0)
         weights += np.where(present, weight, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        samples = np.where(weights > 0, weighted / weights, np.nan)
-    return _interval(COMPOSITE, float(row[0]), samples, confidence.n_segments, confidence.settings)
+        return np.where(weights > 0, weighted / weights, np.nan)
 
 
 def write_intervals(

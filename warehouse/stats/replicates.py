@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -23,9 +22,8 @@ from warehouse.stats.clusters import (
     CORRECTIONS,
     DEFAULT_CORRECTION,
     Board,
-    PairP,
-    adjust_p_values,
-    rank_runs,
+    board_from_p_values,
+    sample_p_values,
 )
 from warehouse.stats.resample import (
     BootstrapSettings,
@@ -34,7 +32,6 @@ from warehouse.stats.resample import (
     resampled_scores_of,
     run_scores,
 )
-from warehouse.stats.significance import sign_p_value
 
 REPLICATE_METRICS = (CHRF, BLEU, TER, EXACT_MATCH)
 # The replicate draws use their own stream, so that the segment draws stay those of one run.
@@ -143,29 +140,9 @@ def group_tie_groups(
         samples.append(np.take_along_axis(matrix, picks, axis=1).mean(axis=1))
         means.append(float(np.mean([singles[start + i][metric] for i in range(k)])))
         start += k
-    keys = list(combinations(range(len(groups)), 2))
-    raw = [sign_p_value(means[i] - means[j], samples[i] - samples[j]) for i, j in keys]
-    adjusted = adjust_p_values(raw, correction)
-    higher = higher_is_better(metric, directions)
-    names = [group[0].run_id for group in groups]
-    beats = np.zeros((len(groups), len(groups)), dtype=bool)
-    pairs = []
-    for (i, j), p, q in zip(keys, raw, adjusted, strict=True):
-        winner = None
-        if q < s.alpha and means[i] != means[j]:
-            first_better = (means[i] > means[j]) == higher
-            winner = names[i] if first_better else names[j]
-            beats[(i, j) if first_better else (j, i)] = True
-        pairs.append(PairP(names[i], names[j], p, float(q), winner))
-    return Board(
-        test_corpus_id=runs[0].test_corpus_id,
-        test_set=runs[0].test_set,
-        metric=metric,
-        method="two-level sign",
-        correction=correction,
-        settings=s,
-        n_segments=runs[0].n_segments,
-        ranks=rank_runs(names, means, beats, higher),
-        pairs=pairs,
-        notes=[],
-    )
+    raw = sample_p_values("sign", means, samples)
+    return board_from_p_values(
+        runs[0].test_corpus_id, runs[0].test_set, metric, "two-level sign", correction, s,
+        runs[0].n_segments, [group[0].run_id for group in groups], means, raw,
+        higher_is_better(metric, directions),
+    )  # fmt: skip
