@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -11,6 +12,8 @@ from tests.conftest import snapshot
 from tests.html.conftest import run_ids
 from warehouse.analysis.runs import delete_runs_by_ref
 from warehouse.store.schema import open_warehouse
+
+ROOT_EXAMPLES = Path(__file__).resolve().parents[2] / "warehouse" / "examples"
 
 
 def _dashboard(db, out, *args):
@@ -183,3 +186,29 @@ def test_stored_tie_groups_show_on_the_index(demo_copy, tmp_path):
     assert runner.invoke(main, ["--db", str(fresh), "demo"]).exit_code == 0
     assert _dashboard(fresh, plain).exit_code == 0
     assert '<th scope="col">cluster</th>' not in (plain / "index.html").read_text(encoding="utf-8")
+
+
+def test_replicate_groups_show_their_spread_on_the_index(demo_copy, tmp_path):
+    runner = CliRunner()
+    small = run_ids(demo_copy)["demo-small/zero-shot"]
+    refs = tmp_path / "variant.hyp"
+    doc = json.loads(
+        runner.invoke(main, ["--db", str(demo_copy), "report", small, "--json"]).stdout
+    )
+    assert doc["run"]["run_id"] == small
+    text = (ROOT_EXAMPLES / "demo-small.zero-shot.hyp").read_text(encoding="utf-8").splitlines()
+    refs.write_text("\n".join(line.upper() if i % 5 == 0 else line
+                              for i, line in enumerate(text)) + "\n", encoding="utf-8")  # fmt: skip
+    added = runner.invoke(main, ["--db", str(demo_copy), "ingest", "--testset", "demo-test",
+                                 "--hyp", str(refs), "--model-slug", "demo-small",
+                                 "--condition", "zero-shot", "--replicate-of", small])  # fmt: skip
+    assert added.exit_code == 0, added.output
+    out = tmp_path / "site"
+    assert _dashboard(demo_copy, out).exit_code == 0
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "Replicate groups" in index and " ± " in index
+    plain = tmp_path / "plain"
+    fresh = tmp_path / "fresh.duckdb"
+    assert runner.invoke(main, ["--db", str(fresh), "demo"]).exit_code == 0
+    assert _dashboard(fresh, plain).exit_code == 0
+    assert "Replicate groups" not in (plain / "index.html").read_text(encoding="utf-8")

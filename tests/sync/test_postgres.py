@@ -422,3 +422,27 @@ def test_stored_tie_groups_reach_run_cards(pg_dsn, demo, run_cli):
         assert card["tie_cluster"] == row["cluster"]
         assert [card["tie_best_rank"], card["tie_worst_rank"]] == row["rank_range"]
         assert (card["tie_metric"], card["tie_n_runs"]) == ("chrf_plus_plus", 3)
+
+
+def test_per_bin_intervals_reach_run_bins(pg_dsn, demo, run_cli):
+    migrate(pg_dsn)
+    con = open_warehouse(demo)
+    sync_direct(con, pg_dsn)
+    fingerprints = dict(con.execute("SELECT fingerprint_hash, run_id FROM leaderboard").fetchall())
+    con.close()
+    with psycopg.connect(pg_dsn) as conn:
+        rows = conn.execute(
+            "SELECT fingerprint_hash, bin, chrf_ci_lower, chrf_ci_upper, bleu_ci_lower, "
+            "delta_chrf_ci_upper FROM run_bins"
+        ).fetchall()
+    assert rows
+    for fingerprint, bin_name, chrf_lo, chrf_hi, bleu_lo, delta_hi in rows:
+        doc = json.loads(run_cli("report", fingerprints[fingerprint], "--json", db=demo).stdout)
+        if bin_name == "all":
+            assert (chrf_lo, chrf_hi, bleu_lo, delta_hi) == (None, None, None, None)
+            continue
+        found = doc["bin_intervals"]["bins"][bin_name]
+        assert chrf_lo == pytest.approx(found["chrf_plus_plus"]["system"][0], rel=1e-6)
+        assert chrf_hi == pytest.approx(found["chrf_plus_plus"]["system"][1], rel=1e-6)
+        assert bleu_lo == pytest.approx(found["bleu"]["system"][0], rel=1e-6, abs=1e-6)
+        assert delta_hi == pytest.approx(found["chrf_plus_plus"]["delta"][1], rel=1e-6)

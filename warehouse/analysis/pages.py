@@ -14,6 +14,7 @@ from warehouse.analysis.compare import Comparison, compare_runs, load_runs
 from warehouse.analysis.exposure_histograms import exposure_histograms
 from warehouse.analysis.human_pages import HumanPageData, human_page_data
 from warehouse.analysis.leaderboard import leaderboard
+from warehouse.analysis.replicates import ReplicateGroup, replicate_groups
 from warehouse.analysis.report import build_report, build_reports, default_audits
 from warehouse.analysis.runs import resolve_run
 from warehouse.analysis.segments import (
@@ -56,6 +57,7 @@ class SiteData:
     comparisons: list[tuple[str, str, Comparison]]  # run ids A and B, their comparison
     human: dict[str, HumanPageData] = field(default_factory=dict)  # by test set id
     trends: list[ModelTrend] = field(default_factory=list)  # models with two runs or more
+    replicates: list[ReplicateGroup] = field(default_factory=list)  # groups of two runs or more
 
 
 def run_page_data(
@@ -111,6 +113,7 @@ def site_data(con: duckdb.DuckDBPyConnection, compare: Sequence[tuple[str, str]]
         ],
         human={k: v for k, v in human.items() if v is not None},
         trends=model_trends(con, board, settings),
+        replicates=replicate_groups(con, settings, min_runs=2),
     )
 
 

@@ -63,9 +63,11 @@ def replicate_groups(
     settings: BootstrapSettings,
     *,
     testset: str | None = None,
+    min_runs: int = 1,
 ) -> list[ReplicateGroup]:
     """Every configuration's replicate groups (and unlabelled runs, alone), on one test set or
-    all, best mean chrF++ first within each test set."""
+    all, best mean chrF++ first within each test set; only groups of `min_runs` runs or more
+    are scored and listed."""
     if testset is not None:
         get_corpus(con, testset, "test")
     rows = con.execute(
@@ -80,6 +82,8 @@ def replicate_groups(
         by_key[key].append(row)
     groups = []
     for members in by_key.values():
+        if len(members) < min_runs:
+            continue
         _run, model, condition, corpus_id, name, label = members[0]
         ids = [m[0] for m in members]
         arrays = [load_run_arrays(con, run_id) for run_id in ids]

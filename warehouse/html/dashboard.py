@@ -184,6 +184,7 @@ def build_dashboard(
             run_href=run_href,
             testset_href=testset_href,
             models=[(t.model_slug, model_href(t.model_slug), len(t.runs)) for t in data.trends],
+            replicates=data.replicates,
         ),
     )
     result.removed = _remove_stale(root, produced)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from warehouse.analysis.compare import Comparison
+from warehouse.analysis.replicates import ReplicateGroup
 from warehouse.exposure.summary import AuditResult
 from warehouse.html.charts import BIN_ORDER, chart_json
 from warehouse.html.layout import Assets, page
@@ -113,6 +114,31 @@ def _board_table(rows: Sequence[dict[str, Any]], run_href: Callable[[str], str])
     return table(columns, body, numeric=(0, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, *mqm))
 
 
+def _replicate_table(groups: Sequence[ReplicateGroup], run_href: Callable[[str], str]) -> str:
+    """A test set's replicate groups: mean ± sd [segment-and-seed interval] per metric."""
+    if not groups:
+        return ""
+
+    def cell(group: ReplicateGroup, metric: str, digits: int) -> str:
+        score = group.scores.get(metric)
+        return score.text(digits) if score is not None else "n/a"
+
+    s = groups[0].settings
+    rows = [
+        [f"{g.model_slug}/{g.condition}" if g.condition else g.model_slug, g.label, len(g.run_ids),
+         cell(g, "chrf_plus_plus", 2), cell(g, "bleu", 2), cell(g, "exact_match_rate", 3),
+         Raw(" ".join(link(run_href(r), r[:8], "mono") for r in g.run_ids))]
+        for g in groups
+    ]  # fmt: skip
+    return (
+        '<h3 class="replicates">Replicate groups</h3><p class="note">Runs repeating one '
+        "configuration: mean ± standard deviation across replicates [interval counting segment "
+        f"and seed noise; n = {s.n_bootstrap:,}, seed = {s.seed}].</p>"
+        + table(["model/condition", "replicate", "runs", "chrF++", "BLEU", "exact match", "ids"],
+                rows, numeric=(2,))
+    )  # fmt: skip
+
+
 def _tie(row: dict[str, Any]) -> str:
     """A stored cluster with its metric: `1 (chrF++)`."""
     if row.get("tie_cluster") is None:
@@ -137,6 +163,7 @@ def index_page(
     run_href: Callable[[str], str],
     testset_href: Callable[[CorpusInfo], str],
     models: Sequence[tuple[str, str, int]] = (),
+    replicates: Sequence[ReplicateGroup] = (),
 ) -> str:
     """The index: one leaderboard per test set, then the comparisons asked for and the models
     over time (slug, page, runs)."""
@@ -194,9 +221,10 @@ def index_page(
             if chart_rows
             else '<p class="empty">No run has a composite score.</p>'
         )
+        groups = [g for g in replicates if g.test_corpus_id == info.corpus_id]
         parts.append(
             f'<section class="testset">{heading}<p class="note">{esc(exposure)}</p>'
-            f"{chart}{_board_table(rows, run_href)}</section>"
+            f"{chart}{_board_table(rows, run_href)}{_replicate_table(groups, run_href)}</section>"
         )
     if comparisons:
         items = "".join(

@@ -23,9 +23,11 @@ import duckdb
 import psycopg
 import pyarrow as pa
 
+from warehouse.analysis.bins import runs_bin_intervals
 from warehouse.basics import first_line, rows_as_dicts
 from warehouse.errors import RemoteError, UsageError
-from warehouse.metrics.registry import synced_columns
+from warehouse.metrics.registry import BLEU, CHRF, synced_columns
+from warehouse.stats.resample import bootstrap_settings
 from warehouse.store.connection import transaction
 from warehouse.store.resources import migration_files
 from warehouse.sync.dsn import connect_pg, redact_dsn, target_label
@@ -49,6 +51,16 @@ REAL_COLUMNS = synced_columns()
 # Stored tie groups (migration 006): the run's cluster and rank range on its test set's board.
 INT_COLUMNS = ("tie_cluster", "tie_best_rank", "tie_worst_rank", "tie_n_runs")
 CARD_COLUMNS = (*TEXT_COLUMNS, *REAL_COLUMNS, *INT_COLUMNS, "run_card", "content_hash")
+# Per-bin intervals on run_bins (migration 007), computed for the runs a sync sends: the
+# system's chrF++ and BLEU and system - TM chrF++ (docs/statistics.md, "Intervals per bin").
+BIN_INTERVAL_COLUMNS = (
+    "chrf_ci_lower",
+    "chrf_ci_upper",
+    "bleu_ci_lower",
+    "bleu_ci_upper",
+    "delta_chrf_ci_lower",
+    "delta_chrf_ci_upper",
+)
 BIN_COLUMNS = (
     "fingerprint_hash",
     "bin",
@@ -62,6 +74,7 @@ BIN_COLUMNS = (
     "tm_chrf_plus_plus",
     "delta_bleu",
     "delta_chrf_plus_plus",
+    *BIN_INTERVAL_COLUMNS,
 )
 
 # The run card's text that may leave the warehouse, by path: identity fields only.
@@ -241,7 +254,7 @@ def _run_payload(row: dict[str, Any], fingerprint: str, bins: list[dict[str, Any
     for b in bins:
         one = {"fingerprint_hash": fingerprint, "bin": b["bin"], "audit_id": b["audit_id"]}
         one["n_segments"] = b["n_segments"]
-        one.update({c: _real(b[c], f"run_bins.{c}") for c in BIN_COLUMNS[4:]})
+        one.update({c: _real(b.get(c), f"run_bins.{c}") for c in BIN_COLUMNS[4:]})
         checked.append(one)
     digest = hashlib.sha256(
         json.dumps([card, checked], sort_keys=True, default=str).encode()
@@ -275,7 +288,7 @@ def collect_payloads(con: duckdb.DuckDBPyConnection) -> PayloadSet:
                 "bin": bin_name,
                 "audit_id": audit_id,
                 "n_segments": int(n),
-                **dict(zip(BIN_COLUMNS[4:], reals, strict=True)),
+                **dict(zip(BIN_COLUMNS[4 : 4 + len(reals)], reals, strict=True)),
             }
         )
     result = PayloadSet([], [], [])
@@ -310,13 +323,45 @@ def pending_payloads(
 ) -> list[RunPayload]:
     """Payloads new or changed since the last successful sync to `target` (all with `full`)."""
     if full:
-        return list(payloads)
-    sent = dict(
-        con.execute(
-            "SELECT run_id, content_hash FROM sync_state WHERE target = ?", [target]
-        ).fetchall()
-    )
-    return [p for p in payloads if sent.get(p.run_id) != p.content_hash]
+        pending = list(payloads)
+    else:
+        sent = dict(
+            con.execute(
+                "SELECT run_id, content_hash FROM sync_state WHERE target = ?", [target]
+            ).fetchall()
+        )
+        pending = [p for p in payloads if sent.get(p.run_id) != p.content_hash]
+    attach_bin_intervals(con, pending)
+    return pending
+
+
+_BIN_INTERVALS = {
+    "chrf_ci_lower": (CHRF, "system", 0),
+    "chrf_ci_upper": (CHRF, "system", 1),
+    "bleu_ci_lower": (BLEU, "system", 0),
+    "bleu_ci_upper": (BLEU, "system", 1),
+    "delta_chrf_ci_lower": (CHRF, "delta", 0),
+    "delta_chrf_ci_upper": (CHRF, "delta", 1),
+}
+
+
+def attach_bin_intervals(con: duckdb.DuckDBPyConnection, payloads: Sequence[RunPayload]) -> None:
+    """Fill the interval columns of the payloads' per-bin rows (the `all` row keeps NULL: the
+    run's whole intervals are on run_cards), at the warehouse's bootstrap settings. Computed
+    only for the runs being sent; the content hash leaves them out."""
+    audit_of = {p.run_id: p.bins[0]["audit_id"] for p in payloads if p.bins}
+    if not audit_of:
+        return
+    found = runs_bin_intervals(con, audit_of, bootstrap_settings(con))
+    for payload in payloads:
+        intervals = found.get(payload.run_id)
+        if intervals is None:
+            continue
+        for row in payload.bins:
+            per_bin = intervals.bins.get(row["bin"], {})
+            for column, (metric, side, end) in _BIN_INTERVALS.items():
+                pair = per_bin.get(metric, {}).get(side)
+                row[column] = None if pair is None else _real(pair[end], f"run_bins.{column}")
 
 
 def record_synced(
