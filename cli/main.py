@@ -59,6 +59,7 @@ COMMANDS: dict[str, str] = {
     "copy": "cli.copy:copy",
     "lake": "cli.lake:lake",
     "dashboard": "cli.dashboard:dashboard",
+    "export": "cli.export:export",
 }
 
 # What `tame-wh --help` says of each command: its help's first sentence, kept here so that the
@@ -73,6 +74,8 @@ SUMMARIES: dict[str, str] = {
     "dashboard": "Build a static dashboard: leaderboards, a page per run and test set, "
     "comparisons.",
     "demo": "Create (or reuse) a warehouse and load the bundled English-Spanish example and runs.",
+    "export": "Write stored runs as records: one per run and segment, with its text, "
+    "per-segment scores, ingested per-entry metrics and exposure.",
     "doctor": "Check the installation and the warehouse; exits 3 when something is broken.",
     "human": "Human judgments (MQM, ESA, DA) on the runs of a test set: add, list.",
     "index": "Stored training indexes, loaded by audits instead of rebuilt: build, list, drop.",

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from warehouse.analysis.compare import BINS as BINS
     from warehouse.analysis.compare import is_report_file as is_report_file
     from warehouse.analysis.compare import run_letters as run_letters
+    from warehouse.analysis.export import EXPORT_FORMATS as EXPORT_FORMATS
     from warehouse.analysis.leaderboard import TRAIN_RULE as TRAIN_RULE
     from warehouse.analysis.query import DEFAULT_MEMORY_MB as DEFAULT_MEMORY_MB
     from warehouse.analysis.query import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
@@ -132,6 +133,7 @@ _HOMES = {
     "healthy": "warehouse.store.doctor",
     "watch_interrupts": "warehouse.store.interrupt",
     "HUMAN_FORMATS": "warehouse.inputs.human_files",
+    "EXPORT_FORMATS": "warehouse.analysis.export",
     "parse_system_map": "warehouse.store.human",
     "interrupt_requested": "warehouse.store.interrupt",
     "interrupted_message": "warehouse.store.interrupt",

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from warehouse.analysis.clusters import ClusterRequest
     from warehouse.analysis.compare import Comparison
+    from warehouse.analysis.export import ExportResult
     from warehouse.analysis.meta import MetaReport
     from warehouse.analysis.query import QueryResult
     from warehouse.analysis.regressions import RegressionReport
@@ -976,3 +977,27 @@ class Warehouse:
             self.con, testset, human=human, metrics=metrics, train=train, only_bin=bin_name,
             settings=bootstrap_settings(self.con, n_bootstrap, alpha, seed),
         )  # fmt: skip
+
+    def export(
+        self,
+        runs: Sequence[str] = (),
+        *,
+        testset: str | None = None,
+        format: str = "jsonl",
+        path: str | Path | None = None,
+    ) -> tuple[ExportResult, bytes | None]:
+        """Write runs (named, or every run of `testset`) as records other tools read: one per
+        run and segment with text, per-segment scores, per-entry metrics and exposure; with no
+        `path`, the JSON Lines or TSV bytes are returned."""
+        from warehouse.analysis.export import (
+            ExportResult,
+            export_run_ids,
+            export_table,
+            write_export,
+        )
+
+        run_ids = export_run_ids(self.con, runs, testset)
+        table = export_table(self.con, run_ids)
+        data = write_export(table, format, path)
+        return ExportResult(None if path is None else str(path), format, run_ids,
+                            table.num_rows), data  # fmt: skip

@@ -1,0 +1,48 @@
+"""`tame-wh export`: stored runs as records other tools read (docs/cli.md)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from cli.context import AppContext, pass_app
+from cli.output import emit_json, say
+from warehouse.frontend import EXPORT_FORMATS
+
+
+@click.command("export")
+@click.argument("runs", nargs=-1)
+@click.option("--testset", default=None, help="Every run of this test set (instead of RUNS).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(EXPORT_FORMATS),
+    default="jsonl",
+    show_default=True,
+    help="jsonl: one JSON object per record; parquet: a Parquet file (needs --out); tsv: a "
+    "header, then one line per record (tabs, newlines and backslashes escaped).",
+)
+@click.option("--out", "out", default=None, metavar="PATH", help="Write here (default: stdout).")
+@click.option("--json", "as_json", is_flag=True, help="With --out: print what was written as JSON.")
+@pass_app
+def export(
+    app: AppContext,
+    runs: tuple[str, ...],
+    testset: str | None,
+    fmt: str,
+    out: str | None,
+    as_json: bool,
+) -> None:
+    """Write stored runs as records: one per run and segment, with its text, per-segment
+    scores, ingested per-entry metrics and exposure."""
+    with app.open("read") as wh:
+        result, data = wh.export(runs, testset=testset, format=fmt, path=out)
+    if data is not None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    say(f"exported {result.records:,} records of {len(result.run_ids)} run(s) to {result.path}")

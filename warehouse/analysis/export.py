@@ -1,0 +1,138 @@
+"""Stored runs as records other tools read (`tame-wh export`, docs/cli.md): one record per run
+and segment with its text, its per-segment scores, its ingested per-entry metrics and its
+exposure, as JSON Lines, Parquet or TSV."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from warehouse.errors import UsageError
+from warehouse.store.corpora import get_corpus
+from warehouse.store.run_refs import resolve_run
+
+EXPORT_FORMATS = ("jsonl", "parquet", "tsv")
+# The columns of a record, in order (docs/cli.md, "tame-wh export").
+EXPORT_COLUMNS = (
+    "run_id", "model_slug", "condition", "test_set", "seg_idx", "seg_id", "source", "references",
+    "hypothesis", "error", "bleu", "chrf_plus_plus", "ter", "exact_match", "metrics",
+    "audit_id", "source_exposure", "target_exposure", "pair_exposure", "bin",
+)  # fmt: skip
+
+# One record per run and segment. Sentence BLEU and TER are the corpus formulas on the segment's
+# statistics, chrF++ sacrebleu's sentence score (docs/metrics.md); exposure from the audit the
+# leaderboard uses for the run (docs/exposure.md).
+_RECORDS = """
+WITH wanted AS (SELECT unnest(?) AS run_id),
+chosen AS (SELECT run_id, audit_id FROM leaderboard WHERE run_id IN (SELECT run_id FROM wanted)),
+entry AS (
+    SELECT run_id, seg_idx, map(list(metric ORDER BY metric), list(value ORDER BY metric)) AS m
+    FROM metric_values
+    WHERE seg_idx IS NOT NULL AND run_id IN (SELECT run_id FROM wanted)
+    GROUP BY run_id, seg_idx
+)
+SELECT r.run_id, r.model_slug, r.condition, c.name AS test_set, h.seg_idx, s.seg_key AS seg_id,
+       s.src AS source, s.refs AS "references", h.hyp AS hypothesis, h.error,
+       bleu_score(st.bleu_stats) AS bleu, st.chrf_sentence AS chrf_plus_plus,
+       ter_score(st.ter_stats) AS ter, st.exact_match,
+       coalesce(e.m, MAP {}::MAP(VARCHAR, DOUBLE)) AS metrics,
+       ch.audit_id, x.source_exposure, x.target_exposure, x.pair_exposure, x.bin
+FROM wanted w
+JOIN runs r USING (run_id)
+JOIN corpora c ON c.corpus_id = r.test_corpus_id
+JOIN hypotheses h ON h.run_id = r.run_id
+JOIN segments s ON s.corpus_id = r.test_corpus_id AND s.seg_idx = h.seg_idx
+LEFT JOIN segment_stats st ON st.run_id = h.run_id AND st.seg_idx = h.seg_idx
+LEFT JOIN entry e ON e.run_id = h.run_id AND e.seg_idx = h.seg_idx
+LEFT JOIN chosen ch ON ch.run_id = r.run_id
+LEFT JOIN exposures x ON x.audit_id = ch.audit_id AND x.seg_idx = h.seg_idx
+ORDER BY r.model_slug, r.condition NULLS FIRST, r.run_id, h.seg_idx
+"""
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """What `export` wrote: the file (None: standard output), the runs and the records."""
+
+    path: str | None
+    format: str
+    run_ids: list[str]
+    records: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"path": self.path, "format": self.format, "run_ids": self.run_ids,
+                "records": self.records}  # fmt: skip
+
+
+def export_run_ids(
+    con: duckdb.DuckDBPyConnection, runs: Sequence[str], testset: str | None
+) -> list[str]:
+    """The runs to export: those named (ids, prefixes, slugs), or every run of `testset`."""
+    if bool(runs) == (testset is not None):
+        raise UsageError("name the runs to export, or --testset NAME for all of its runs")
+    if testset is not None:
+        corpus = get_corpus(con, testset, "test")
+        found = [
+            r for (r,) in con.execute(
+                "SELECT run_id FROM runs WHERE test_corpus_id = ? ORDER BY run_id",
+                [corpus.corpus_id],
+            ).fetchall()
+        ]  # fmt: skip
+        if not found:
+            raise UsageError(f"test set {testset!r} has no runs to export")
+        return found
+    return list(dict.fromkeys(resolve_run(con, ref) for ref in runs))
+
+
+def export_table(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> pa.Table:
+    """The records of the runs as an Arrow table (EXPORT_COLUMNS)."""
+    return con.execute(_RECORDS, [list(run_ids)]).to_arrow_table()
+
+
+def _records(table: pa.Table) -> list[dict[str, Any]]:
+    """The records as Python values, the metrics map as a dict."""
+    rows = table.to_pylist()
+    for row in rows:
+        row["metrics"] = dict(row["metrics"] or [])
+    return rows
+
+
+def _tsv_cell(value: Any) -> str:
+    """A TSV cell: text with tabs, newlines and backslashes escaped; lists and maps as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, (list, dict)):
+        value = json.dumps(value, ensure_ascii=False)
+    text = str(value)
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def write_export(table: pa.Table, fmt: str, path: str | Path | None) -> bytes | None:
+    """Write the records to `path` in `fmt`; with no path, return the bytes (JSON Lines, TSV)."""
+    if fmt not in EXPORT_FORMATS:
+        raise UsageError(f"--format: expected one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}")
+    if fmt == "parquet":
+        if path is None:
+            raise UsageError("--format parquet writes a file: give --out PATH")
+        pq.write_table(table, str(path))
+        return None
+    rows = _records(table)
+    if fmt == "jsonl":
+        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    else:
+        lines = ["\t".join(table.column_names)]
+        lines += ["\t".join(_tsv_cell(row[c]) for c in table.column_names) for row in rows]
+        text = "\n".join(lines) + "\n"
+    data = text.encode("utf-8")
+    if path is None:
+        return data
+    Path(path).write_bytes(data)
+    return None
