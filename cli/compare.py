@@ -236,39 +236,26 @@ def compare(app: AppContext, runs: tuple[str, ...], replicates: bool, **options:
     both runs have: corpus chrF++, BLEU and TER, exact match and each per-entry metric.
     """
     if replicates:
-        _compare_replicates(app, runs, **options)
+        _compare_replicates(app, runs, options)
         return
     _run(app, runs, **options)
 
 
-def _compare_replicates(
-    app: AppContext,
-    runs: tuple[str, ...],
-    *,
-    significance: bool,
-    n_bootstrap: int | None,
-    alpha: float | None,
-    seed: int | None,
-    method: str,
-    output_format: str,
-    as_json: bool,
-    allow_different_testsets: bool,
-    bin_name: str | None = None,
-    train: str | None = None,
-) -> None:
-    """`compare RUN_A RUN_B --replicates`: the two runs' replicate groups."""
-    fmt = chosen_format(output_format, as_json)
+def _compare_replicates(app: AppContext, runs: tuple[str, ...], options: dict[str, Any]) -> None:
+    """`compare RUN_A RUN_B --replicates`: the two runs' replicate groups (`options`: the
+    command's other options; every metric is tested, --significance or not)."""
+    fmt = chosen_format(options["output_format"], options["as_json"])
     if len(runs) != 2 or any(is_report_file(r) for r in runs):
         raise UsageError("--replicates compares the replicate groups of two stored runs")
-    if method != "sign" or allow_different_testsets or bin_name or train or fmt == "markdown":
+    other = (options["allow_different_testsets"], options["bin_name"], options["train"])
+    if options["method"] != "sign" or any(other) or fmt == "markdown":
         raise UsageError(
             "--replicates uses the two-level sign test on whole test sets: not with --method, "
             "--allow-different-testsets, --bin, --train or --format markdown"
         )
-    _ = significance  # every metric is tested
     with app.open("read") as wh:
-        found = wh.compare_replicates(runs[0], runs[1], n_bootstrap=n_bootstrap, alpha=alpha,
-                                      seed=seed)  # fmt: skip
+        found = wh.compare_replicates(runs[0], runs[1], n_bootstrap=options["n_bootstrap"],
+                                      alpha=options["alpha"], seed=options["seed"])  # fmt: skip
     if fmt == "json":
         emit_json(found.to_dict())
         return

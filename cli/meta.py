@@ -6,16 +6,7 @@ import click
 
 from cli.context import AppContext, bootstrap_options, json_option, pass_app
 from cli.output import emit_json, print_table
-from warehouse.frontend import label
-
-_STATISTICS = {
-    "pearson": "Pearson r",
-    "kendall": "Kendall tau-b",
-    "pairwise_accuracy": "pairwise accuracy",
-    "kendall_pooled": "Kendall tau-b, pooled",
-    "kendall_per_system": "Kendall tau-b, mean per system",
-    "acc_eq": "acc*_eq (tie-calibrated, per segment)",
-}
+from warehouse.frontend import STATISTIC_LABELS, label
 
 
 def _number(value: float | None) -> str:
@@ -86,7 +77,7 @@ def meta(
         print_table(
             title,
             ["metric", "level", "statistic", "value", "interval", "n"],
-            [[label(r.metric), r.level, _STATISTICS[r.statistic], _number(r.value),
+            [[label(r.metric), r.level, STATISTIC_LABELS[r.statistic], _number(r.value),
               "" if r.low is None else f"[{r.low:.3f}, {r.high:.3f}]", str(r.n)] for r in rows],
             right=(3, 5),
         )  # fmt: skip

@@ -33,6 +33,15 @@ from warehouse.store.corpora import get_corpus
 DELTA_TM = "delta_tm_chrf_plus_plus"  # the system's lead over the TM baseline, in chrF++
 _WORD_ORDERS = slice(18, 24)  # chrF++ statistics of the two word orders (docs/metrics.md)
 SYSTEM_STATISTICS = ("pearson", "kendall", "pairwise_accuracy")
+# How each statistic is named for people (the CLI's table and the dashboard page).
+STATISTIC_LABELS = {
+    "pearson": "Pearson r",
+    "kendall": "Kendall tau-b",
+    "pairwise_accuracy": "pairwise accuracy",
+    "kendall_pooled": "Kendall tau-b, pooled",
+    "kendall_per_system": "Kendall tau-b, mean per system",
+    "acc_eq": "acc*_eq (tie-calibrated, per segment)",
+}
 SEGMENT_STATISTICS = ("kendall_pooled", "kendall_per_system", "acc_eq")
 _MIN_SYSTEMS = 3
 

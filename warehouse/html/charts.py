@@ -13,7 +13,7 @@ from typing import Any
 
 import altair as alt
 
-from warehouse.html.markup import to_json
+from warehouse.html.markup import esc, json_block, to_json
 
 BIN_ORDER = ["all", "source_exact", "near", "medium", "far"]
 SIDE_ORDER = ["source", "target", "pair"]
@@ -270,3 +270,11 @@ def chart_spec(kind: str, datasets: dict[str, list[dict[str, Any]]]) -> dict[str
 def chart_json(kind: str, datasets: dict[str, list[dict[str, Any]]]) -> str:
     """`chart_spec` as JSON text (the template is encoded once; only the rows per call)."""
     return f'{_template_json(kind)},"datasets":{to_json(datasets)}}}'
+
+
+def chart_block(chart_id: str, kind: str, datasets: dict[str, list[dict[str, Any]]]) -> str:
+    """A chart's placeholder element and its specification, which the page script draws."""
+    return (
+        f'<div class="chart" id="{esc(chart_id)}" data-chart="{esc(chart_id)}-spec"></div>'
+        + json_block(f"{chart_id}-spec", raw_json=chart_json(kind, datasets))
+    )

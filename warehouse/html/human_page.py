@@ -9,21 +9,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from warehouse.analysis.human_pages import HumanPageData
-from warehouse.html.charts import chart_json
+from warehouse.analysis.meta import STATISTIC_LABELS
+from warehouse.html.charts import chart_block
 from warehouse.html.layout import Assets, page
-from warehouse.html.markup import Raw, esc, fmt, json_block, link, table
+from warehouse.html.markup import Raw, esc, fmt, link, table
 from warehouse.metrics.registry import label
 from warehouse.store.corpora import CorpusInfo
 
 _TOP_CATEGORIES = 6  # category columns of the error table
-_STATISTICS = {
-    "pearson": "Pearson r",
-    "kendall": "Kendall tau-b",
-    "pairwise_accuracy": "pairwise accuracy",
-    "kendall_pooled": "Kendall tau-b, pooled",
-    "kendall_per_system": "Kendall tau-b, mean per system",
-    "acc_eq": "acc*_eq",
-}
 
 
 def marked_text(text: str, spans: Sequence[dict[str, Any]]) -> str:
@@ -56,7 +49,7 @@ def _agreement(data: HumanPageData) -> str:
     rows = [r for r in report.rows if r.bin == "all"]
     stats = table(
         ["metric", "level", "statistic", "value", "interval", "n"],
-        [[label(r.metric), r.level, _STATISTICS[r.statistic], fmt(r.value, 3),
+        [[label(r.metric), r.level, STATISTIC_LABELS[r.statistic], fmt(r.value, 3),
           "" if r.low is None else f"[{fmt(r.low, 3)}, {fmt(r.high, 3)}]", r.n] for r in rows],
         numeric=(3, 5),
         table_id="agreement-table",
@@ -69,18 +62,13 @@ def _agreement(data: HumanPageData) -> str:
         for m in ("bleu", "chrf_plus_plus", "ter")
         if s.get(m) is not None
     ]  # fmt: skip
-    chart = (
-        '<div class="chart" id="agreement-chart" data-chart="agreement-chart-spec"></div>'
-        + json_block(
-            "agreement-chart-spec", raw_json=chart_json("agreement", {"agreement": points})
-        )
-    )
+    chart = chart_block("agreement-chart", "agreement", {"agreement": points})
     binned = [r for r in report.rows if r.bin != "all"]
     by_bin = ""
     if binned:
         by_bin = "<h3>Per exposure bin</h3>" + table(
             ["bin", "metric", "level", "statistic", "value", "n"],
-            [[r.bin, label(r.metric), r.level, _STATISTICS[r.statistic], fmt(r.value, 3), r.n]
+            [[r.bin, label(r.metric), r.level, STATISTIC_LABELS[r.statistic], fmt(r.value, 3), r.n]
              for r in binned],
             numeric=(4, 5),
             table_id="agreement-bins",

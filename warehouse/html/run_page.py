@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from warehouse.html.charts import BIN_ORDER, chart_json
+from warehouse.html.charts import BIN_ORDER, chart_block
 from warehouse.html.layout import Assets, Script, page
 from warehouse.html.markup import (
     Raw,
@@ -72,14 +72,6 @@ def _interval_of(doc: dict[str, Any], metric: str, scope: str = "all") -> dict[s
 def _section(title: str, content: str, section_id: str) -> str:
     """A titled section."""
     return f'<section id="{esc(section_id)}"><h2>{esc(title)}</h2>{content}</section>'
-
-
-def _chart(chart_id: str, kind: str, datasets: dict[str, list[dict[str, Any]]]) -> str:
-    """A chart placeholder and its specification."""
-    return (
-        f'<div class="chart" id="{esc(chart_id)}" data-chart="{esc(chart_id)}-spec"></div>'
-        + json_block(f"{chart_id}-spec", raw_json=chart_json(kind, datasets))
-    )
 
 
 def _empty(text: str) -> str:
@@ -184,7 +176,7 @@ def _exposure(doc: dict[str, Any], histogram: list[dict[str, Any]]) -> str:
         f'<p class="note">Exposure of the test set to training corpus '
         f"<b>{esc(exposure['train_corpus'])}</b> ({esc(exposure['train_rule'] or '')}). "
         "Dashed lines: the bin thresholds (bins are by source exposure).</p>"
-        + _chart("chart-exposure", "exposure", {"exposure": histogram})
+        + chart_block("chart-exposure", "exposure", {"exposure": histogram})
         + table(columns, rows, numeric=tuple(range(1, len(columns))))
         + f"<p>PairLeak: {esc(leak)}</p>"
     )
@@ -258,7 +250,7 @@ def _bins(doc: dict[str, Any]) -> str:
     return (
         '<p class="note">Whiskers: the bootstrap interval stored at ingest (whole run; bins '
         "have no stored intervals).</p>"
-        + _chart("chart-bins", "bins", {"bins": bin_chart_rows(doc)})
+        + chart_block("chart-bins", "bins", {"bins": bin_chart_rows(doc)})
         + f'<div class="row">{table(columns, rows, numeric=tuple(range(1, 10)))}{gengap}</div>'
     )
 
@@ -302,7 +294,7 @@ def _composite(doc: dict[str, Any]) -> str:
     )
     return (
         head
-        + _chart("chart-composite", "composite", {"inputs": inputs, "overall": overall})
+        + chart_block("chart-composite", "composite", {"inputs": inputs, "overall": overall})
         + table(["metric", "value (0-1)", "weight", "effective weight"], rows, numeric=(1, 2, 3))
         + missing
     )
@@ -331,7 +323,7 @@ def _intervals(doc: dict[str, Any]) -> str:
     return (
         f'<p class="note">{esc(first["n_bootstrap"])} resamples, '
         f"{esc(level)} percentile intervals, seed {esc(first['seed'])}.</p>"
-        + _chart("chart-intervals", "intervals", {"intervals": rows})
+        + chart_block("chart-intervals", "intervals", {"intervals": rows})
         + table(
             ["metric", "scope", "estimate", "lower", "upper", "n"],
             [
@@ -395,7 +387,7 @@ def _breakdowns(doc: dict[str, Any]) -> str:
                 "upper": interval.get("ci_upper"),
             }
         )
-    return _chart("chart-breakdowns", "breakdowns", {"breakdowns": rows}) + table(
+    return chart_block("chart-breakdowns", "breakdowns", {"breakdowns": rows}) + table(
         ["by", "value", "n", "chrF++", "BLEU", "TER", "exact match"],
         [
             [

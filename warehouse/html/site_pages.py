@@ -9,7 +9,7 @@ from typing import Any
 from warehouse.analysis.compare import Comparison
 from warehouse.analysis.replicates import ReplicateGroup
 from warehouse.exposure.summary import AuditResult
-from warehouse.html.charts import BIN_ORDER, chart_json
+from warehouse.html.charts import BIN_ORDER, chart_block
 from warehouse.html.layout import Assets, page
 from warehouse.html.markup import (
     Raw,
@@ -18,7 +18,6 @@ from warehouse.html.markup import (
     fmt,
     fmt_interval,
     fmt_share,
-    json_block,
     link,
     table,
 )
@@ -37,14 +36,6 @@ class ComparePair:
     label_a: str
     label_b: str
     href: str
-
-
-def _chart(chart_id: str, kind: str, datasets: dict[str, list[dict[str, Any]]]) -> str:
-    """A chart placeholder and its specification."""
-    return (
-        f'<div class="chart" id="{esc(chart_id)}" data-chart="{esc(chart_id)}-spec"></div>'
-        + json_block(f"{chart_id}-spec", raw_json=chart_json(kind, datasets))
-    )
 
 
 def _tier(tier: str | None) -> Raw:
@@ -217,7 +208,7 @@ def index_page(
         )
         chart = (
             f'<p class="note">Composite of {esc(shown)}, whiskers: bootstrap interval.</p>'
-            + _chart(f"chart-board-{n}", "board", {"board": chart_rows})
+            + chart_block(f"chart-board-{n}", "board", {"board": chart_rows})
             if chart_rows
             else '<p class="empty">No run has a composite score.</p>'
         )
@@ -284,7 +275,7 @@ def _audit_section(
     return (
         f'<section class="audit"><h3>against {esc(audit.train_corpus)} ({esc(audit.mode)})</h3>'
         f"{info}{warnings}"
-        + _chart(f"chart-exposure-{n}", "exposure", {"exposure": histogram})
+        + chart_block(f"chart-exposure-{n}", "exposure", {"exposure": histogram})
         + f'<div class="row">{sides}{bins}</div></section>'
     )
 
@@ -445,7 +436,7 @@ def compare_page(
                     }
                 )
             rows.append(row)
-        bins_html = _chart("chart-deltas", "deltas", {"deltas": chart_rows}) + table(
+        bins_html = chart_block("chart-deltas", "deltas", {"deltas": chart_rows}) + table(
             ["bin", "n", "chrF++ A", "chrF++ B", "Δ chrF++", "BLEU A", "BLEU B", "Δ BLEU"],
             rows,
             numeric=tuple(range(1, 8)),

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from warehouse.analysis.trends import TREND_STEPS, ModelTrend
-from warehouse.html.charts import chart_json
+from warehouse.html.charts import chart_block
 from warehouse.html.layout import Assets, page
-from warehouse.html.markup import Raw, esc, fmt, fmt_interval, json_block, link, table
+from warehouse.html.markup import Raw, esc, fmt, fmt_interval, link, table
 from warehouse.metrics.registry import label
 
 # (chart label, leaderboard column, interval columns)
@@ -44,9 +44,7 @@ def _points(trend: ModelTrend) -> list[dict[str, Any]]:
 
 def trend_page(trend: ModelTrend, *, run_href: Callable[[str], str]) -> str:
     """The page of one model."""
-    chart = '<div class="chart" id="chart-trend" data-chart="chart-trend-spec"></div>' + json_block(
-        "chart-trend-spec", raw_json=chart_json("trend", {"trend": _points(trend)})
-    )
+    chart = chart_block("chart-trend", "trend", {"trend": _points(trend)})
     runs = table(
         ["created", "run", "test set", "condition", "chrF++ [interval]", "BLEU", "composite",
          "regressed on"],

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,34 +91,56 @@ def _read_text(path: str | Path) -> tuple[bytes, list[str]]:
     return data, lines
 
 
-def _read_mqm_tsv(name: str, lines: list[str]) -> list[Annotation]:
-    """Google's MQM TSV: a header naming at least MQM_COLUMNS (a `comment` column optional), then
-    one error per line; `No-error` marks a judgment without errors."""
+def _tsv_rows(
+    name: str,
+    lines: list[str],
+    columns: Sequence[str],
+    what: str,
+    required: Sequence[str],
+    optional_last: str | None = None,
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """The lines after a header naming at least `columns`, as (line number, row); blank lines
+    are skipped; a line may lack only the `optional_last` column; `required` fields must not be
+    empty."""
     header = lines[0].split("\t") if lines else []
-    missing = [c for c in MQM_COLUMNS if c not in header]
+    missing = [c for c in columns if c not in header]
     if missing:
         raise InputError(
-            f"not an MQM TSV: the header lacks {', '.join(missing)} (expected the columns "
-            f"{' '.join(MQM_COLUMNS)} [comment])",
+            f"not {what}: the header lacks {', '.join(missing)} (expected the columns "
+            f"{' '.join(columns)}{f' [{optional_last}]' if optional_last else ''} …)",
             name,
             1,
         )
-    out: list[Annotation] = []
+    shortest = len(header) - (optional_last is not None and optional_last in header)
+    found = False
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
         fields = line.split("\t")
-        if len(fields) < len(header) - ("comment" in header) or len(fields) > len(header):
+        if not shortest <= len(fields) <= len(header):
             raise InputError(
                 f"{len(fields)} tab-separated fields where the header has {len(header)}",
                 name,
                 number,
             )
         row = dict(zip(header, fields, strict=False))
+        for column in required:
+            if not row[column].strip():
+                raise InputError(f"empty {column}", name, number)
+        found = True
+        yield number, row
+    if not found:
+        raise InputError("no judgments after the header", name)
+
+
+def _read_mqm_tsv(name: str, lines: list[str]) -> list[Annotation]:
+    """Google's MQM TSV: a header naming at least MQM_COLUMNS (a `comment` column optional), then
+    one error per line; `No-error` marks a judgment without errors."""
+    out: list[Annotation] = []
+    rows = _tsv_rows(name, lines, MQM_COLUMNS, "an MQM TSV",
+                     ("system", "seg_id", "rater", "severity"), "comment")  # fmt: skip
+    for number, row in rows:
         where = (name, number)
-        for required in ("system", "seg_id", "rater", "severity"):
-            if not row[required].strip():
-                raise InputError(f"empty {required}", *where)
         target, span = strip_marks(row["target"], where, "target")
         source, source_span = strip_marks(row["source"], where, "source")
         severity = row["severity"].strip()
@@ -138,39 +161,15 @@ def _read_mqm_tsv(name: str, lines: list[str]) -> list[Annotation]:
                 doc=row["doc"].strip() or None,
             )
         )
-    if not out:
-        raise InputError("no judgments after the header", name)
     return out
 
 
 def _read_score_tsv(name: str, lines: list[str], scheme: str) -> list[Annotation]:
     """ESA or DA scores as TSV: a header naming at least SCORE_COLUMNS (`source`, `target` and
     `doc` optional), then one judgment per line."""
-    header = lines[0].split("\t") if lines else []
-    missing = [c for c in SCORE_COLUMNS if c not in header]
-    if missing:
-        raise InputError(
-            f"not {'an' if scheme == 'esa' else 'a'} {scheme.upper()} TSV: the header lacks "
-            f"{', '.join(missing)} (expected the columns {' '.join(SCORE_COLUMNS)} [source] "
-            "[target] [doc])",
-            name,
-            1,
-        )
     out: list[Annotation] = []
-    for number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        fields = line.split("\t")
-        if len(fields) != len(header):
-            raise InputError(
-                f"{len(fields)} tab-separated fields where the header has {len(header)}",
-                name,
-                number,
-            )
-        row = dict(zip(header, fields, strict=True))
-        for required in ("system", "seg_id", "rater"):
-            if not row[required].strip():
-                raise InputError(f"empty {required}", name, number)
+    what = f"{'an' if scheme == 'esa' else 'a'} {scheme.upper()} TSV"
+    for number, row in _tsv_rows(name, lines, SCORE_COLUMNS, what, ("system", "seg_id", "rater")):
         try:
             score = float(row["score"])
         except ValueError:
@@ -189,8 +188,6 @@ def _read_score_tsv(name: str, lines: list[str], scheme: str) -> list[Annotation
                 doc=(row.get("doc") or "").strip() or None,
             )
         )
-    if not out:
-        raise InputError("no judgments after the header", name)
     return out
 
 
