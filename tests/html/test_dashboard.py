@@ -212,3 +212,19 @@ def test_replicate_groups_show_their_spread_on_the_index(demo_copy, tmp_path):
     assert runner.invoke(main, ["--db", str(fresh), "demo"]).exit_code == 0
     assert _dashboard(fresh, plain).exit_code == 0
     assert "Replicate groups" not in (plain / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_comparison_page_gives_each_metrics_minimum_detectable_difference(demo_copy, tmp_path):
+    out = tmp_path / "site"
+    assert _dashboard(demo_copy, out, "--compare", "demo-small/zero-shot",
+                      "demo-small/few-shot").exit_code == 0  # fmt: skip
+    [page] = list((out / "compare").glob("*.html"))
+    html = page.read_text(encoding="utf-8")
+    assert '<th scope="col" class=num>MDE</th>' in html
+    doc = json.loads(
+        CliRunner().invoke(main, ["--db", str(demo_copy), "compare", "demo-small/zero-shot",
+                                  "demo-small/few-shot", "--significance", "--json"]).stdout
+    )  # fmt: skip
+    below = [r for r in doc["significance"] if not r["significant"] and r["mde"] is not None
+             and abs(r["delta"]) < r["mde"]]  # fmt: skip
+    assert ('id="below-mde"' in html) == bool(below)

@@ -387,8 +387,21 @@ def compare_page(
             f"{comparison.method} test, {settings.n_bootstrap} resamples, alpha "
             f"{settings.alpha}, seed {settings.seed}, n = {test.n_segments}"
         )
+        below = [r for r in test.results if r.below_mde and r.mde is not None]
+        note = (
+            '<p class="note" id="below-mde">'
+            + esc(
+                "; ".join(f"{label(r.metric_name)}: |Δ| is below the minimum detectable difference "
+                          f"{_num(r.metric_name, r.mde)}" for r in below)
+                + " (80% power): this test set cannot tell differences this small apart."
+            )
+            + "</p>"
+            if below
+            else ""
+        )  # fmt: skip
         significance = f'<p class="note">{esc(head)}</p>' + table(
-            ["metric", "A", "B", "Δ (A - B)", "interval of Δ", "p-value", "significant", "winner"],
+            ["metric", "A", "B", "Δ (A - B)", "interval of Δ", "p-value", "significant", "winner",
+             "MDE"],
             [
                 [
                     label(r.metric_name),
@@ -399,12 +412,13 @@ def compare_page(
                     fmt(r.p_value, 4),
                     "yes" if r.significant else "no",
                     r.winner or "-",
+                    "" if r.mde is None else _num(r.metric_name, r.mde),
                 ]
                 for r in test.results
             ],
-            numeric=(1, 2, 3, 5),
+            numeric=(1, 2, 3, 5, 8),
             table_id="significance",
-        )
+        ) + note  # fmt: skip
     else:
         significance = '<p class="empty">No paired test was run.</p>'
     warnings = [*comparison.warnings, *(test.warnings if test else [])]
