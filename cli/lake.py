@@ -85,6 +85,12 @@ def snapshots(app: AppContext, limit: int, as_json: bool) -> None:
         return
     print_table(
         None,
-        ["snapshot", "time (UTC)", "changes"],
-        [[r.snapshot_id, r.time, r.changes] for r in rows],
+        ["snapshot", "time (UTC)", "runs", "changes"],
+        [[r.snapshot_id, r.time, _runs(r.runs_added, r.runs_deleted), r.changes] for r in rows],
+        keep=(0, 1, 2),
     )
+
+
+def _runs(added: list[str], deleted: list[str]) -> str:
+    """The runs a snapshot added (+) and deleted (-)."""
+    return ", ".join([*(f"+{r}" for r in added), *(f"-{r}" for r in deleted)])

@@ -260,3 +260,18 @@ def test_a_copy_during_eight_writers_equals_the_lake_at_one_snapshot(lake, tmp_p
         report = json.loads(_cli("--db", target, "doctor", "--json").output)
         assert report["ok"] is True
     assert len({snapshot for _t, snapshot, _r in copies}) >= 2  # copies saw writers at work
+
+
+def test_snapshots_name_the_runs_they_added_and_deleted(lake):
+    assert lake.run("demo", "--json").exit_code == 0
+    board = json.loads(lake.run("leaderboard", "--json").output)
+    gone = next(r for r in board if r["model_slug"] == "demo-large")
+    assert lake.run("runs", "delete", gone["run_id"], "--yes").exit_code == 0
+    listed = json.loads(lake.run("lake", "snapshots", "--json").output)
+    added = [name for s in listed for name in s["runs_added"]]
+    assert sorted(n.split(" (")[0] for n in added) == [
+        "demo-large/zero-shot", "demo-small/few-shot", "demo-small/zero-shot",
+    ]  # fmt: skip
+    assert listed[0]["runs_deleted"] == [f"demo-large/zero-shot ({gone['run_id'][:8]})"]
+    table = lake.run("lake", "snapshots")
+    assert f"-demo-large/zero-shot ({gone['run_id'][:8]})" in table.output
