@@ -53,8 +53,16 @@ def maintain(
         return
     print_fields(
         [
-            ("inlined rows flushed", result.rows_flushed),
-            ("files merged", f"{result.files_merged} into {result.files_created}"),
+            (
+                "inlined rows flushed" if not dry_run else "inlined rows to flush",
+                result.rows_flushed,
+            ),
+            (
+                "files merged",
+                f"{result.files_merged} into {result.files_created}"
+                if result.files_merged is not None
+                else "known only by merging (not in a dry run)",
+            ),
             (
                 "snapshots expired" if not dry_run else "snapshots to expire",
                 result.snapshots_expired,

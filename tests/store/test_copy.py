@@ -22,7 +22,8 @@ from tests.ingest.lake_workers import PARTIAL_RUNS
 from warehouse.store import copy as copy_module
 from warehouse.store.connection import close_connection, connect
 from warehouse.store.copy import copy_warehouse, table_names
-from warehouse.store.lake import AsOf, metadata_table
+from warehouse.store.lake import AsOf
+from warehouse.store.maintain import inlined_rows
 from warehouse.store.schema import code_schema_version
 
 real_copy_table = copy_module._copy_table
@@ -92,13 +93,7 @@ def _inlined_rows(lake: Warehouse) -> int:
     """Live rows the lake's catalog holds inline (DuckLake's inlined-data tables), all tables."""
     con = connect(lake.address, read_only=True)
     try:
-        listed = metadata_table(con, "ducklake_inlined_data_tables")
-        names = [name for (name,) in con.execute(f"SELECT table_name FROM {listed}").fetchall()]
-        counted = (
-            f"SELECT count(*) FROM {metadata_table(con, name)} WHERE end_snapshot IS NULL"
-            for name in names
-        )
-        return sum(con.execute(sql).fetchone()[0] for sql in counted)
+        return inlined_rows(con)
     finally:
         close_connection(con)
 
@@ -114,6 +109,7 @@ def test_maintain_flushes_inlined_rows_compacts_and_expires_history_but_keeps_th
     assert listed[0]["snapshot_id"] > first and "runs" in " ".join(s["changes"] for s in listed)
     dry = json.loads(lake.run("lake", "maintain", "--keep-days", "0", "--dry-run", "--json").output)
     assert dry["dry_run"] is True and dry["snapshots_expired"] > 0
+    assert dry["rows_flushed"] == _inlined_rows(lake) and dry["files_merged"] is None
     done = lake.run("lake", "maintain", "--keep-days", "0", "--grace-hours", "0", "--json")
     assert done.exit_code == 0, done.output
     result = json.loads(done.output)

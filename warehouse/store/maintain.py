@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 
 from warehouse.errors import UsageError
-from warehouse.store.lake import LAKE_ALIAS
+from warehouse.store.lake import LAKE_ALIAS, metadata_table
 
 DEFAULT_KEEP_DAYS = 30
 DEFAULT_GRACE_HOURS = 24
@@ -25,11 +25,12 @@ DEFAULT_GRACE_HOURS = 24
 
 @dataclass(frozen=True)
 class MaintainResult:
-    """What a maintenance pass did (or, with `dry_run`, would do)."""
+    """What a maintenance pass did (or, with `dry_run`, would do: the inlined rows to flush are
+    counted; which small files would merge DuckLake only knows by merging them, so None)."""
 
     rows_flushed: int
-    files_merged: int
-    files_created: int
+    files_merged: int | None
+    files_created: int | None
     snapshots_expired: int
     files_deleted: int
     snapshots_left: int
@@ -46,6 +47,20 @@ def _call(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> Any:
     return con.execute(sql, params).to_arrow_table()
 
 
+def inlined_rows(con: duckdb.DuckDBPyConnection) -> int:
+    """Live rows the lake's catalog holds inline (DuckLake's inlined-data tables, all tables):
+    what a flush would write to Parquet."""
+    listed = metadata_table(con, "ducklake_inlined_data_tables")
+    names = [name for (name,) in con.execute(f"SELECT table_name FROM {listed}").fetchall()]
+    total = 0
+    for name in names:
+        row = con.execute(
+            f"SELECT count(*) FROM {metadata_table(con, name)} WHERE end_snapshot IS NULL"
+        ).fetchone()
+        total += int(row[0]) if row else 0
+    return total
+
+
 def maintain_lake(
     con: duckdb.DuckDBPyConnection,
     *,
@@ -58,8 +73,12 @@ def maintain_lake(
     meanwhile)."""
     if keep_days < 0 or grace_hours < 0:
         raise UsageError("--keep-days and --grace-hours must be 0 or more")
-    flushed = merged = created = 0
-    if not dry_run:
+    flushed = 0
+    merged: int | None = None
+    created: int | None = None
+    if dry_run:
+        flushed = inlined_rows(con)
+    else:
         inlined = _call(con, f"CALL ducklake_flush_inlined_data('{LAKE_ALIAS}')", [])
         flushed = sum(int(v or 0) for v in inlined.column("rows_flushed").to_pylist())
         files = _call(con, f"CALL ducklake_merge_adjacent_files('{LAKE_ALIAS}')", [])
