@@ -24,9 +24,9 @@ from tests.backends import (  # noqa: F401 (fixtures: every backend or lakes onl
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: one worker per core and one more. Lake tests wait on the catalog's PostgreSQL,
-    the object store and child processes, which the extra worker fills with work."""
-    return (os.cpu_count() or 1) + 1
+    """`-n auto`: one worker per core and two more. Lake tests wait on the catalog's
+    PostgreSQL, the object store and child processes, which the extra workers fill with work."""
+    return (os.cpu_count() or 1) + 2
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
