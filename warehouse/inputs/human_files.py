@@ -133,6 +133,16 @@ def _tsv_rows(
         raise InputError("no judgments after the header", name)
 
 
+def _judged(number: int, row: dict[str, str]) -> dict[str, Any]:
+    """Who judged what, from a TSV row: its line, the system, the segment id and the rater."""
+    return {
+        "line": number,
+        "system": row["system"].strip(),
+        "seg_key": row["seg_id"].strip(),
+        "rater": row["rater"].strip(),
+    }
+
+
 def _read_mqm_tsv(name: str, lines: list[str]) -> list[Annotation]:
     """Google's MQM TSV: a header naming at least MQM_COLUMNS (a `comment` column optional), then
     one error per line; `No-error` marks a judgment without errors."""
@@ -147,10 +157,7 @@ def _read_mqm_tsv(name: str, lines: list[str]) -> list[Annotation]:
         no_error = severity.lower() == NO_ERROR
         out.append(
             Annotation(
-                line=number,
-                system=row["system"].strip(),
-                seg_key=row["seg_id"].strip(),
-                rater=row["rater"].strip(),
+                **_judged(number, row),
                 source=source,
                 target=target,
                 category=(row["category"].strip() or "(none)") if not no_error else NO_ERROR,
@@ -178,10 +185,7 @@ def _read_score_tsv(name: str, lines: list[str], scheme: str) -> list[Annotation
             raise InputError(f"score {row['score']!r} is not a finite number", name, number)
         out.append(
             Annotation(
-                line=number,
-                system=row["system"].strip(),
-                seg_key=row["seg_id"].strip(),
-                rater=row["rater"].strip(),
+                **_judged(number, row),
                 source=row.get("source"),
                 target=row.get("target"),
                 score=score,
