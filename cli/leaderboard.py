@@ -367,10 +367,7 @@ def _print_replicates(
 
 def _group_place(found: dict[str, Any] | None) -> list[str]:
     """A group's cluster and rank range for people (empty when alone on its test set)."""
-    if found is None:
-        return ["", ""]
-    best, worst = found["rank_range"]
-    return [str(found["cluster"]), str(best) if best == worst else f"{best}-{worst}"]
+    return ["", ""] if found is None else [str(found["cluster"]), _ranks(found)]
 
 
 def signature_notes(rows: list[dict[str, Any]]) -> list[str]:

@@ -227,14 +227,15 @@ def store_boards(con: duckdb.DuckDBPyConnection, boards: Sequence[Board]) -> int
     each replacing the stored board of the same test set, metric, method, correction and
     signature, in one transaction; the rows written."""
     now = utc_now()
-    rows = [
-        (b.test_corpus_id, b.metric, b.method, b.correction, board_signature(con, b), r.run_id,
-         r.score, r.cluster, r.best_rank, r.worst_rank, len(b.ranks),
-         runs_digest([x.run_id for x in b.ranks]), b.settings.n_bootstrap, b.settings.alpha,
-         b.settings.seed, now)
-        for b in boards
-        for r in b.ranks
-    ]  # fmt: skip
+    rows = []
+    for b in boards:  # the signature and the digest are the board's: read and computed once
+        signature, digest = board_signature(con, b), runs_digest([x.run_id for x in b.ranks])
+        rows += [
+            (b.test_corpus_id, b.metric, b.method, b.correction, signature, r.run_id, r.score,
+             r.cluster, r.best_rank, r.worst_rank, len(b.ranks), digest, b.settings.n_bootstrap,
+             b.settings.alpha, b.settings.seed, now)
+            for r in b.ranks
+        ]  # fmt: skip
     with transaction(con):
         for row in {r[:5] for r in rows}:
             con.execute(

@@ -52,7 +52,7 @@ def _segments(con: duckdb.DuckDBPyConnection, set_id: str) -> list[dict[str, Any
     """The segments whose judged systems' human scores spread most, in test-set order, each with
     every judged hypothesis, its score and its errors."""
     rows = con.execute(
-        "WITH spread AS (SELECT seg_idx, max(score) - min(score) AS spread, count(*) AS n "
+        "WITH spread AS (SELECT seg_idx, max(score) - min(score) AS spread "
         "FROM human_segment_scores WHERE set_id = ? GROUP BY seg_idx "
         "ORDER BY spread DESC, seg_idx LIMIT ?) "
         "SELECT g.seg_idx, s.seg_key, s.src, s.refs[1], r.model_slug, r.condition, g.run_id, "
@@ -66,10 +66,9 @@ def _segments(con: duckdb.DuckDBPyConnection, set_id: str) -> list[dict[str, Any
     errors: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for run_id, seg_idx, rater, category, severity, start, end, weight in con.execute(
         "SELECT e.run_id, e.seg_idx, e.rater, e.category, e.severity, e.span_start, e.span_end, "
-        "e.weight FROM human_error_weights e WHERE e.set_id = ? AND e.seg_idx IN "
-        "(SELECT seg_idx FROM human_segment_scores WHERE set_id = ? GROUP BY seg_idx "
-        "ORDER BY max(score) - min(score) DESC, seg_idx LIMIT ?) ORDER BY e.error_idx",
-        [set_id, set_id, DRILL_DOWN_SEGMENTS],
+        "e.weight FROM human_error_weights e WHERE e.set_id = ? "
+        "AND e.seg_idx IN (SELECT unnest(?)) ORDER BY e.error_idx",
+        [set_id, sorted({row[0] for row in rows})],  # the segments chosen above
     ).fetchall():
         errors.setdefault((run_id, seg_idx), []).append(
             {"rater": rater, "category": category, "severity": severity, "start": start,

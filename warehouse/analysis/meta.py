@@ -11,7 +11,7 @@ import duckdb
 import numpy as np
 
 from warehouse.errors import UsageError
-from warehouse.metrics.registry import BLEU, CHRF, CHRF_ONLY, TER, higher_is_better, label
+from warehouse.metrics.registry import BLEU, CHRF, CHRF_ONLY, TER, higher_is_better
 from warehouse.metrics.scores import bleu_scores, chrf_from_stats, chrf_scores, ter_scores
 from warehouse.stats.agreement import (
     kendall_tau_b,
@@ -384,8 +384,3 @@ def metric_human_agreement(
             values = np.stack([v[name][columns] for v in seg_values])
             report.rows += _segment_rows(name, values, human_matrix[:, columns], bin_name)
     return report
-
-
-def metric_label(name: str) -> str:
-    """How a metric is named in the table."""
-    return label(name)

@@ -427,10 +427,7 @@ def _replicate_cell(group: ReplicateGroup, metric: str, digits: int) -> str:
 
 def _placed(found: dict[str, Any] | None) -> list[str]:
     """A group's cluster and rank range (empty when alone on its test set)."""
-    if found is None:
-        return ["", ""]
-    best, worst = found["rank_range"]
-    return [str(found["cluster"]), str(best) if best == worst else f"{best}-{worst}"]
+    return ["", ""] if found is None else [str(found["cluster"]), _ranks(found)]
 
 
 def replicates_markdown(
