@@ -6,6 +6,7 @@ on how long a command waits for a service that does not answer (`Watchdog`)."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -71,10 +72,12 @@ _STORAGE_TEXTS = (
 def _service(address: LakeAddress, exc: BaseException) -> str | None:
     """Which of the lake's services an error comes from (None: neither, as far as it tells)."""
     import duckdb
-    import psycopg
 
+    # psycopg is looked up, not imported: an error cannot be psycopg's unless it was loaded, and a
+    # reader on a lake starts without it (a retried storage error must not load it).
+    psycopg = sys.modules.get("psycopg")
     text = str(exc).lower()
-    if isinstance(exc, psycopg.Error):  # only the catalog is reached through psycopg
+    if psycopg is not None and isinstance(exc, psycopg.Error):  # the catalog, through psycopg
         lost = isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
         return "catalog" if lost or any(t in text for t in _CATALOG_TEXTS) else None
     if not isinstance(exc, duckdb.Error):
@@ -177,7 +180,10 @@ def lake_timeout() -> float:
 def _catalog_answers(address: LakeAddress, timeout: float) -> bool:
     """Whether the catalog's server answers a new connection within `timeout` seconds (any
     answer counts, a refusal of this login too: the server is alive)."""
-    import psycopg
+    target = _catalog_socket(dict(address.conninfo))
+    if target is not None:
+        return _postmaster_answers(target, timeout)
+    import psycopg  # an address libpq alone resolves (several hosts, a service file, defaults)
 
     try:
         psycopg.connect(address.libpq, connect_timeout=max(2, int(timeout))).close()
@@ -185,6 +191,43 @@ def _catalog_answers(address: LakeAddress, timeout: float) -> bool:
         text = str(exc).lower()
         return not any(t in text for t in ("timeout", "refused", "could not connect", "closed"))
     return True
+
+
+def _catalog_socket(info: dict[str, str]) -> tuple[str, int] | str | None:
+    """Where the catalog's server listens — (host, port) or a Unix socket's path — when the
+    address names one place; None when only libpq can tell."""
+    host = info.get("hostaddr") or info.get("host") or os.environ.get("PGHOSTADDR")
+    host = host or os.environ.get("PGHOST")
+    port_text = info.get("port") or os.environ.get("PGPORT") or "5432"
+    if not host or "," in host or "," in port_text or not port_text.isdigit():
+        return None
+    if host.startswith("/"):
+        return os.path.join(host, f".s.PGSQL.{int(port_text)}")
+    return host, int(port_text)
+
+
+# PostgreSQL's SSLRequest: length 8, code 80877103; a live server answers one byte ('S' or 'N').
+_SSL_REQUEST = (8).to_bytes(4, "big") + (80877103).to_bytes(4, "big")
+
+
+def _postmaster_answers(target: tuple[str, int] | str, timeout: float) -> bool:
+    """Whether a PostgreSQL server at `target` answers an SSLRequest within `timeout` seconds
+    (no login, no driver: a command that reads a lake never loads psycopg for its probes)."""
+    import socket
+
+    try:
+        if isinstance(target, str):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(timeout)
+            sock.connect(target)
+        else:
+            sock = socket.create_connection(target, timeout=timeout)
+        with sock:
+            sock.settimeout(timeout)
+            sock.sendall(_SSL_REQUEST)
+            return len(sock.recv(1)) == 1
+    except OSError:
+        return False
 
 
 def _store_answers(endpoint: str, timeout: float) -> bool:
