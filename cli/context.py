@@ -14,8 +14,10 @@ from warehouse import Access, UsageError, Warehouse
 from warehouse.frontend import (
     DEFAULT_LOCK_TIMEOUT,
     MAX_RESAMPLES,
+    TOKENIZERS,
     Address,
     AsOf,
+    MetricOptions,
     is_lake,
     parse_as_of,
 )
@@ -112,6 +114,52 @@ def bootstrap_options(
         return command
 
     return apply
+
+
+def metric_options(*, select: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--tokenize, --lowercase, --chrf-word-order, --no-ter (sacrebleu's metric options). With
+    `select` they choose which statistics to read (unset: the runs as ingested) rather than
+    how to compute them; `chosen_options` turns them into `MetricOptions`."""
+    verb = "Read the statistics of" if select else "Compute"
+    options = [
+        click.option(
+            "--tokenize",
+            type=click.Choice(TOKENIZERS),
+            default=None if select else "13a",
+            show_default=not select,
+            help=f"{verb} BLEU with this tokenizer (ja-mecab/ko-mecab need sacrebleu's "
+            "[ja]/[ko] extras).",
+        ),
+        click.option("--lowercase", is_flag=True, help=f"{verb} lowercased BLEU and chrF."),
+        click.option(
+            "--chrf-word-order",
+            type=click.Choice(["0", "2"]),
+            default=None if select else "2",
+            show_default=not select,
+            help=f"{verb} chrF with this word n-gram order: 2 = chrF++, 0 = chrF.",
+        ),
+        click.option(
+            "--no-ter",
+            is_flag=True,
+            help="Statistics without TER." if select else "Skip TER (its scores are NULL).",
+        ),
+    ]
+
+    def apply(command: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
+def chosen_options(
+    tokenize: str | None, lowercase: bool, chrf_word_order: str | None, no_ter: bool
+) -> MetricOptions | None:
+    """The metric options given on the command line (None when none was given)."""
+    if tokenize is None and chrf_word_order is None and not lowercase and not no_ter:
+        return None
+    return MetricOptions(tokenize or "13a", lowercase, int(chrf_word_order or 2), not no_ter)
 
 
 def confirm(what: str, yes: bool, prompt: str) -> None:

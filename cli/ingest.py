@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from cli.context import AppContext, bootstrap_options, json_option, pass_app
+from cli.context import AppContext, bootstrap_options, json_option, metric_options, pass_app
 from cli.output import emit_json, say, status
 from cli.regressions import print_gate
 from warehouse import IngestResult, RegressionReport, UsageError, Warehouse
 from warehouse.frontend import (
     DEFAULT_AGAINST,
-    TOKENIZERS,
     IngestRequest,
     MetricOptions,
     regressions_markdown,
@@ -38,33 +36,6 @@ def _describe(result: IngestResult) -> str:
         f"{result.n_entries} entries, {result.n_errors} errors · BLEU {s['bleu']:.2f} · "
         f"chrF++ {s['chrf']:.2f} · TER {ter} · exact match {em}"
     )
-
-
-def _metric_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """--tokenize, --lowercase, --chrf-word-order, --no-ter (sacrebleu's metric options)."""
-    options = [
-        click.option(
-            "--tokenize",
-            type=click.Choice(TOKENIZERS),
-            default="13a",
-            show_default=True,
-            help="BLEU tokenizer (ja-mecab/ko-mecab need sacrebleu's [ja]/[ko] extras).",
-        ),
-        click.option("--lowercase", is_flag=True, help="Lowercase text for BLEU and chrF."),
-        click.option(
-            "--chrf-word-order",
-            type=click.Choice(["0", "2"]),
-            default="2",
-            show_default=True,
-            help="chrF word n-gram order: 2 = chrF++, 0 = chrF.",
-        ),
-        click.option(
-            "--no-ter", is_flag=True, help="Skip TER (its statistics and scores are NULL)."
-        ),
-    ]
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
 
 
 @click.command()
@@ -106,7 +77,7 @@ def _metric_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     "Intervals cover 1 - alpha (default: settings bootstrap.alpha, 0.05).",
     "Bootstrap seed, stored with the intervals (default: settings bootstrap.seed, 12345).",
 )
-@_metric_options
+@metric_options()
 @click.option(
     "--gate",
     is_flag=True,

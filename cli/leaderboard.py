@@ -13,8 +13,10 @@ from cli.context import (
     as_of_value,
     bootstrap_options,
     chosen_format,
+    chosen_options,
     format_option,
     json_option,
+    metric_options,
     pass_app,
 )
 from cli.output import ALPHA, emit_json, fmt_number, print_table, say
@@ -107,6 +109,7 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
     "With --clusters or --replicates: seed of the resamples (default: settings bootstrap.seed, "
     "12345).",
 )
+@metric_options(select=True)
 @as_of_option
 @format_option
 @json_option
@@ -127,6 +130,10 @@ def leaderboard_cmd(
     n_bootstrap: int | None,
     alpha: float | None,
     seed: int | None,
+    tokenize: str | None,
+    lowercase: bool,
+    chrf_word_order: str | None,
+    no_ter: bool,
     as_of: str | None,
     output_format: str,
     as_json: bool,
@@ -134,9 +141,12 @@ def leaderboard_cmd(
     """Rank runs; runs whose available composite metrics differ from the rest are marked.
 
     Exposure columns (Δ TM BLEU, GenGap) refer to the training corpus shown in the `train`
-    column: --train NAME, else each test set's largest audited training corpus.
+    column: --train NAME, else each test set's largest audited training corpus. The runs are
+    listed as ingested; the metric options (--tokenize, …) list instead the runs whose
+    statistics were computed under them, as ingested or by `tame-wh rescore`.
     """
     fmt = chosen_format(output_format, as_json)
+    options = chosen_options(tokenize, lowercase, chrf_word_order, no_ter)
     if bin_name is not None and (clusters or replicates or sort is not None):
         raise UsageError(
             "--bin ranks by the bin's chrF++; not with --sort, --clusters or --replicates"
@@ -146,6 +156,8 @@ def leaderboard_cmd(
             "--store keeps the tie groups --clusters forms; add --clusters (not --as-of)"
         )
     if replicates:
+        if options is not None:
+            raise UsageError("--replicates ranks the runs as ingested; drop the metric options")
         if store or tags or train is not None or (sort is not None and not clusters):
             raise UsageError(
                 "--replicates ranks replicate groups by mean chrF++ (with --clusters, by --sort); "
@@ -197,6 +209,7 @@ def leaderboard_cmd(
                 train=train,
                 tags=parse_tags(tags),
                 bin_name=bin_name,
+                options=options,
             )
         )
         if clusters:
@@ -223,6 +236,12 @@ def leaderboard_cmd(
         )
         return
     if not rows:
+        if options is not None:
+            click.echo(
+                "no run has statistics under these metric options (`tame-wh rescore --all` "
+                "with the same options computes them)"
+            )
+            return
         click.echo("no runs yet")
         return
     if bin_name is not None:
@@ -431,6 +450,13 @@ def print_leaderboard(rows: list[dict[str, Any]]) -> None:
 _HUMAN = (("MQM", "human_mqm", 3), ("ESA", "human_esa", 2), ("DA z", "human_da_z", 3))
 
 
+def _chrf_header(rows: list[dict[str, Any]]) -> str:
+    """chrF when every run's statistics are chrF's (no word n-grams), else chrF++."""
+    signed = [(r.get("metric_signatures") or {}).get("chrf") for r in rows]
+    plain = [s for s in signed if s is not None]
+    return "chrF" if plain and all("|nw:0|" in s for s in plain) else "chrF++"
+
+
 def _print_board(title: str, rows: list[dict[str, Any]]) -> None:
     """The ranked table of the runs of one test set."""
     clustered = any("cluster" in r for r in rows)
@@ -448,7 +474,7 @@ def _print_board(title: str, rows: list[dict[str, Any]]) -> None:
             "composite",
             "tier",
             "cov",
-            "chrF++",
+            _chrf_header(rows),
             "BLEU",
             "TER",
             "exact",

@@ -60,6 +60,7 @@ COMMANDS: dict[str, str] = {
     "lake": "cli.lake:lake",
     "dashboard": "cli.dashboard:dashboard",
     "export": "cli.export:export",
+    "rescore": "cli.rescore:rescore",
 }
 
 # What `tame-wh --help` says of each command: its help's first sentence, kept here so that the
@@ -91,6 +92,7 @@ SUMMARIES: dict[str, str] = {
     "model, or gate one run against a pinned baseline.",
     "report": "Report one run (id or unique prefix): quality, exposure, bins, composite, cost, "
     "speed.",
+    "rescore": "Score stored runs again from their stored hypotheses under other metric options.",
     "runs": "Evaluated runs: list, show, tag, delete.",
     "significance": "Paired significance tests between runs: `compare --significance`.",
     "sync": "Upsert the leaderboard's denormalised columns and bin scores to Supabase/Postgres.",

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from warehouse.html.report_file import ReportFile
     from warehouse.ingest.batch import IngestRequest, Progress
     from warehouse.ingest.human import AnnotatedIngest
+    from warehouse.ingest.rescore import RescoreResult
     from warehouse.ingest.runs import IngestResult
     from warehouse.inputs.corpus_files import CorpusData
     from warehouse.metrics.surface import MetricOptions
@@ -375,15 +376,16 @@ class Warehouse:
         train: str | None = None,
         tags: Mapping[str, str] | None = None,
         bin_name: str | None = None,
+        options: MetricOptions | None = None,
     ) -> Rows:
         """Runs ranked by `sort` (or by chrF++ on the exposure bin `bin_name`, each row then
         with its `bin` scores and intervals), each with every leaderboard column
-        (docs/scores.md)."""
+        (docs/scores.md); the runs as ingested, or with `options` those scored under them."""
         from warehouse.analysis.leaderboard import leaderboard
 
         rows = leaderboard(
             self.con, testset=testset, sort=sort, limit=limit, train=train,
-            tags=dict(tags or {}), bin_name=bin_name,
+            tags=dict(tags or {}), bin_name=bin_name, options=options,
         )  # fmt: skip
         return Rows(rows)
 
@@ -894,6 +896,31 @@ class Warehouse:
         )
         [result] = write_runs(con, [run], replace=replace)
         return result
+
+    def rescore(
+        self,
+        runs: Sequence[str] = (),
+        *,
+        every: bool = False,
+        testset: str | None = None,
+        options: MetricOptions | None = None,
+        intervals: bool = True,
+        n_bootstrap: int | None = None,
+        alpha: float | None = None,
+        seed: int | None = None,
+        notify: Notify | None = None,
+    ) -> list[RescoreResult]:
+        """Score stored runs (named, or `every` run as ingested, of `testset` when given) again
+        from their stored hypotheses under `options`; each result is stored beside its run as
+        the run a fresh ingest with those options would store (docs/metrics.md)."""
+        from warehouse.ingest.rescore import rescore_runs, rescore_targets
+        from warehouse.metrics.surface import DEFAULT_OPTIONS
+        from warehouse.stats.resample import bootstrap_settings
+
+        con = self._writable("rescore")
+        targets = rescore_targets(con, runs, every=every, testset=testset)
+        ci = bootstrap_settings(con, n_bootstrap, alpha, seed) if intervals else None
+        return rescore_runs(con, targets, options or DEFAULT_OPTIONS, bootstrap=ci, notify=notify)
 
     # --- Human judgments ---------------------------------------------------------------------
 

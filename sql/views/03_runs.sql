@@ -5,6 +5,11 @@
 -- warehouse) applies the files of sql/views/ in order, CREATE OR REPLACE, whenever the schema
 -- version moves.
 
+-- The runs as ingested: every run but those `tame-wh rescore` derived from a stored one (boards,
+-- baselines and replicate groups list these; a re-scored run is named by its id).
+CREATE OR REPLACE VIEW ingested_runs AS
+SELECT * FROM runs WHERE run_id NOT IN (SELECT run_id FROM run_rescores);
+
 -- One row per run: identity, test set, counts and summed statistics (what `runs list` reads).
 CREATE OR REPLACE VIEW run_summaries AS
 SELECT
@@ -21,10 +26,12 @@ SELECT
     s.chrf_stats,
     s.ter_stats,
     s.n_exact / nullif(s.n_exact_evaluated, 0) AS exact_match_rate,
-    s.length_ratio
+    s.length_ratio,
+    rs.source_run_id AS rescored_from
 FROM runs r
 JOIN corpora c ON c.corpus_id = r.test_corpus_id
-LEFT JOIN run_sums s USING (run_id);
+LEFT JOIN run_sums s USING (run_id)
+LEFT JOIN run_rescores rs USING (run_id);
 
 -- Corpus BLEU, chrF++, TER (sacrebleu scale 0-100), exact match rate and mean length ratio, from
 -- the stored sums.

@@ -159,7 +159,8 @@ SELECT
     tie.best_rank AS tie_best_rank,
     tie.worst_rank AS tie_worst_rank,
     tie.n_runs AS tie_n_runs,
-    coalesce(tg.tags, MAP {}::MAP(VARCHAR, VARCHAR)) AS tags
+    coalesce(tg.tags, MAP {}::MAP(VARCHAR, VARCHAR)) AS tags,
+    rs.source_run_id AS rescored_from
 FROM runs r
 JOIN corpora c ON c.corpus_id = r.test_corpus_id
 LEFT JOIN run_surface s USING (run_id)
@@ -172,7 +173,9 @@ LEFT JOIN chosen_exposure e USING (run_id)
 LEFT JOIN interval_ iv USING (run_id)
 LEFT JOIN human hu USING (run_id)
 LEFT JOIN run_tie_groups tie USING (run_id)
-LEFT JOIN tag tg USING (run_id);
+LEFT JOIN tag tg USING (run_id)
+LEFT JOIN run_rescores rs USING (run_id);
 
--- The leaderboard with each test set's default training corpus (what sync and BI tools read).
-CREATE OR REPLACE VIEW leaderboard AS SELECT * FROM leaderboard_for(NULL);
+-- The leaderboard of the runs as ingested, with each test set's default training corpus (what
+-- sync and BI tools read; `leaderboard_for` also lists the runs `tame-wh rescore` derived).
+CREATE OR REPLACE VIEW leaderboard AS SELECT * FROM leaderboard_for(NULL) WHERE rescored_from IS NULL;

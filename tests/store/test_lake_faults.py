@@ -311,7 +311,7 @@ def _hyp(work: Path) -> Path:
 CASES = {
     "ingest before attach": ("ingest", "warehouse.store.lake.attach"),
     "ingest mid-write": ("ingest", "warehouse.ingest.write._write_one"),
-    "ingest before commit": ("ingest", "warehouse.ingest.write._store_intervals"),
+    "ingest before commit": ("ingest", "warehouse.ingest.write.store_intervals"),
     "ingest after commit": ("ingest", "warehouse.ingest.write.write_runs:after"),
     "audit mid-write": ("audit", "warehouse.exposure.audit._store_tm_stats"),
     "audit before commit": ("audit", "warehouse.exposure.audit._record"),

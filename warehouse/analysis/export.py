@@ -82,7 +82,7 @@ def export_run_ids(
         corpus = get_corpus(con, testset, "test")
         found = [
             r for (r,) in con.execute(
-                "SELECT run_id FROM runs WHERE test_corpus_id = ? ORDER BY run_id",
+                "SELECT run_id FROM ingested_runs WHERE test_corpus_id = ? ORDER BY run_id",
                 [corpus.corpus_id],
             ).fetchall()
         ]  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import asdict
 from typing import Any
 
 import duckdb
@@ -14,6 +15,7 @@ from warehouse.analysis.bins import runs_bin_intervals
 from warehouse.basics import grouped, rows_as_dicts
 from warehouse.errors import UsageError
 from warehouse.metrics.registry import BLEU, CHRF, HUMAN_METRICS, SORT_KEYS
+from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions
 from warehouse.stats.resample import bootstrap_settings, percentile_interval, resample_indices
 from warehouse.store.corpora import get_corpus
 
@@ -32,6 +34,7 @@ def leaderboard(
     train: str | None = None,
     tags: dict[str, str] | None = None,
     bin_name: str | None = None,
+    options: MetricOptions | None = None,
 ) -> list[dict[str, Any]]:
     """Leaderboard rows, best first by `sort` (NULLs last), each with a `coverage_differs` flag
     (its composite uses other metrics than most runs of its test set) and intervals of its human
@@ -40,7 +43,9 @@ def leaderboard(
     Exposure columns refer to the training corpus named in each row's `train_corpus`: `train`
     when given, else the largest training corpus audited for the row's test set (TRAIN_RULE).
     Only runs carrying every tag in `tags` are listed. With `bin_name`, the runs are ranked by
-    chrF++ on that exposure bin instead (`rank_by_bin`), `limit` applied after.
+    chrF++ on that exposure bin instead (`rank_by_bin`), `limit` applied after. The runs are
+    those as ingested; with `options`, the runs (as ingested or re-scored) whose statistics were
+    computed under those metric options.
     """
     if sort not in SORT_KEYS:
         raise UsageError(f"--sort: expected one of {', '.join(SORT_KEYS)}, got {sort!r}")
@@ -53,8 +58,10 @@ def leaderboard(
     wanted = tags or {}
     column, descending = SORT_KEYS[sort]  # never interpolated from user input
     direction = "DESC" if descending else "ASC"
+    chosen = None if options is None else scored_under(con, options)
     cursor = con.execute(
         f"SELECT * FROM leaderboard_for(?) WHERE (? IS NULL OR test_set = ?) "
+        f"AND CASE WHEN ? THEN list_contains(?, run_id) ELSE rescored_from IS NULL END "
         f"AND (SELECT count(*) FROM (SELECT unnest(?) AS k, unnest(?) AS v) w "
         f"     WHERE map_extract_value(tags, w.k) = w.v) = ? "
         f"ORDER BY {column} {direction} NULLS LAST, run_id LIMIT ?",
@@ -62,6 +69,8 @@ def leaderboard(
             train,
             testset,
             testset,
+            chosen is not None,
+            chosen or [],
             list(wanted),
             list(wanted.values()),
             len(wanted),
@@ -80,6 +89,13 @@ def leaderboard(
     if bin_name is not None:
         rows = rank_by_bin(con, rows, bin_name)[:limit]
     return rows
+
+
+def scored_under(con: duckdb.DuckDBPyConnection, options: MetricOptions) -> list[str]:
+    """The runs (as ingested or re-scored) whose statistics were computed under `options`."""
+    wanted = None if options == DEFAULT_OPTIONS else asdict(options)
+    rows = con.execute("SELECT run_id, metric_settings FROM runs ORDER BY run_id").fetchall()
+    return [r for r, settings in rows if json.loads(settings or "{}").get("options") == wanted]
 
 
 EXPOSURE_BINS = ("source_exact", "near", "medium", "far")

@@ -130,7 +130,7 @@ def _steps(
         get_corpus(con, testset, "test")  # unknown names are usage errors
     rows = con.execute(
         "SELECT r.model_slug, r.condition, c.name, r.run_id, "
-        "strftime(r.created_at, '%Y-%m-%dT%H:%M:%SZ') FROM runs r "
+        "strftime(r.created_at, '%Y-%m-%dT%H:%M:%SZ') FROM ingested_runs r "
         "JOIN corpora c ON c.corpus_id = r.test_corpus_id "
         "WHERE (? IS NULL OR c.name = ?) AND (? IS NULL OR r.model_slug = ?) "
         "ORDER BY r.model_slug, r.condition NULLS FIRST, c.name, r.created_at, r.ingested_at, "
@@ -159,11 +159,11 @@ def _why_nothing_checked(
 ) -> str:
     """Why no run has a predecessor: no runs at all, none matching the filters, or one run
     per (model, condition, test set)."""
-    total = con.execute("SELECT count(*) FROM runs").fetchone()
+    total = con.execute("SELECT count(*) FROM ingested_runs").fetchone()
     if not total or total[0] == 0:
         return "the warehouse has no runs yet"
     rows = con.execute(
-        "SELECT count(*), count(DISTINCT (r.model_slug, r.condition, c.name)) FROM runs r "
+        "SELECT count(*), count(DISTINCT (r.model_slug, r.condition, c.name)) FROM ingested_runs r "
         "JOIN corpora c ON c.corpus_id = r.test_corpus_id "
         "WHERE (? IS NULL OR c.name = ?) AND (? IS NULL OR r.model_slug = ?)",
         [testset, testset, model_slug, model_slug],
@@ -178,9 +178,8 @@ def _why_nothing_checked(
             )
             if part
         )
-        known = [
-            m for (m,) in con.execute("SELECT DISTINCT model_slug FROM runs ORDER BY 1").fetchall()
-        ]
+        models = con.execute("SELECT DISTINCT model_slug FROM ingested_runs ORDER BY 1")
+        known = [m for (m,) in models.fetchall()]
         return f"no runs of {wanted} (models with runs: {', '.join(known)})"
     return (
         f"each of the {n_groups} (model, condition, test set) group(s) has a single run "
@@ -296,7 +295,8 @@ def choose_baseline(con: duckdb.DuckDBPyConnection, run_id: str, against: str) -
     model, condition, test_set, test_corpus_id, _, created, ingested = _run_row(con, run_id)
     if against == "previous":
         row = con.execute(
-            "SELECT run_id FROM runs WHERE model_slug = ? AND condition IS NOT DISTINCT FROM ? "
+            "SELECT run_id FROM ingested_runs WHERE model_slug = ? "
+            "AND condition IS NOT DISTINCT FROM ? "
             "AND test_corpus_id = ? AND (created_at, ingested_at, run_id) < (?, ?, ?) "
             "ORDER BY created_at DESC, ingested_at DESC, run_id DESC LIMIT 1",
             [model, condition, test_corpus_id, created, ingested, run_id],
@@ -308,7 +308,7 @@ def choose_baseline(con: duckdb.DuckDBPyConnection, run_id: str, against: str) -
         )
     elif against == "best":
         row = con.execute(
-            "SELECT r.run_id FROM runs r JOIN run_surface s USING (run_id) "
+            "SELECT r.run_id FROM ingested_runs r JOIN run_surface s USING (run_id) "
             "WHERE r.test_corpus_id = ? AND r.run_id <> ? AND s.chrf_plus_plus IS NOT NULL "
             "ORDER BY s.chrf_plus_plus DESC, r.created_at, r.run_id LIMIT 1",
             [test_corpus_id, run_id],
@@ -319,7 +319,7 @@ def choose_baseline(con: duckdb.DuckDBPyConnection, run_id: str, against: str) -
         if not sep or not key:
             raise UsageError(f"--against {against!r}: expected tag:KEY=VALUE")
         row = con.execute(
-            "SELECT r.run_id FROM runs r JOIN run_tags t USING (run_id) "
+            "SELECT r.run_id FROM ingested_runs r JOIN run_tags t USING (run_id) "
             "WHERE r.test_corpus_id = ? AND r.run_id <> ? AND t.key = ? AND t.value = ? "
             "ORDER BY r.created_at DESC, r.ingested_at DESC, r.run_id DESC LIMIT 1",
             [test_corpus_id, run_id, key, value],

@@ -39,6 +39,7 @@ class RunSummary:
     exact_match_rate: float | None
     length_ratio: float | None
     tags: dict[str, str] = field(default_factory=dict)
+    rescored_from: str | None = None  # the stored run `tame-wh rescore` derived it from
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -80,7 +81,7 @@ def list_runs(
         "strftime(created_at, '%Y-%m-%dT%H:%M:%SZ'), strftime(ingested_at, '%Y-%m-%dT%H:%M:%SZ'), "
         "bleu_stats, chrf_stats, ter_stats, exact_match_rate, length_ratio, "
         "(SELECT map(list(key ORDER BY key), list(value ORDER BY key)) FROM run_tags t "
-        " WHERE t.run_id = s.run_id) FROM run_summaries s "
+        " WHERE t.run_id = s.run_id), rescored_from FROM run_summaries s "
         "WHERE (? IS NULL OR test_set = ?) AND (? IS NULL OR model_slug = ?) "
         "AND (? IS NULL OR s.run_id = ?) "
         "AND (SELECT count(*) FROM run_tags t JOIN (SELECT unnest(?) AS k, unnest(?) AS v) w "
@@ -114,6 +115,7 @@ def list_runs(
             exact_match_rate=row[11],
             length_ratio=row[12],
             tags=dict(row[13] or {}),
+            rescored_from=row[14],
         )
         for row in rows
     ]

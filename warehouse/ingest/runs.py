@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
@@ -19,6 +20,28 @@ from warehouse.metrics.surface import compute_segment_stats as _compute_stats
 from warehouse.stats.arrays import RunArrays, build_run_arrays
 from warehouse.stats.intervals import RunConfidence, compute_confidence
 from warehouse.stats.resample import BootstrapSettings
+
+
+def run_fingerprint(
+    test_corpus_id: str,
+    model_slug: str,
+    condition: str | None,
+    settings: dict[str, Any],
+    hyps: Sequence[str],
+    errored: Sequence[bool],
+) -> str:
+    """Content id of a run: test set, hypotheses, error flags, model, condition, settings."""
+    header = {
+        "format": 1,
+        "test_corpus_id": test_corpus_id,
+        "model_slug": model_slug,
+        "condition": condition,
+        "settings": settings,
+    }
+    digest = hashlib.sha256(json.dumps(header, sort_keys=True).encode())
+    digest.update(json.dumps(list(hyps), ensure_ascii=False).encode("utf-8"))
+    digest.update(json.dumps(list(errored)).encode())
+    return short_id(digest.hexdigest())
 
 
 @dataclass
@@ -61,18 +84,10 @@ class PreparedRun:
             self.run_id = self._fingerprint()
 
     def _fingerprint(self) -> str:
-        """Content id of the run: test set, hypotheses, error flags, model, condition, settings."""
-        header = {
-            "format": 1,
-            "test_corpus_id": self.test_corpus_id,
-            "model_slug": self.model_slug,
-            "condition": self.condition,
-            "settings": self.settings,
-        }
-        digest = hashlib.sha256(json.dumps(header, sort_keys=True).encode())
-        digest.update(json.dumps(self.hyps, ensure_ascii=False).encode("utf-8"))
-        digest.update(json.dumps([e is not None for e in self.errors]).encode())
-        return short_id(digest.hexdigest())
+        """Content id of the run (`run_fingerprint`)."""
+        errored = [e is not None for e in self.errors]
+        return run_fingerprint(self.test_corpus_id, self.model_slug, self.condition,
+                               self.settings, self.hyps, errored)  # fmt: skip
 
     @property
     def scored(self) -> bool:

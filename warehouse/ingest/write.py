@@ -34,7 +34,7 @@ def stored_run_ids(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> se
     return {r for (r,) in rows}
 
 
-def _stored_scores(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, float | None]:
+def stored_scores(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, float | None]:
     """A stored run's whole-run scores (the names `PreparedRun.scores` uses)."""
     row = con.execute(
         "SELECT bleu_stats, chrf_stats, ter_stats, exact_match_rate FROM run_summaries "
@@ -124,7 +124,6 @@ def _insert_run(con: duckdb.DuckDBPyConnection, run: PreparedRun) -> dict[str, p
         "run_card": json.dumps(run.run_card(), ensure_ascii=False),
     }
     run_row = pa.Table.from_pylist([row])
-    ter = run.stats.ter if run.options.ter else [None] * len(run.hyps)
     n = len(run.hyps)
     seg_idx = pa.array(np.arange(n, dtype=np.int64))
     run_ids = pa.array([run.run_id] * n, pa.string())
@@ -138,18 +137,7 @@ def _insert_run(con: duckdb.DuckDBPyConnection, run: PreparedRun) -> dict[str, p
             **{name: pa.array(run.entry_tokens[name], pa.int64()) for name in TOKEN_FIELDS},
         }
     )
-    stats = pa.table(
-        {
-            "run_id": run_ids,
-            "seg_idx": seg_idx,
-            "bleu_stats": pa.array(run.stats.bleu, pa.list_(pa.int64())),
-            "chrf_stats": pa.array(run.stats.chrf, pa.list_(pa.int64())),
-            "ter_stats": pa.array(ter, pa.list_(pa.float64())),
-            "exact_match": pa.array(run.stats.exact_match, pa.bool_()),
-            "length_ratio": pa.array(run.stats.length_ratio, pa.float64()),
-            "chrf_sentence": pa.array(run.stats.chrf_sentence, pa.float64()),
-        }
-    )
+    stats = segment_stats_table(run)
     metric_rows: list[tuple[int | None, str, float]] = [
         (None, name, value) for name, value in sorted(run.run_metrics.items())
     ]
@@ -169,17 +157,40 @@ def _insert_run(con: duckdb.DuckDBPyConnection, run: PreparedRun) -> dict[str, p
         "metric_values": metrics,
     }
     for table, rows in inserted.items():
-        if rows.num_rows == 0:
-            continue  # most runs have no metric values: no statement for them
-        con.register("_tame_rows", rows)
-        try:
-            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _tame_rows")
-        finally:
-            con.unregister("_tame_rows")
+        insert_rows(con, table, rows)
     return inserted
 
 
-def _store_intervals(
+def segment_stats_table(run: PreparedRun) -> pa.Table:
+    """The run's rows of `segment_stats` (its statistics under its metric options)."""
+    n = len(run.hyps)
+    ter = run.stats.ter if run.options.ter else [None] * n
+    return pa.table(
+        {
+            "run_id": pa.array([run.run_id] * n, pa.string()),
+            "seg_idx": pa.array(np.arange(n, dtype=np.int64)),
+            "bleu_stats": pa.array(run.stats.bleu, pa.list_(pa.int64())),
+            "chrf_stats": pa.array(run.stats.chrf, pa.list_(pa.int64())),
+            "ter_stats": pa.array(ter, pa.list_(pa.float64())),
+            "exact_match": pa.array(run.stats.exact_match, pa.bool_()),
+            "length_ratio": pa.array(run.stats.length_ratio, pa.float64()),
+            "chrf_sentence": pa.array(run.stats.chrf_sentence, pa.float64()),
+        }
+    )
+
+
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    """Bulk-insert Arrow rows into a warehouse table (by column name; none: no statement)."""
+    if rows.num_rows == 0:
+        return  # most runs have no metric values: no statement for them
+    con.register("_tame_rows", rows)
+    try:
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _tame_rows")
+    finally:
+        con.unregister("_tame_rows")
+
+
+def store_intervals(
     con: duckdb.DuckDBPyConnection, run_id: str, confidence: RunConfidence
 ) -> list[dict[str, Any]]:
     """Write a freshly inserted run's intervals, the composite's computed from its stored rows."""
@@ -225,7 +236,7 @@ def _write_one(
     intervals: list[dict[str, Any]] = []
     if existing is not None and not replace:
         action = "unchanged"
-        scores = _stored_scores(con, run.run_id)
+        scores = stored_scores(con, run.run_id)
         if json.loads(existing[0]) != run.run_card():
             warnings.append(
                 "the stored run card differs from this one; pass --replace to overwrite it"
@@ -251,7 +262,7 @@ def _write_one(
         refresh_runs(con, [run.run_id], written=inserted)
         warnings += _below_tm_baseline(con, run.run_id)
         if run.confidence is not None:
-            intervals = _store_intervals(con, run.run_id, run.confidence)
+            intervals = store_intervals(con, run.run_id, run.confidence)
             warnings += run.confidence.warnings
         _record_warnings(con, run.run_id, warnings)
         scores = run.scores()

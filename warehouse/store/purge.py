@@ -9,6 +9,7 @@ import duckdb
 
 # Tables keyed by run_id (the `runs` row last) and by audit_id (the `audits` row last).
 RUN_TABLES = (
+    "run_rescores",
     "run_tags",
     "run_warnings",
     "hypotheses",
@@ -42,6 +43,11 @@ def delete_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> None:
             )
         for table in RUN_TABLES:
             con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest(?))", [list(run_ids)])
+        # A re-scored run outlives its source as a run of its own (the only scoring left of
+        # those hypotheses): boards list it from then on.
+        con.execute(
+            "DELETE FROM run_rescores WHERE source_run_id IN (SELECT unnest(?))", [list(run_ids)]
+        )
 
 
 def delete_audits(con: duckdb.DuckDBPyConnection, audit_ids: Sequence[str]) -> None:

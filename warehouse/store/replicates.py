@@ -18,7 +18,7 @@ LABELLED_RUNS = """
 SELECT r.run_id, r.model_slug, r.condition, r.test_corpus_id, c.name AS test_set,
        coalesce(t.value, json_extract_string(r.run_card, '$.replicate'),
                 CASE WHEN json_extract(r.run_card, '$.seed') IS NOT NULL THEN ? END) AS label
-FROM runs r
+FROM ingested_runs r
 JOIN corpora c ON c.corpus_id = r.test_corpus_id
 LEFT JOIN run_tags t ON t.run_id = r.run_id AND t.key = ?
 """

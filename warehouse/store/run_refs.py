@@ -11,11 +11,12 @@ from warehouse.errors import UsageError
 def _by_slug(
     con: duckdb.DuckDBPyConnection, ref: str, testset: str | None
 ) -> list[tuple[str, str | None, str]]:
-    """Runs (id, condition, test set) whose model slug is `ref`, or whose `slug/condition` is
-    `ref`, on the test set `testset` when given."""
+    """Runs as ingested (id, condition, test set) whose model slug is `ref`, or whose
+    `slug/condition` is `ref`, on the test set `testset` when given (a re-scored run is named
+    by its id)."""
     slug, _, condition = ref.partition("/")
     rows = con.execute(
-        "SELECT r.run_id, r.condition, c.name FROM runs r "
+        "SELECT r.run_id, r.condition, c.name FROM ingested_runs r "
         "JOIN corpora c ON c.corpus_id = r.test_corpus_id "
         "WHERE ((r.model_slug = ? AND (? = '' OR r.condition = ?)) OR r.model_slug = ?) "
         "AND (? IS NULL OR c.name = ?) ORDER BY r.created_at, r.run_id",

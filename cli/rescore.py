@@ -1,0 +1,75 @@
+"""`tame-wh rescore`: stored runs scored again under other metric options (docs/cli.md)."""
+
+from __future__ import annotations
+
+import click
+
+from cli.context import AppContext, bootstrap_options, json_option, metric_options, pass_app
+from cli.output import emit_json, say, status
+from warehouse.frontend import MetricOptions
+
+
+def _line(result: dict[str, object]) -> str:
+    """One line per run for people."""
+    scores = result["scores"]
+    assert isinstance(scores, dict)
+    ter = "n/a" if scores["ter"] is None else f"{scores['ter']:.2f}"
+    verb = "re-scored" if result["action"] == "added" else "already scored"
+    condition = f"/{result['condition']}" if result["condition"] else ""
+    return (
+        f"{verb} {result['source_run_id']} as {result['run_id']}  {result['model_slug']}"
+        f"{condition} on {result['test_set']}: BLEU {scores['bleu']:.2f} · "
+        f"chrF {scores['chrf']:.2f} · TER {ter}"
+    )
+
+
+@click.command("rescore")
+@click.argument("runs", nargs=-1)
+@click.option("--all", "every", is_flag=True, help="Every run as ingested (of --testset if given).")
+@click.option("--testset", default=None, help="The test set RUNS or --all refer to.")
+@click.option("--no-ci", is_flag=True, help="Skip the bootstrap confidence intervals.")
+@bootstrap_options(
+    "--n-bootstrap-ci",
+    "Bootstrap resamples for the confidence intervals (default: settings bootstrap.n, 1000).",
+    "--ci-alpha",
+    "Intervals cover 1 - alpha (default: settings bootstrap.alpha, 0.05).",
+    "Bootstrap seed, stored with the intervals (default: settings bootstrap.seed, 12345).",
+)
+@metric_options()
+@json_option
+@pass_app
+def rescore(
+    app: AppContext,
+    runs: tuple[str, ...],
+    every: bool,
+    testset: str | None,
+    no_ci: bool,
+    n_bootstrap_ci: int | None,
+    ci_alpha: float | None,
+    seed: int | None,
+    tokenize: str,
+    lowercase: bool,
+    chrf_word_order: str,
+    no_ter: bool,
+    as_json: bool,
+) -> None:
+    """Score stored runs again from their stored hypotheses under other metric options.
+
+    Each result is stored beside its run as a run of its own — the run a fresh `ingest` of the
+    same hypotheses with these options would store (same run id) — with the run card, entry
+    metrics, tags and warnings of its source; nothing stored is changed. One transaction per
+    run. Boards list the runs as ingested; `leaderboard --tokenize …` lists these instead.
+    """
+    options = MetricOptions(tokenize, lowercase, int(chrf_word_order), not no_ter)
+    with app.open("write") as wh, status("re-scoring"):
+        results = wh.rescore(
+            runs, every=every, testset=testset, options=options, intervals=not no_ci,
+            n_bootstrap=n_bootstrap_ci, alpha=ci_alpha, seed=seed,
+        )  # fmt: skip
+    if as_json:
+        emit_json([r.to_dict() for r in results])
+        return
+    if not results:
+        say("no runs to re-score")
+    for result in results:
+        click.echo(_line(result.to_dict()))

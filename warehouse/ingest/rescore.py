@@ -1,0 +1,202 @@
+"""Re-scoring stored runs: a run's statistics under other metric options, computed from its stored
+hypotheses and stored beside it as a run of its own — the run a fresh ingest of the same output
+with those options would store (docs/metrics.md, "Re-scoring stored runs")."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import duckdb
+
+from warehouse import __version__
+from warehouse.basics import Notify, utc_now
+from warehouse.errors import UsageError
+from warehouse.ingest.prepare import stored_test_set
+from warehouse.ingest.runs import PreparedRun
+from warehouse.ingest.write import insert_rows, segment_stats_table, store_intervals, stored_scores
+from warehouse.metrics.surface import MetricOptions, metric_settings
+from warehouse.stats.resample import BootstrapSettings
+from warehouse.store.connection import transaction
+from warehouse.store.corpora import get_corpus
+from warehouse.store.run_refs import resolve_run
+from warehouse.store.sums import refresh_runs
+
+# What a re-scored run shares with its source, copied row for row (its own run id); the run row
+# itself is copied with its metric settings and time of ingest replaced.
+_SHARED_TABLES = ("hypotheses", "metric_values", "run_tags", "run_warnings")
+
+
+@dataclass(frozen=True)
+class RescoreResult:
+    """What happened to one stored run: `added` (re-scored beside it) or `unchanged` (a run
+    with these options was stored already, or the run itself has them)."""
+
+    action: str
+    source_run_id: str
+    run_id: str
+    model_slug: str
+    condition: str | None
+    test_set: str
+    signatures: dict[str, str]
+    scores: dict[str, float | None]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def rescore_targets(
+    con: duckdb.DuckDBPyConnection,
+    refs: Sequence[str],
+    *,
+    every: bool = False,
+    testset: str | None = None,
+) -> list[str]:
+    """The runs as ingested that `refs` name (a re-scored run stands for its source), or with
+    `every` all of them (of `testset` when given), oldest first, each once."""
+    if every == bool(refs):
+        raise UsageError("name the runs to re-score, or give --all (not both)")
+    if testset is not None:
+        get_corpus(con, testset, "test")  # an unknown name is a usage error
+    if every:
+        rows = con.execute(
+            "SELECT r.run_id FROM runs r JOIN corpora c ON c.corpus_id = r.test_corpus_id "
+            "WHERE r.run_id NOT IN (SELECT run_id FROM run_rescores) "
+            "AND (? IS NULL OR c.name = ?) ORDER BY r.created_at, r.run_id",
+            [testset, testset],
+        ).fetchall()
+        return [r for (r,) in rows]
+    out: list[str] = []
+    for ref in refs:
+        run_id = resolve_run(con, ref, testset)
+        source = con.execute(
+            "SELECT source_run_id FROM run_rescores WHERE run_id = ?", [run_id]
+        ).fetchone()
+        run_id = str(source[0]) if source is not None else run_id
+        if run_id not in out:
+            out.append(run_id)
+    return out
+
+
+def _stored_run(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    options: MetricOptions,
+    bootstrap: BootstrapSettings | None,
+) -> PreparedRun:
+    """A stored run read back as a prepared run scored under `options` (its id is the one a
+    fresh ingest of its hypotheses with those options gets)."""
+    row = con.execute(
+        "SELECT r.test_corpus_id, c.name, r.model_slug, r.condition, r.created_at FROM runs r "
+        "JOIN corpora c ON c.corpus_id = r.test_corpus_id WHERE r.run_id = ?",
+        [run_id],
+    ).fetchone()
+    assert row is not None  # resolved above, in the same transaction
+    corpus_id, test_name, model_slug, condition, created_at = row
+    test = stored_test_set(con, str(test_name))
+    hyps = con.execute(
+        "SELECT hyp, error FROM hypotheses WHERE run_id = ? ORDER BY seg_idx", [run_id]
+    ).fetchall()
+    entry_values = con.execute(
+        "SELECT seg_idx, metric, value FROM metric_values WHERE run_id = ? AND seg_idx IS NOT "
+        "NULL ORDER BY seg_idx, metric",
+        [run_id],
+    ).fetchall()
+    n_refs = max(len(r) for r in test.refs)
+    return PreparedRun(
+        label=run_id,
+        test_corpus_id=str(corpus_id),
+        test_name=test.name,
+        new_test_set=None,
+        model_slug=str(model_slug),
+        condition=condition,
+        created_at=created_at,
+        hyps=[h for h, _ in hyps],
+        errors=[e for _, e in hyps],
+        latency=[],
+        entry_tokens={},
+        refs=test.refs,
+        seg_metrics=[(int(i), str(m), float(v)) for i, m, v in entry_values],
+        run_metrics={},
+        document=None,
+        settings=metric_settings(n_refs, options),
+        ci=None,
+        difficulty=test.difficulty,
+        keys=test.keys,
+        sources=test.sources,
+        options=options,
+        bootstrap=bootstrap,
+    )
+
+
+def _copy_shared_rows(con: duckdb.DuckDBPyConnection, source: str, run: PreparedRun) -> None:
+    """The source's run row (metric settings and time of ingest replaced), hypotheses, entry
+    metrics, tags and input warnings under the re-scored run's id."""
+    settings = json.dumps({**run.settings, "tame_wh": __version__})
+    con.execute(
+        "INSERT INTO runs BY NAME SELECT * REPLACE (CAST(? AS VARCHAR) AS run_id, "
+        "CAST(? AS TIMESTAMP) AS ingested_at, CAST(? AS JSON) AS metric_settings) "
+        "FROM runs WHERE run_id = ?",
+        [run.run_id, utc_now(), settings, source],
+    )
+    for table in _SHARED_TABLES:
+        con.execute(
+            f"INSERT INTO {table} BY NAME SELECT * REPLACE (CAST(? AS VARCHAR) AS run_id) "
+            f"FROM {table} WHERE run_id = ?",
+            [run.run_id, source],
+        )
+
+
+def _rescore_one(
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    options: MetricOptions,
+    bootstrap: BootstrapSettings | None,
+) -> RescoreResult:
+    """Re-score one stored run in a transaction of its own."""
+    with transaction(con):
+        run = _stored_run(con, source, options, bootstrap)
+        signatures = dict(run.settings["signatures"])
+        stored = con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run.run_id]).fetchone()
+        if stored is None:
+            _copy_shared_rows(con, source, run)
+            insert_rows(con, "segment_stats", segment_stats_table(run))
+            con.execute(
+                "INSERT INTO run_rescores VALUES (?, ?, ?)", [run.run_id, source, utc_now()]
+            )
+            refresh_runs(con, [run.run_id])
+            if run.confidence is not None:
+                store_intervals(con, run.run_id, run.confidence)
+        return RescoreResult(
+            action="unchanged" if stored is not None else "added",
+            source_run_id=source,
+            run_id=run.run_id,
+            model_slug=run.model_slug,
+            condition=run.condition,
+            test_set=run.test_name,
+            signatures=signatures,
+            scores=stored_scores(con, run.run_id),
+        )
+
+
+def rescore_runs(
+    con: duckdb.DuckDBPyConnection,
+    run_ids: Sequence[str],
+    options: MetricOptions,
+    *,
+    bootstrap: BootstrapSettings | None = None,
+    notify: Notify | None = None,
+) -> list[RescoreResult]:
+    """Store each run's statistics under `options` beside it (nothing stored is changed), one
+    transaction per run; a run that has them already is left as it is."""
+    say = notify or (lambda _m: None)
+    results = []
+    for run_id in run_ids:
+        result = _rescore_one(con, run_id, options, bootstrap)
+        if result.action == "added":
+            say(f"re-scored {run_id} as {result.run_id}")
+        results.append(result)
+    return results
