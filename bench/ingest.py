@@ -25,13 +25,18 @@ interleaved. Parts:
   `compare RUN_A RUN_B` of those runs once stored (already scored); the compared values are
   checked equal to the stored runs'.
 
+- rescore: ten stored 2,000-segment runs of `test` (the two systems and eight seeded
+  line-by-line mixtures of them) scored again under `--tokenize intl`: one `rescore --all` vs
+  ingesting the ten files again with `--tokenize intl` (ten processes, summed); the re-scored runs
+  are checked to be the fresh ingests' (same run ids) with sacrebleu's intl BLEU.
+
 Synthetic rows (`--segments`; issue 4's table): a 10,000-segment run of templated text vs
 sacrebleu (target: at most 1.5x the reference); TER statistics alone (issue 17): the native
 kernel (`native.ter_stats`) vs sacrebleu's `TER()._extract_corpus_statistics`, in this process on
 the same text, checked equal: noisy copies and word-shuffled ~60-word segments (`--ter-shuffled`,
 0 to skip).
 
-`--only` picks (comma-separated): test, test-ddtp, plain, reports, compare, synthetic; e.g.
+`--only` picks (comma-separated): test, test-ddtp, plain, reports, compare, rescore, synthetic; e.g.
 `--only test-ddtp,plain`. `--quick`: one run each, test-ddtp for the plain part, no synthetic rows.
 """
 
@@ -66,9 +71,10 @@ from realdata import DESCRIPTIONS, SYSTEMS, TEST_SETS, RealData, real_data
 from synthetic import write_parallel
 
 T = TypeVar("T")
-PARTS = ("plain", "reports", "compare")
+PARTS = ("plain", "reports", "compare", "rescore")
 REPORT_TEST = "test"  # the test set the reports are built from
 MIXED = "apertium-pivot-mixed"  # the third report: lines alternating between the two systems
+RESCORED_RUNS = 10  # stored runs the rescore part scores again
 
 
 def _noisy_copy(lines: list[str], seed: int) -> list[str]:
@@ -541,6 +547,79 @@ class RealIngestBench:
                 (equal, f"compare{flag}: report files give the stored runs' values")
             )
 
+    def rescore(self, n_runs: int = RESCORED_RUNS) -> None:
+        """`rescore --all --tokenize intl` of `n_runs` stored 2,000-segment runs vs ingesting
+        their files again with `--tokenize intl` (one process per file, summed); the re-scored
+        runs checked to be the fresh ingests' runs and to carry sacrebleu's intl BLEU."""
+        from sacrebleu.metrics import BLEU
+
+        files = _mixed_systems(self.data, self.work / "rescore", n_runs)
+        stored = self.fresh_copy()
+        for slug, hyp in files:  # the runs as ingested (13a), not timed
+            subprocess.run(_tame_wh(stored, "ingest", "--testset", REPORT_TEST, "--hyp",
+                                    str(hyp), "--model-slug", slug), check=True,
+                           stdout=subprocess.DEVNULL)  # fmt: skip
+        mine, again = [], []
+        rescored: list[dict[str, Any]] = []
+        fresh: dict[str, str] = {}
+        for _ in range(self.repeat):
+            db = _copy_warehouse(stored, self.work / "rescore-db")
+            out = self.work / "rescore.json"
+            with open(out, "w") as sink:
+                mine.append(run_child(f"rescore --all --tokenize intl ({n_runs} runs)",
+                                      _tame_wh(db, "rescore", "--all", "--tokenize", "intl",
+                                               "--json"), stdout=sink))  # fmt: skip
+            rescored = json.loads(out.read_text())
+            db2 = _copy_warehouse(stored, self.work / "reingest-db")
+            runs = []
+            for slug, hyp in files:
+                with open(out, "w") as sink:
+                    argv = _tame_wh(db2, "ingest", "--testset", REPORT_TEST, "--hyp",
+                                    str(hyp), "--model-slug", slug, "--tokenize", "intl",
+                                    "--json")  # fmt: skip
+                    runs.append(run_child("ingest", argv, stdout=sink))
+                fresh[slug] = json.loads(out.read_text())[0]["run_id"]
+            again.append(_sum(f"{n_runs} x ingest --tokenize intl (files again)", runs))
+        reference = median_each(again[0].label, again)
+        ours = median_each(mine[0].label, mine)
+        _row(REPORT_TEST, reference)
+        _row(REPORT_TEST, ours)
+        wall, cpu = reference.seconds / ours.seconds, reference.cpu_seconds / ours.cpu_seconds
+        _ratio(REPORT_TEST, "  speed-up (ingest again / rescore)", wall, cpu, "no target", None)
+        refs = _lines(self.data.ref(REPORT_TEST))
+        intl = BLEU(tokenize="intl")
+        by_slug = {r["model_slug"]: r for r in rescored}
+        same_ids = all(by_slug[slug]["run_id"] == fresh[slug] for slug, _hyp in files)
+        equal = all(
+            abs(by_slug[slug]["scores"]["bleu"] - intl.corpus_score(_lines(hyp), [refs]).score)
+            < 1e-9
+            for slug, hyp in files
+        )
+        for ok, what in (
+            (same_ids, f"rescore: the {n_runs} re-scored runs are the fresh ingests' runs"),
+            (equal, f"rescore: the {n_runs} runs' BLEU equals sacrebleu's BLEU(tokenize='intl')"),
+        ):
+            print(f"{'':<10} {what} [{_verdict(ok)}]")
+            self.verdicts.append((ok, what))
+        self.verdicts.append((True, f"rescore of {n_runs} runs: {wall:.1f}x wall, {cpu:.1f}x "
+                              "CPU faster than ingesting the files again"))  # fmt: skip
+
+
+def _mixed_systems(data: RealData, folder: Path, n: int) -> list[tuple[str, Path]]:
+    """`n` hypothesis files of the `test` set: the two systems, then mixtures taking each line
+    from one or the other at random (seeded), as model slugs sys-0 … sys-(n-1)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    a, b = (_lines(data.hyp(REPORT_TEST, system)) for system in SYSTEMS)
+    out = []
+    for k in range(n):
+        rng = random.Random(k)
+        lines = a if k == 0 else b if k == 1 else [x if rng.random() < 0.5 else y
+                                                   for x, y in zip(a, b, strict=True)]  # fmt: skip
+        path = folder / f"sys-{k}.txt"
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        out.append((f"sys-{k}", path))
+    return out
+
 
 def _same_values(stored: dict[str, Any], in_memory: dict[str, Any]) -> bool:
     """Two compare documents agree on every metric value and test result (labels aside)."""
@@ -579,6 +658,8 @@ def run_real(
             db, run_ids = bench.reports(files)
             if "compare" in parts:
                 bench.compare(files, db, run_ids)
+        if "rescore" in parts:
+            bench.rescore()
         return bench.verdicts
 
 

@@ -9,8 +9,14 @@ import click
 
 from cli.context import AppContext, confirm, json_option, pass_app
 from cli.output import emit_json, print_fields, print_table, say, status
-from warehouse import AddResult, CorpusInfo
-from warehouse.frontend import CorpusData, read_test_set, read_training_corpus
+from warehouse import AddResult, CorpusInfo, UsageError
+from warehouse.frontend import (
+    TABLE_FORMATS,
+    CorpusData,
+    read_test_set,
+    read_test_set_table,
+    read_training_corpus,
+)
 
 _input_file = click.Path(path_type=Path, dir_okay=False)
 _lang: dict[str, Any] = {"default": None, "metavar": "CODE"}
@@ -190,14 +196,32 @@ def testset() -> None:
 
 @testset.command("add")
 @click.argument("name")
-@click.option("--src", "src", type=_input_file, required=True, help="Sources, one per line.")
+@click.option("--src", "src", type=_input_file, default=None, help="Sources, one per line.")
 @click.option(
     "--ref",
     "refs",
     type=_input_file,
     multiple=True,
-    required=True,
     help="References, aligned with --src; repeat for several references.",
+)
+@click.option(
+    "--from",
+    "table",
+    type=_input_file,
+    default=None,
+    help="A table instead of --src/--ref: Parquet, JSON Lines, CSV or TSV (docs/inputs.md).",
+)
+@click.option("--src-col", default=None, help="With --from: the source column (a.b: nested).")
+@click.option(
+    "--ref-col", "ref_cols", multiple=True, help="With --from: a reference column; repeatable."
+)
+@click.option("--id-col", default=None, help="With --from: a column of segment ids.")
+@click.option(
+    "--format",
+    "table_format",
+    type=click.Choice(TABLE_FORMATS),
+    default=None,
+    help="With --from: the table's format (default: from the file name).",
 )
 @click.option(
     "--segments-meta",
@@ -218,8 +242,13 @@ def testset() -> None:
 def testset_add(
     app: AppContext,
     name: str,
-    src: Path,
+    src: Path | None,
     refs: tuple[Path, ...],
+    table: Path | None,
+    src_col: str | None,
+    ref_cols: tuple[str, ...],
+    id_col: str | None,
+    table_format: str | None,
     segments_meta: Path | None,
     src_lang: str | None,
     tgt_lang: str | None,
@@ -227,9 +256,25 @@ def testset_add(
     yes: bool,
     as_json: bool,
 ) -> None:
-    """Register a test set (.gz accepted)."""
-    with status(f"reading {src}"):
-        data = read_test_set(name, src, list(refs), segments_meta, src_lang, tgt_lang)
+    """Register a test set from plain files (--src, --ref) or a table (--from; .gz accepted)."""
+    if table is None:
+        if src is None or not refs or src_col or ref_cols or id_col or table_format:
+            raise UsageError(
+                "give --src and --ref (plain files), or --from TABLE with --src-col and --ref-col"
+            )
+        with status(f"reading {src}"):
+            data = read_test_set(name, src, list(refs), segments_meta, src_lang, tgt_lang)
+    else:
+        if src is not None or refs or segments_meta is not None or not src_col or not ref_cols:
+            raise UsageError(
+                "--from reads sources and references from the table: give --src-col and "
+                "--ref-col, not --src, --ref or --segments-meta"
+            )
+        with status(f"reading {table}"):
+            data = read_test_set_table(
+                name, table, src_col=src_col, ref_cols=ref_cols, id_col=id_col,
+                fmt=table_format, src_lang=src_lang, tgt_lang=tgt_lang,
+            )  # fmt: skip
     _report_add(_add(app, data, replace, yes), as_json)
 
 

@@ -41,8 +41,10 @@ if TYPE_CHECKING:
     from warehouse.ingest.batch import IngestRequest as IngestRequest
     from warehouse.inputs.corpus_files import CorpusData as CorpusData
     from warehouse.inputs.corpus_files import read_test_set as read_test_set
+    from warehouse.inputs.corpus_files import read_test_set_table as read_test_set_table
     from warehouse.inputs.corpus_files import read_training_corpus as read_training_corpus
     from warehouse.inputs.human_files import HUMAN_FORMATS as HUMAN_FORMATS
+    from warehouse.inputs.tables import TABLE_FORMATS as TABLE_FORMATS
     from warehouse.metrics.registry import SORT_KEYS as SORT_KEYS
     from warehouse.metrics.registry import format_score as format_score
     from warehouse.metrics.registry import label as label
@@ -153,6 +155,8 @@ _HOMES = {
     "parse_memory_limit": "warehouse.analysis.query",
     "parse_tags": "warehouse.analysis.runs",
     "read_test_set": "warehouse.inputs.corpus_files",
+    "read_test_set_table": "warehouse.inputs.corpus_files",
+    "TABLE_FORMATS": "warehouse.inputs.tables",
     "read_training_corpus": "warehouse.inputs.corpus_files",
     "reclaim_after_failed_write": "warehouse.store.connection",
     "remote_failure": "warehouse.store.remote",

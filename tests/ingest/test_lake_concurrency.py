@@ -21,9 +21,10 @@ from tests.ingest.lake_workers import PARTIAL_RUNS
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITERS, SEGMENTS = 8, 12
-# Runs per writer, on both data paths: enough for every writer to queue behind the others many
-# times. The 8 x 50 soak of the same scenario is `python bench/lake.py --soak`.
-RUNS_EACH = {"lake-dir": 8, "lake-s3": 8}
+# Runs per writer, on both data paths: enough for every writer to queue behind the others
+# several times (32 commits contend for the lake). The 8 x 50 soak of the same scenario is
+# `python bench/lake.py --soak`.
+RUNS_EACH = {"lake-dir": 4, "lake-s3": 4}
 
 pytestmark = pytest.mark.slow
 
@@ -139,7 +140,7 @@ def test_eight_writers_an_audit_and_readers_at_once(lake, tmp_path):
         assert failed == [], f"writer {w}: {failed}"
     assert sorted(t.split(" run ")[0] for t in twin_said) == ["already ingested", "ingested"]
 
-    # 400 runs + the twin, none lost, none twice, each complete; every key unique.
+    # Every run + the twin, none lost, none twice, each complete; every key unique.
     runs = lake.sql("SELECT count(*), count(DISTINCT run_id) FROM runs")[0]
     assert runs == (WRITERS * runs_each + 1, WRITERS * runs_each + 1)
     assert lake.sql(PARTIAL_RUNS) == []
@@ -167,7 +168,7 @@ def test_eight_writers_an_audit_and_readers_at_once(lake, tmp_path):
 
 # Kills per data path, alternating ingest and audit, each at a random point of the command
 # (bench/lake.py --soak runs the concurrent writers at scale).
-TRIALS = 12
+TRIALS = 8
 
 
 def test_a_writer_killed_at_random_points_leaves_nothing_partial(lake, tmp_path):

@@ -202,6 +202,10 @@ def test_a_killed_copy_never_leaves_a_partial_destination(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(f".{final.name}.copy-")]
 
 
+# Runs each of the eight writers ingests while the lake is copied again and again.
+RUNS_EACH = 2
+
+
 @pytest.mark.slow
 def test_a_copy_during_eight_writers_equals_the_lake_at_one_snapshot(lake, tmp_path):
     assert lake.run("demo", "--json").exit_code == 0
@@ -211,7 +215,7 @@ def test_a_copy_during_eight_writers_equals_the_lake_at_one_snapshot(lake, tmp_p
     writers = []
     for w in range(8):
         hyps = []
-        for k in range(3):
+        for k in range(RUNS_EACH):
             path = tmp_path / f"w{w}-{k}.hyp"
             path.write_text("".join(f"writer {w} run {k} line {i}\n" for i in range(n)))
             hyps.append(str(path))
@@ -240,7 +244,7 @@ def test_a_copy_during_eight_writers_equals_the_lake_at_one_snapshot(lake, tmp_p
         for proc in writers:
             out, _ = proc.communicate(timeout=900)
             assert proc.returncode == 0, out
-    assert lake.sql("SELECT count(*) FROM runs") == [(3 + 8 * 3,)]
+    assert lake.sql("SELECT count(*) FROM runs") == [(3 + 8 * RUNS_EACH,)]
     for target, snapshot, result in copies:
         assert result.verified
         assert _tables_of(target) == _tables_of(lake.address, AsOf(snapshot=snapshot)), snapshot

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -183,4 +184,37 @@ def read_test_set(
     }
     if segments_meta is not None:
         files["segments_meta"] = _file_info(segments_meta)
+    return CorpusData(name, "test", src, refs, src_lang, tgt_lang, meta, files)
+
+
+def read_test_set_table(
+    name: str,
+    path: str | Path,
+    *,
+    src_col: str,
+    ref_cols: Sequence[str],
+    id_col: str | None = None,
+    fmt: str | None = None,
+    src_lang: str | None = None,
+    tgt_lang: str | None = None,
+) -> CorpusData:
+    """Read a test set from a table (Parquet, JSON Lines, CSV, TSV): a source column, one or more
+    reference columns, optionally an id column; the same texts as plain files give the same
+    test set."""
+    from warehouse.inputs.tables import read_table
+
+    validate_name(name)
+    if not ref_cols:
+        raise UsageError("a test set needs at least one reference column (--ref-col)")
+    src_lang = validate_lang(src_lang, "--src-lang")
+    tgt_lang = validate_lang(tgt_lang, "--tgt-lang")
+    table = read_table(path, fmt)
+    src = table.texts(src_col)
+    refs = [table.texts(column) for column in ref_cols]
+    meta = None
+    if id_col is not None:
+        n = len(src)
+        meta = SegmentMeta(list(table.keys(id_col)), [None] * n, [None] * n, [None] * n)
+    columns = {"src": src_col, "refs": list(ref_cols), **({"id": id_col} if id_col else {})}
+    files: dict[str, Any] = {"table": {**_file_info(path), "columns": columns}}
     return CorpusData(name, "test", src, refs, src_lang, tgt_lang, meta, files)
