@@ -13,8 +13,12 @@ from cli.regressions import print_gate
 from warehouse import IngestResult, RegressionReport, UsageError, Warehouse
 from warehouse.frontend import (
     DEFAULT_AGAINST,
+    FOREIGN_FORMATS,
+    TABLE_FORMATS,
+    Columns,
     IngestRequest,
     MetricOptions,
+    parse_metric_columns,
     regressions_markdown,
 )
 
@@ -116,6 +120,45 @@ def _describe(result: IngestResult) -> str:
     metavar="SYSTEM",
     help="With --mqm: the human translation that serves as the reference.",
 )
+@click.option(
+    "--from",
+    "from_format",
+    type=click.Choice(FOREIGN_FORMATS),
+    default=None,
+    help="The files are another tool's output: a table (table, parquet, jsonl, csv, tsv, hf), "
+    "COMET's --to_json file, or an lm-evaluation-harness sample log (docs/inputs.md).",
+)
+@click.option("--hyp-col", default=None, help="With --from TABLE: the column of hypotheses.")
+@click.option(
+    "--src-col", default=None, help="With --from: the source column (a.b reaches into records)."
+)
+@click.option("--ref-col", "ref_cols", multiple=True, help="With --from TABLE: a reference column.")
+@click.option("--id-col", default=None, help="With --from TABLE: the column of segment ids.")
+@click.option(
+    "--metric-col",
+    "metric_cols",
+    multiple=True,
+    metavar="NAME=COLUMN",
+    help="With --from TABLE: a per-segment metric to keep; repeatable.",
+)
+@click.option(
+    "--format",
+    "table_format",
+    type=click.Choice(TABLE_FORMATS),
+    default=None,
+    help="With --from table or hf: the file's format (default: from its name).",
+)
+@click.option(
+    "--comet-model",
+    default=None,
+    help="With --from comet: the COMET model that scored the file (its scores' signature).",
+)
+@click.option(
+    "--lm-eval-results",
+    type=_file,
+    default=None,
+    help="With --from lm-eval: the harness's results JSON (model name, shots).",
+)
 @json_option
 @pass_app
 def ingest(
@@ -143,6 +186,15 @@ def ingest(
     gate_markdown: Path | None,
     mqm: Path | None,
     reference_system: str | None,
+    from_format: str | None,
+    hyp_col: str | None,
+    src_col: str | None,
+    ref_cols: tuple[str, ...],
+    id_col: str | None,
+    metric_cols: tuple[str, ...],
+    table_format: str | None,
+    comet_model: str | None,
+    lm_eval_results: Path | None,
     as_json: bool,
 ) -> None:
     """Ingest runs: plain files (--testset --hyp) or test-report / run-card JSON files.
@@ -178,6 +230,11 @@ def ingest(
         alpha=ci_alpha,
         seed=seed,
         replicate_of=replicate_of,
+        from_format=from_format,
+        columns=Columns(hyp_col, src_col, ref_cols, id_col, parse_metric_columns(metric_cols)),
+        table_format=table_format,
+        comet_model=comet_model,
+        lm_eval_results=lm_eval_results,
     )
     results = Warehouse.ingest_batch(
         app.db, request, lock_timeout=app.lock_timeout, notify=say, progress=status
@@ -207,7 +264,8 @@ def ingest(
         click.get_current_context().exit(1)
 
 
-_NOT_WITH_MQM = ("reports", "hyp", "model_slug", "condition", "run_card", "replicate_of", "gate")
+_NOT_WITH_MQM = ("reports", "hyp", "model_slug", "condition", "run_card", "replicate_of", "gate",
+                 "from_format")  # fmt: skip
 
 
 def _ingest_annotated(

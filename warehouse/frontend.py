@@ -43,6 +43,9 @@ if TYPE_CHECKING:
     from warehouse.inputs.corpus_files import read_test_set as read_test_set
     from warehouse.inputs.corpus_files import read_test_set_table as read_test_set_table
     from warehouse.inputs.corpus_files import read_training_corpus as read_training_corpus
+    from warehouse.inputs.foreign import FOREIGN_FORMATS as FOREIGN_FORMATS
+    from warehouse.inputs.foreign import Columns as Columns
+    from warehouse.inputs.foreign import parse_metric_columns as parse_metric_columns
     from warehouse.inputs.human_files import HUMAN_FORMATS as HUMAN_FORMATS
     from warehouse.inputs.tables import TABLE_FORMATS as TABLE_FORMATS
     from warehouse.metrics.registry import SORT_KEYS as SORT_KEYS
@@ -157,6 +160,9 @@ _HOMES = {
     "read_test_set": "warehouse.inputs.corpus_files",
     "read_test_set_table": "warehouse.inputs.corpus_files",
     "TABLE_FORMATS": "warehouse.inputs.tables",
+    "FOREIGN_FORMATS": "warehouse.inputs.foreign",
+    "Columns": "warehouse.inputs.foreign",
+    "parse_metric_columns": "warehouse.inputs.foreign",
     "read_training_corpus": "warehouse.inputs.corpus_files",
     "reclaim_after_failed_write": "warehouse.store.connection",
     "remote_failure": "warehouse.store.remote",

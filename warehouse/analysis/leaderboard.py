@@ -193,8 +193,14 @@ def _human_intervals(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]])
             by_run[run_id][f"{column}_ci_lower"], by_run[run_id][f"{column}_ci_upper"] = interval
 
 
-# The leaderboard's surface-metric columns and the signature each is computed under.
-SIGNED_COLUMNS = {"corpus_bleu": "bleu", "chrf_plus_plus": "chrf", "ter": "ter"}
+# The leaderboard's columns with a signature: the surface metrics' (sacrebleu's) and the COMET
+# score's (the model that scored it, declared by the imported file, docs/inputs.md).
+SIGNED_COLUMNS = {
+    "corpus_bleu": "bleu",
+    "chrf_plus_plus": "chrf",
+    "ter": "ter",
+    "comet_score": "comet_score",
+}
 
 
 def _without_version(signature: str | None) -> str | None:
@@ -209,10 +215,10 @@ def _mark_other_settings(
     rows: list[dict[str, Any]],
     boards: Iterable[list[dict[str, Any]]],
 ) -> None:
-    """Give each row `signature_differs`: the surface metrics (bleu, chrf, ter) it computed
-    under other settings than most runs of its test set (chrF instead of chrF++, another
-    tokenizer, lowercasing, ...; with a tie, every run's), with `metric_signatures`, its
-    signatures of them."""
+    """Give each row `signature_differs`: the signed metrics (bleu, chrf, ter, comet_score) it
+    computed under other settings than most runs of its test set (chrF instead of chrF++,
+    another tokenizer, lowercasing, another COMET model, ...; with a tie, every run's), with
+    `metric_signatures`, its signatures of them."""
     found = dict(
         con.execute(
             "SELECT run_id, metric_settings FROM runs WHERE list_contains(?, run_id)",

@@ -10,15 +10,19 @@ from pathlib import Path
 from typing import Any
 
 from warehouse.basics import Notify, silent
-from warehouse.errors import UsageError
+from warehouse.errors import InputError, UsageError
 from warehouse.ingest.prepare import (
+    RegisteredTestSet,
     WarehouseRef,
     load_test_set,
     prepare_from_document,
     prepare_from_files,
+    prepare_from_parsed,
 )
 from warehouse.ingest.runs import IngestResult, PreparedRun
 from warehouse.ingest.write import stored_run_ids, write_runs
+from warehouse.inputs.foreign import Columns, ForeignRun, read_foreign
+from warehouse.inputs.runcard import parse_run_document
 from warehouse.metrics.surface import MetricOptions
 from warehouse.stats.resample import bootstrap_settings
 from warehouse.store.address import Address
@@ -52,12 +56,67 @@ class IngestRequest:
     alpha: float | None = None
     seed: int | None = None
     replicate_of: str | None = None  # a stored run these runs repeat (docs/statistics.md)
+    # Another tool's files (`reports` are then those files; docs/inputs.md).
+    from_format: str | None = None
+    columns: Columns = field(default_factory=Columns)
+    table_format: str | None = None
+    comet_model: str | None = None
+    lm_eval_results: str | Path | None = None
 
     def __post_init__(self) -> None:
         if self.reports and (self.hyp or self.run_card):
             raise UsageError("give JSON reports, or --testset/--hyp/--run-card, not both")
         if not self.reports and not (self.testset and self.hyp):
-            raise UsageError("give JSON reports, or both --testset and --hyp")
+            what = "the files of --from" if self.from_format else "JSON reports"
+            raise UsageError(f"give {what}, or both --testset and --hyp")
+        imports = (self.columns.given, self.table_format, self.comet_model, self.lm_eval_results)
+        if self.from_format is None and any(imports):
+            raise UsageError(
+                "the column options, --format, --comet-model and --lm-eval-results read other "
+                "tools' files: add --from"
+            )
+
+
+def _prepare_foreign(registered: RegisteredTestSet | None, request: IngestRequest
+                     ) -> list[PreparedRun]:  # fmt: skip
+    """Read other tools' files as test reports, then align them like reports."""
+    assert request.from_format is not None
+    prepared = []
+    for path in request.reports:
+        runs = read_foreign(path, request.from_format, columns=request.columns,
+                            table_format=request.table_format, comet_model=request.comet_model,
+                            lm_eval_results=request.lm_eval_results)  # fmt: skip
+        if request.model_slug is not None and len(runs) > 1:
+            raise UsageError(f"{path}: holds {len(runs)} systems; --model-slug names one run "
+                             "(each system's name is its model slug)")  # fmt: skip
+        for run in runs:
+            if run.positions:
+                _answer_in_order(run, registered, str(path))
+            document = parse_run_document(run.document, run.label)
+            prepared.append(prepare_from_parsed(
+                document, model_slug=request.model_slug, condition=request.condition,
+                options=request.options, testset=registered, fallback_model_slug=run.model_hint,
+            ))  # fmt: skip
+    return prepared
+
+
+def _answer_in_order(run: ForeignRun, test: RegisteredTestSet | None, file: str) -> None:
+    """Entries with neither id nor source answer the registered test set's segments in order
+    (as the lines of a hypothesis file do)."""
+    entries = run.document["entries"]
+    if test is None:
+        raise UsageError(
+            f"{file}: without --testset the table must hold the test set: give --src-col and "
+            "--ref-col (or --testset NAME to answer a registered test set row by row)"
+        )
+    if len(entries) != len(test.sources):
+        raise InputError(
+            f"has {len(entries)} rows but test set {test.name!r} has {len(test.sources)} "
+            "segments (give --id-col or --src-col to align rows by id or source)",
+            file,
+        )
+    for entry, source in zip(entries, test.sources, strict=True):
+        entry["source"] = source
 
 
 def _prepare(db: WarehouseRef, request: IngestRequest) -> list[PreparedRun]:
@@ -76,6 +135,8 @@ def _prepare(db: WarehouseRef, request: IngestRequest) -> list[PreparedRun]:
             )
         ]
     registered = load_test_set(db, request.testset) if request.testset else None
+    if request.from_format is not None:
+        return _prepare_foreign(registered, request)
     return [
         prepare_from_document(
             path,

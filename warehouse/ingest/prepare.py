@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import duckdb
 
@@ -393,6 +393,20 @@ def _own_test_set(
     )
 
 
+def _with_declared(settings: dict[str, Any], document: RunDocument) -> dict[str, Any]:
+    """The settings with the signatures a document declares for its ingested metrics
+    (`metric_signatures`, e.g. the COMET model that scored it); computed metrics keep theirs."""
+    declared = document.doc.get("metric_signatures")
+    if declared is None:
+        return settings
+    if not isinstance(declared, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and 0 < len(v) <= 500 for k, v in declared.items()
+    ):
+        raise InputError("$.metric_signatures: expected an object of metric names to signature "
+                         "texts", document.file)  # fmt: skip
+    return {**settings, "signatures": {**declared, **settings["signatures"]}}
+
+
 def prepare_from_document(
     path: str | Path,
     *,
@@ -407,8 +421,26 @@ def prepare_from_document(
     when given (entries aligned by id, else by source, and checked against it), else against
     the test set its entries' source and expected text define. `fallback_model_slug` names the
     model when neither `model_slug` nor the document does."""
-    file = str(path)
-    document = read_run_document(path)
+    return prepare_from_parsed(
+        read_run_document(path), model_slug=model_slug, condition=condition, ci=ci,
+        options=options, testset=testset, fallback_model_slug=fallback_model_slug,
+    )  # fmt: skip
+
+
+def prepare_from_parsed(
+    document: RunDocument,
+    *,
+    model_slug: str | None = None,
+    condition: str | None = None,
+    ci: BootstrapSettings | None = None,
+    options: MetricOptions = DEFAULT_OPTIONS,
+    testset: RegisteredTestSet | None = None,
+    fallback_model_slug: str | None = None,
+) -> PreparedRun:
+    """`prepare_from_document` of a document already parsed (e.g. converted from another
+    tool's output, docs/inputs.md)."""
+    file = document.file
+    path = file
     model_slug = _pick(model_slug, document.model_slug, "model_slug", file) or fallback_model_slug
     condition = _pick(condition, document.condition, "condition", file)
     if not model_slug:
@@ -459,7 +491,7 @@ def prepare_from_document(
         seg_metrics=seg_metrics,
         run_metrics=document.run_metrics,
         document=document,
-        settings=metric_settings(max(len(r) for r in refs), options),
+        settings=_with_declared(metric_settings(max(len(r) for r in refs), options), document),
         ci=ci_metadata(),
         warnings=label_warnings + _text_warnings(hyps, sources, errors),
         difficulty=difficulty,

@@ -1,0 +1,154 @@
+"""Other tools' outputs ingested (`ingest --from …`, `testset add --from …`): tables with their
+own column names, COMET's JSON, lm-evaluation-harness sample logs. Their runs have the scores
+of the same hypotheses ingested as plain files; what they carry besides (per-segment scores,
+the COMET model, the harness's model and shots) is kept; bad files are refused with file and
+line, the warehouse unchanged."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.conftest import snapshot
+
+DATA = Path(__file__).parents[1] / "inputs" / "data"
+LM_EVAL = DATA / "lm-eval" / "my-org__tiny-mt"
+SAMPLES = LM_EVAL / "samples_wmt16-de-en_2025-01-02T10-11-12.123456.jsonl"
+RESULTS = LM_EVAL / "results_2025-01-02T10-11-12.123456.json"
+COMET_MODEL = "Unbabel/wmt22-comet-da"
+
+
+def _json(result):
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+@pytest.fixture
+def plain(run_cli):
+    """A test set from plain files and both systems ingested from plain files: their scores."""
+    _json(run_cli("testset", "add", "wmt", "--src", DATA / "src.de", "--ref", DATA / "ref.en",
+                  "--json"))  # fmt: skip
+    scores = {}
+    for system in ("sysA", "sysB"):
+        [run] = _json(run_cli("ingest", "--testset", "wmt", "--hyp", DATA / f"{system}.en",
+                              "--model-slug", f"plain-{system}", "--no-ci", "--json"))  # fmt: skip
+        scores[system] = run["scores"]
+    return scores
+
+
+def test_a_test_set_from_a_dataset_file_is_the_test_set_of_the_same_plain_files(run_cli):
+    from_table = _json(run_cli("testset", "add", "hf", "--from", DATA / "wmt16-de-en.jsonl",
+                               "--src-col", "translation.de", "--ref-col", "translation.en",
+                               "--json"))  # fmt: skip
+    again = _json(run_cli("testset", "add", "hf", "--src", DATA / "src.de", "--ref",
+                          DATA / "ref.en", "--json"))  # fmt: skip
+    assert again["action"] == "unchanged"
+    assert again["corpus"]["corpus_id"] == from_table["corpus"]["corpus_id"]
+
+
+def test_tables_of_outputs_score_as_the_plain_files(run_cli, plain, tmp_path):
+    by_id = _json(run_cli("ingest", "--from", "tsv", DATA / "outputs.tsv", "--testset", "wmt",
+                          "--hyp-col", "hypothesis", "--id-col", "id", "--metric-col",
+                          "comet=comet", "--model-slug", "tsv", "--no-ci", "--json"))  # fmt: skip
+    by_source = _json(run_cli("ingest", "--from", "csv", DATA / "outputs.csv", "--testset", "wmt",
+                              "--hyp-col", "hypothesis", "--src-col", "source", "--model-slug",
+                              "csv", "--no-ci", "--json"))  # fmt: skip
+    # A Parquet file with the hypotheses alone answers the segments in order.
+    hyps = (DATA / "sysB.en").read_text(encoding="utf-8").splitlines()
+    pq.write_table(pa.table({"output": hyps}), tmp_path / "b.parquet")
+    in_order = _json(run_cli("ingest", "--from", "hf", tmp_path / "b.parquet", "--testset",
+                             "wmt", "--hyp-col", "output", "--model-slug", "pq", "--no-ci",
+                             "--json"))  # fmt: skip
+    assert by_id[0]["scores"] == plain["sysA"]
+    assert by_source[0]["scores"] == plain["sysB"] == in_order[0]["scores"]
+    comet = run_cli("query", "SELECT avg(value) AS v FROM metric_values WHERE metric = 'comet'",
+                    "--json")  # fmt: skip
+    assert _json(comet)[0]["v"] == pytest.approx(0.825)
+    card = _json(run_cli("query", "SELECT run_card FROM runs WHERE model_slug = 'tsv'", "--json"))
+    imported = json.loads(card[0]["run_card"])["imported_from"]
+    assert imported["format"] == "table" and imported["columns"]["metrics"] == {"comet": "comet"}
+
+
+def test_an_exported_run_read_back_as_a_table_is_the_same_run(run_cli, plain, tmp_path):
+    out = tmp_path / "export.jsonl"
+    assert run_cli("export", "plain-sysA", "--out", out).exit_code == 0
+    [again] = _json(run_cli("ingest", "--from", "jsonl", out, "--testset", "wmt", "--hyp-col",
+                            "hypothesis", "--src-col", "source", "--model-slug", "plain-sysA",
+                            "--json"))  # fmt: skip
+    assert again["action"] == "unchanged"
+
+
+def test_comet_scores_become_runs_with_the_comet_model_as_signature(run_cli, plain):
+    runs = _json(run_cli("ingest", "--from", "comet", DATA / "comet-scores.json", "--testset",
+                         "wmt", "--comet-model", COMET_MODEL, "--no-ci", "--json"))  # fmt: skip
+    assert [(r["model_slug"], r["scores"]) for r in runs] == [
+        ("sysA", plain["sysA"]), ("sysB", plain["sysB"])
+    ]  # fmt: skip
+    board = {r["model_slug"]: r for r in _json(run_cli("leaderboard", "--json"))}
+    segments = json.loads((DATA / "comet-scores.json").read_text(encoding="utf-8"))["sysA.en"]
+    mean = sum(s["COMET"] for s in segments) / len(segments)
+    assert board["sysA"]["comet_score"] == pytest.approx(mean, abs=1e-12)
+    assert board["sysA"]["metric_signatures"]["comet_score"] == f"comet|model:{COMET_MODEL}"
+    assert board["plain-sysA"]["comet_score"] is None
+    assert board["sysA"]["signature_differs"] == []
+
+
+def test_comet_scores_of_another_model_are_marked_not_comparable(run_cli, tmp_path):
+    other = tmp_path / "other.json"
+    shutil.copy(DATA / "comet-scores.json", other)
+    _json(run_cli("ingest", "--from", "comet", DATA / "comet-scores.json", "--comet-model",
+                  COMET_MODEL, "--no-ci", "--json"))  # fmt: skip
+    doc = json.loads(other.read_text(encoding="utf-8"))
+    other.write_text(json.dumps({"sysC.en": doc["sysA.en"]}), encoding="utf-8")
+    _json(run_cli("ingest", "--from", "comet", other, "--comet-model", "Unbabel/XCOMET-XL",
+                  "--testset", "comet-scores", "--no-ci", "--json"))  # fmt: skip
+    board = {r["model_slug"]: r for r in _json(run_cli("leaderboard", "--json"))}
+    assert board["sysC"]["signature_differs"] == ["comet_score"]
+    assert board["sysA"]["signature_differs"] == board["sysB"]["signature_differs"] == []
+    table = run_cli("leaderboard")
+    assert "comet_score computed as comet|model:Unbabel/XCOMET-XL" in table.output
+
+
+def test_an_lm_eval_sample_log_is_a_run_of_the_harness_model(run_cli, plain):
+    [run] = _json(run_cli("ingest", "--from", "lm-eval", SAMPLES, "--testset", "wmt",
+                          "--lm-eval-results", RESULTS, "--no-ci", "--json"))  # fmt: skip
+    assert (run["model_slug"], run["condition"]) == ("my-org__tiny-mt", "0-shot")
+    assert run["scores"] == plain["sysA"]  # the leading spaces are not part of the text
+    [alone] = _json(run_cli("ingest", "--from", "lm-eval", SAMPLES, "--no-ci", "--json"))
+    assert alone["model_slug"] == "my-org__tiny-mt" and alone["test_set"] == "wmt16-de-en"
+    assert alone["scores"] == plain["sysA"]
+
+
+@pytest.mark.parametrize(
+    ("files", "args", "message"),
+    [
+        ((), ("--from", "comet", "c.json"), "give --comet-model"),
+        (("c.json", '{"s.en": [{"src": "a", "COMET": 0.5}]}'),
+         ("--from", "comet", "c.json", "--comet-model", "m"), 'c.json: $["s.en"][0].mt: missing'),
+        (("t.tsv", "h\nx\n"), ("--from", "tsv", "t.tsv", "--hyp-col", "h", "--testset", "wmt",
+                               "--model-slug", "m"), "t.tsv: has 1 rows but test set 'wmt' has 6"),
+        (("t.tsv", "h\nx\n"), ("--from", "tsv", "t.tsv", "--hyp-col", "nope", "--model-slug", "m",
+                               "--testset", "wmt"), "t.tsv:2: no column 'nope'"),
+        (("s.jsonl", '{"doc_id": 0}\n{bad\n'), ("--from", "lm-eval", "s.jsonl", "--src-col", "x"),
+         "s.jsonl:2: not JSON"),
+        ((), ("--hyp-col", "h", "x.json"), "add --from"),
+    ],
+)  # fmt: skip
+def test_bad_foreign_files_are_refused_and_change_nothing(
+    run_cli, db_path, plain, tmp_path, monkeypatch, files, args, message
+):
+    monkeypatch.chdir(tmp_path)
+    if files:
+        (tmp_path / files[0]).write_text(files[1], encoding="utf-8")
+    else:
+        (tmp_path / "c.json").write_text("{}", encoding="utf-8")
+    before = snapshot(db_path)
+    done = run_cli("ingest", *args)
+    assert done.exit_code == 2, done.output
+    assert message in done.output
+    assert snapshot(db_path) == before

@@ -1,0 +1,329 @@
+"""Other tools' outputs as test reports: a table of outputs (Parquet, JSON Lines, CSV, TSV — a
+Hugging Face dataset saved to disk), COMET's `comet-score --to_json` file, and the sample log
+lm-evaluation-harness writes with `--log_samples`. Each becomes the warehouse's own test-report
+document (docs/inputs.md, "Other tools' outputs"), so it is checked, aligned and scored like one;
+the document keeps where it came from under `imported_from`."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from warehouse.errors import InputError, UsageError
+from warehouse.inputs.runcard import load_json
+from warehouse.inputs.tables import TABLE_FORMATS, Table, read_table
+from warehouse.inputs.textio import decode_utf8, read_bytes
+
+# `ingest --from KIND`: a table in a named format (`hf`: a saved dataset, format by suffix),
+# COMET's JSON, or lm-evaluation-harness's sample log.
+FOREIGN_FORMATS = ("table", *TABLE_FORMATS, "hf", "comet", "lm-eval")
+# The per-entry metric COMET's scores are stored as (the leaderboard's `comet_score` column).
+COMET_METRIC = "comet_score"
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Which columns of a table hold what (a dotted name reaches into nested records)."""
+
+    hyp: str | None = None
+    src: str | None = None
+    refs: tuple[str, ...] = ()
+    id: str | None = None
+    metrics: tuple[tuple[str, str], ...] = ()  # (metric name, column)
+
+    @property
+    def given(self) -> bool:
+        """Whether any column was named."""
+        return bool(self.hyp or self.src or self.refs or self.id or self.metrics)
+
+
+@dataclass(frozen=True)
+class ForeignRun:
+    """One run read from another tool's file, as a test-report document."""
+
+    label: str
+    document: dict[str, Any]
+    model_hint: str | None = None  # a model slug the file suggests (its folder or system name)
+    positions: bool = False  # entries carry no id or source: they answer the segments in order
+    notes: list[str] = field(default_factory=list)
+
+
+def parse_metric_columns(pairs: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """`NAME=COLUMN` options as (metric name, column) pairs."""
+    out = []
+    for pair in pairs:
+        name, sep, column = pair.partition("=")
+        if not sep or not name or not column:
+            raise UsageError(f"--metric-col {pair!r}: expected NAME=COLUMN")
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.:-]{0,63}", name):
+            raise UsageError(f"--metric-col {pair!r}: a metric name is letters, digits, _.:-")
+        out.append((name, column))
+    return tuple(out)
+
+
+def read_foreign(
+    path: str | Path,
+    kind: str,
+    *,
+    columns: Columns | None = None,
+    table_format: str | None = None,
+    comet_model: str | None = None,
+    lm_eval_results: str | Path | None = None,
+) -> list[ForeignRun]:
+    """The runs in another tool's file (`kind`: one of FOREIGN_FORMATS)."""
+    columns = columns or Columns()
+    if kind not in FOREIGN_FORMATS:
+        raise UsageError(f"--from: expected one of {', '.join(FOREIGN_FORMATS)}, got {kind!r}")
+    if kind == "comet":
+        if columns.given:
+            raise UsageError("--from comet reads src, mt, ref and COMET; drop the column options")
+        return comet_runs(path, comet_model)
+    if comet_model is not None:
+        raise UsageError("--comet-model goes with --from comet")
+    if kind == "lm-eval":
+        return lm_eval_runs(path, columns, lm_eval_results)
+    if lm_eval_results is not None:
+        raise UsageError("--lm-eval-results goes with --from lm-eval")
+    fmt = kind if kind in TABLE_FORMATS else table_format
+    return [table_run(path, columns, fmt)]
+
+
+# --- Tables --------------------------------------------------------------------------------
+
+
+def table_run(path: str | Path, columns: Columns, fmt: str | None = None) -> ForeignRun:
+    """A table with one row per segment: the hypothesis column, and the source, reference, id
+    and metric columns that are named."""
+    if columns.hyp is None:
+        raise UsageError("a table of outputs needs --hyp-col (the column of hypotheses)")
+    table = read_table(path, fmt)
+    hyps = table.texts(columns.hyp)
+    srcs = table.texts(columns.src) if columns.src else None
+    refs = [table.texts(c) for c in columns.refs]
+    keys = table.keys(columns.id) if columns.id else None
+    metrics = [(name, table.numbers(column)) for name, column in columns.metrics]
+    entries = []
+    for i, hyp in enumerate(hyps):
+        entry: dict[str, Any] = {"predicted": hyp}
+        if keys is not None:
+            entry["id"] = keys[i]
+        if srcs is not None:
+            entry["source"] = srcs[i]
+        if refs:
+            entry["expected"] = [r[i] for r in refs]
+        for name, values in metrics:
+            if values[i] is not None:
+                entry[name] = values[i]
+        entries.append(entry)
+    imported = {"format": "table", "file": str(path), "columns": _columns_doc(columns)}
+    document = {"dataset": {"id": _dataset_name(path)}, "entries": entries,
+                "imported_from": imported}  # fmt: skip
+    positional = keys is None and srcs is None
+    return ForeignRun(str(path), document, positions=positional)
+
+
+def _columns_doc(columns: Columns) -> dict[str, Any]:
+    """The column mapping as stored with the run."""
+    out: dict[str, Any] = {"hyp": columns.hyp}
+    if columns.src:
+        out["src"] = columns.src
+    if columns.refs:
+        out["refs"] = list(columns.refs)
+    if columns.id:
+        out["id"] = columns.id
+    if columns.metrics:
+        out["metrics"] = dict(columns.metrics)
+    return out
+
+
+def _dataset_name(path: str | Path) -> str:
+    """A test set name from a file name (letters, digits and -_. only)."""
+    stem = Path(path).name.split(".")[0]
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", stem).strip("-.") or "imported"
+    return name[:64]
+
+
+# --- COMET ---------------------------------------------------------------------------------
+
+
+def comet_runs(path: str | Path, model: str | None) -> list[ForeignRun]:
+    """`comet-score … --to_json FILE`: one run per translation file it scored, each segment
+    with its src, mt, ref (when COMET had references) and score under "COMET"."""
+    file = str(path)
+    if not model:
+        raise UsageError(
+            "COMET's output does not name the model that scored it; give --comet-model "
+            "(e.g. Unbabel/wmt22-comet-da): scores of different models are not comparable"
+        )
+    data = load_json(path)
+    if not isinstance(data, dict) or not data:
+        raise InputError("expected COMET's JSON: an object of translation files", file)
+    runs = []
+    for system, segments in data.items():
+        where = f"$[{json.dumps(system)}]"
+        if not isinstance(segments, list) or not segments:
+            raise InputError(f"{where}: expected a list of segments", file)
+        entries = []
+        for i, segment in enumerate(segments):
+            at = f"{where}[{i}]"
+            if not isinstance(segment, dict):
+                raise InputError(f"{at}: expected an object with src, mt and COMET", file)
+            entry: dict[str, Any] = {
+                "id": str(i),
+                "source": _text(segment, "src", at, file),
+                "predicted": _text(segment, "mt", at, file),
+                COMET_METRIC: _score(segment, at, file),
+            }
+            if "ref" in segment:
+                entry["expected"] = _text(segment, "ref", at, file)
+            entries.append(entry)
+        imported = {"format": "comet", "file": file, "system": system, "comet_model": model}
+        document = {
+            "dataset": {"id": _dataset_name(path)},
+            "entries": entries,
+            "metric_signatures": {COMET_METRIC: f"comet|model:{model}"},
+            "imported_from": imported,
+        }
+        runs.append(ForeignRun(f"{file} ({system})", document, model_hint=_system_slug(system)))
+    return runs
+
+
+def _text(record: dict[str, Any], key: str, at: str, file: str) -> str:
+    """A text field of a record; missing or not text is an input error naming the path."""
+    value = record.get(key)
+    if not isinstance(value, str):
+        got = "missing" if key not in record else f"not text ({type(value).__name__})"
+        raise InputError(f"{at}.{key}: {got}", file)
+    return value
+
+
+def _score(segment: dict[str, Any], at: str, file: str) -> float:
+    """A segment's COMET score: a finite number."""
+    value = segment.get("COMET")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise InputError(f"{at}.COMET: expected a number, got {json.dumps(value)[:40]}", file)
+    if value in (float("inf"), float("-inf")):
+        raise InputError(f"{at}.COMET: not finite", file)
+    return float(value)
+
+
+def _system_slug(system: str) -> str:
+    """A model slug from a translation file's name (`out/sysA.de` → `sysA`)."""
+    stem = Path(system).name.split(".")[0]
+    return re.sub(r"[^A-Za-z0-9_.:-]+", "-", stem).strip("-") or "system"
+
+
+# --- lm-evaluation-harness -----------------------------------------------------------------
+
+# `samples_<task>_<date>.jsonl`; a translation task names its pair, e.g. wmt16-de-en.
+_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d\d-\d\dT[0-9.-]+)\.jsonl?$")
+_PAIR = re.compile(r"(?:^|[-_])(?P<src>[a-z]{2,3})-(?P<tgt>[a-z]{2,3})$")
+
+
+def lm_eval_runs(
+    path: str | Path, columns: Columns, results: str | Path | None = None
+) -> list[ForeignRun]:
+    """A `--log_samples` file: one record per document with `doc`, `target` (the reference)
+    and `filtered_resps` (the filtered response: the hypothesis); the source is the `doc` field
+    of the task's source language (`doc.translation.<src>`, from the task's name) unless
+    `--src-col` names another; numeric per-sample metrics are kept as `lm_eval.<name>`."""
+    file = str(path)
+    task = _task_name(path)
+    records, lines = _samples(path)
+    src_col = columns.src or _source_column(task, records[0], file)
+    if columns.hyp or columns.refs or columns.id or columns.metrics:
+        raise UsageError("--from lm-eval takes --src-col only (the rest is the log's own)")
+    entries: list[dict[str, Any]] = []
+    for record, line in zip(records, lines, strict=True):
+        table = Table(file, [record], [line], list(record))
+        source = table.texts(src_col)[0]
+        target = record.get("target")
+        if not isinstance(target, str):
+            raise InputError(f"target: expected text, got {type(target).__name__}", file, line)
+        responses = record.get("filtered_resps")
+        if isinstance(responses, list) and responses and isinstance(responses[0], list):
+            responses = responses[0]  # one request's list of responses
+        if not isinstance(responses, list) or not responses or not isinstance(responses[0], str):
+            raise InputError("filtered_resps: expected a list holding the response", file, line)
+        entry: dict[str, Any] = {
+            "id": str(record.get("doc_id", len(entries))),
+            "source": source,
+            "expected": target.strip(),
+            "predicted": responses[0].strip(),
+        }
+        kept = {
+            name: float(record[name])
+            for name in record.get("metrics") or []
+            if isinstance(name, str)
+            and isinstance(record.get(name), (int, float))
+            and not isinstance(record.get(name), bool)
+        }
+        if kept:
+            entry["lm_eval"] = kept
+        entries.append(entry)
+    imported: dict[str, Any] = {"format": "lm-eval", "file": file, "task": task}
+    document: dict[str, Any] = {"dataset": {"id": _dataset_name(task)}, "entries": entries,
+                                "imported_from": imported}  # fmt: skip
+    hint = Path(path).resolve().parent.name  # the harness names the folder after the model
+    if results is not None:
+        info = _results(results, task)
+        imported["results"] = str(results)
+        hint = info.get("model") or hint
+        if info.get("condition"):
+            document["condition"] = info["condition"]
+    pair = _PAIR.search(task)
+    if pair:
+        document["dataset"]["language_pair"] = f"{pair['src']}-{pair['tgt']}"
+    return [ForeignRun(file, document, model_hint=_system_slug(hint) if hint else None)]
+
+
+def _task_name(path: str | Path) -> str:
+    """The task a sample log belongs to, from its file name (else the file's stem)."""
+    found = _SAMPLES.match(Path(path).name)
+    return found["task"] if found else Path(path).name.split(".")[0]
+
+
+def _samples(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:
+    """The log's records: JSON Lines (the harness since 0.4.3), or one JSON array (before)."""
+    file = str(path)
+    text = decode_utf8(read_bytes(path), file)
+    if text.lstrip().startswith("["):
+        records = load_json(path)
+        if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+            raise InputError("expected a list of sample objects", file)
+        return records, list(range(1, len(records) + 1))
+    table = read_table(path, "jsonl")
+    return table.records, table.lines
+
+
+def _source_column(task: str, record: dict[str, Any], file: str) -> str:
+    """`doc.translation.<src>` for a translation task named with its pair (wmt16-de-en)."""
+    pair = _PAIR.search(task)
+    translation = (record.get("doc") or {}).get("translation")
+    if pair and isinstance(translation, dict) and pair["src"] in translation:
+        return f"doc.translation.{pair['src']}"
+    fields = ", ".join(sorted((record.get("doc") or {}).keys())[:10]) or "none"
+    raise UsageError(
+        f"{file}: cannot tell which field of `doc` is the source of task {task!r} (doc fields: "
+        f"{fields}); give --src-col, e.g. --src-col doc.text"
+    )
+
+
+def _results(path: str | Path, task: str) -> dict[str, str | None]:
+    """The model name and the task's shots from the harness's `results_<date>.json`."""
+    doc = load_json(path)
+    if not isinstance(doc, dict):
+        raise InputError("expected the harness's results object", str(path))
+    # The harness's own sanitised name (it names the output folder too), else the model name
+    # with its path separators made a slug's.
+    model = doc.get("model_name_sanitized")
+    if not isinstance(model, str) or not model:
+        name = doc.get("model_name")
+        model = name.replace("/", "__") if isinstance(name, str) and name else None
+    shots = (doc.get("n-shot") or {}).get(task) if isinstance(doc.get("n-shot"), dict) else None
+    condition = f"{shots}-shot" if isinstance(shots, int) and not isinstance(shots, bool) else None
+    return {"model": model, "condition": condition}
