@@ -21,7 +21,8 @@ from warehouse.frontend import EXPORT_FORMATS
     default="jsonl",
     show_default=True,
     help="jsonl: one JSON object per record; parquet: a Parquet file (needs --out); tsv: a "
-    "header, then one line per record (tabs, newlines and backslashes escaped).",
+    "header, then one line per record (tabs, newlines and backslashes escaped); lm-eval: "
+    "lm-evaluation-harness sample logs, one per run, in the folder --out.",
 )
 @click.option("--out", "out", default=None, metavar="PATH", help="Write here (default: stdout).")
 @click.option("--json", "as_json", is_flag=True, help="With --out: print what was written as JSON.")
@@ -46,3 +47,5 @@ def export(
         emit_json(result.to_dict())
         return
     say(f"exported {result.records:,} records of {len(result.run_ids)} run(s) to {result.path}")
+    for file in result.files or []:
+        say(f"  {file}")

@@ -1015,16 +1015,23 @@ class Warehouse:
     ) -> tuple[ExportResult, bytes | None]:
         """Write runs (named, or every run of `testset`) as records other tools read: one per
         run and segment with text, per-segment scores, per-entry metrics and exposure; with no
-        `path`, the JSON Lines or TSV bytes are returned."""
+        `path`, the JSON Lines or TSV bytes are returned; `lm-eval`: a folder of harness sample
+        logs, one per run."""
         from warehouse.analysis.export import (
             ExportResult,
             export_run_ids,
             export_table,
             write_export,
+            write_lm_eval,
         )
 
         run_ids = export_run_ids(self.con, runs, testset)
         table = export_table(self.con, run_ids)
+        if format == "lm-eval":
+            if path is None:
+                raise UsageError("--format lm-eval writes a folder per model: give --out DIR")
+            files = write_lm_eval(self.con, table, path)
+            return ExportResult(str(path), format, run_ids, table.num_rows, files), None
         data = write_export(table, format, path)
         return ExportResult(None if path is None else str(path), format, run_ids,
                             table.num_rows), data  # fmt: skip

@@ -152,3 +152,28 @@ def test_bad_foreign_files_are_refused_and_change_nothing(
     assert done.exit_code == 2, done.output
     assert message in done.output
     assert snapshot(db_path) == before
+
+
+def test_runs_exported_as_lm_eval_logs_are_read_back_as_the_same_runs(run_cli, plain, tmp_path):
+    run_cli("testset", "add", "lang", "--src", DATA / "src.de", "--ref", DATA / "ref.en",
+            "--src-lang", "de", "--tgt-lang", "en")  # fmt: skip
+    [stored] = _json(run_cli("ingest", "--testset", "lang", "--hyp", DATA / "sysB.en",
+                             "--model-slug", "sys-b", "--json"))  # fmt: skip
+    out = tmp_path / "logs"
+    done = _json(run_cli("export", "sys-b", "plain-sysA", "--format", "lm-eval", "--out", out,
+                         "--json"))  # fmt: skip
+    assert done["records"] == 12 and len(done["files"]) == 2
+    [log] = sorted((out / "sys-b").glob("samples_lang-de-en_*.jsonl"))
+    first = json.loads(log.read_text(encoding="utf-8").splitlines()[0])
+    assert first["doc"]["translation"] == {"de": "Guten Morgen.", "en": "Good morning."}
+    assert first["filtered_resps"] == ["Morning."] and first["bleu"] == [
+        "Good morning.",
+        "Morning.",
+    ]
+    # The task names its languages: the source field is found without --src-col.
+    [again] = _json(run_cli("ingest", "--from", "lm-eval", log, "--testset", "lang", "--json"))
+    assert (again["action"], again["run_id"]) == ("unchanged", stored["run_id"])
+    [other] = sorted((out / "plain-sysA").glob("samples_wmt_*.jsonl"))
+    [back] = _json(run_cli("ingest", "--from", "lm-eval", other, "--testset", "wmt", "--src-col",
+                           "doc.translation.src", "--json"))  # fmt: skip
+    assert back["action"] == "unchanged" and back["model_slug"] == "plain-sysA"

@@ -1,9 +1,10 @@
 """Stored runs as records other tools read (`tame-wh export`, docs/cli.md): one record per run
 and segment with its text, its per-segment scores, its ingested per-entry metrics and its
-exposure, as JSON Lines, Parquet or TSV."""
+exposure, as JSON Lines, Parquet or TSV — or as lm-evaluation-harness sample logs, one per run."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from warehouse.errors import UsageError
 from warehouse.store.corpora import get_corpus
 from warehouse.store.run_refs import resolve_run
 
-EXPORT_FORMATS = ("jsonl", "parquet", "tsv")
+EXPORT_FORMATS = ("jsonl", "parquet", "tsv", "lm-eval")
 # The columns of a record, in order (docs/cli.md, "tame-wh export").
 EXPORT_COLUMNS = (
     "run_id", "model_slug", "condition", "test_set", "seg_idx", "seg_id", "source", "references",
@@ -31,7 +32,10 @@ EXPORT_COLUMNS = (
 # leaderboard uses for the run (docs/exposure.md).
 _RECORDS = """
 WITH wanted AS (SELECT unnest(?) AS run_id),
-chosen AS (SELECT run_id, audit_id FROM leaderboard WHERE run_id IN (SELECT run_id FROM wanted)),
+chosen AS (
+    SELECT run_id, audit_id FROM leaderboard_for(NULL)
+    WHERE run_id IN (SELECT run_id FROM wanted)
+),
 entry AS (
     SELECT run_id, seg_idx, map(list(metric ORDER BY metric), list(value ORDER BY metric)) AS m
     FROM metric_values
@@ -65,11 +69,15 @@ class ExportResult:
     format: str
     run_ids: list[str]
     records: int
+    files: list[str] | None = None  # lm-eval: the sample log of each run
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"path": self.path, "format": self.format, "run_ids": self.run_ids,
-                "records": self.records}  # fmt: skip
+        out: dict[str, Any] = {"path": self.path, "format": self.format,
+                               "run_ids": self.run_ids, "records": self.records}  # fmt: skip
+        if self.files is not None:
+            out["files"] = self.files
+        return out
 
 
 def export_run_ids(
@@ -119,6 +127,8 @@ def write_export(table: pa.Table, fmt: str, path: str | Path | None) -> bytes | 
     """Write the records to `path` in `fmt`; with no path, return the bytes (JSON Lines, TSV)."""
     if fmt not in EXPORT_FORMATS:
         raise UsageError(f"--format: expected one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}")
+    if fmt == "lm-eval":
+        raise UsageError("--format lm-eval writes a folder per model: use write_lm_eval")
     if fmt == "parquet":
         if path is None:
             raise UsageError("--format parquet writes a file: give --out PATH")
@@ -136,3 +146,84 @@ def write_export(table: pa.Table, fmt: str, path: str | Path | None) -> bytes | 
         return data
     Path(path).write_bytes(data)
     return None
+
+
+def _sha256(text: str) -> str:
+    """Hex sha256 of a text (the harness's doc, prompt and target hashes)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def lm_eval_task(test_set: str, src_lang: str | None, tgt_lang: str | None) -> str:
+    """The task name of a test set's sample log: `<test set>-<src>-<tgt>` when both languages
+    are known (as the harness names translation tasks), else the test set's name."""
+    return f"{test_set}-{src_lang}-{tgt_lang}" if src_lang and tgt_lang else test_set
+
+
+def write_lm_eval(con: duckdb.DuckDBPyConnection, table: pa.Table, folder: str | Path) -> list[str]:
+    """Each run's records as lm-evaluation-harness writes a translation task's `--log_samples`
+    output: `FOLDER/<model slug>/samples_<task>_<created at>.jsonl`, one record per segment
+    (`doc` with the source and the first reference under `translation`, `target`,
+    `filtered_resps`, the `bleu`/`chrf`/`ter` reference-prediction pairs, the hashes), plus the
+    warehouse's own `tame_wh` object (run id, per-segment scores); the files written."""
+    out = Path(folder)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {folder}: --format lm-eval writes a folder; this is a file")
+    written: list[str] = []
+    for run_id, records in _by_run(_records(table)).items():
+        head = con.execute(
+            "SELECT strftime(r.created_at, '%Y-%m-%dT%H-%M-%S.%f'), c.src_lang, c.tgt_lang "
+            "FROM runs r JOIN corpora c ON c.corpus_id = r.test_corpus_id WHERE r.run_id = ?",
+            [run_id],
+        ).fetchone()
+        assert head is not None
+        created, src_lang, tgt_lang = head
+        first = records[0]
+        task = lm_eval_task(first["test_set"], src_lang, tgt_lang)
+        model_dir = out / first["model_slug"]
+        model_dir.mkdir(parents=True, exist_ok=True)
+        path = model_dir / f"samples_{task}_{created}.jsonl"
+        lines = [json.dumps(_sample(r, src_lang or "src", tgt_lang or "tgt"), ensure_ascii=False)
+                 for r in records]  # fmt: skip
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        written.append(str(path))
+    return written
+
+
+def _by_run(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The records grouped by run, in their order."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        out.setdefault(record["run_id"], []).append(record)
+    return out
+
+
+def _sample(record: dict[str, Any], src_key: str, tgt_key: str) -> dict[str, Any]:
+    """One segment as a harness sample record."""
+    reference = (record["references"] or [""])[0]
+    hypothesis = record["hypothesis"]
+    doc = {"id": record["seg_id"], "translation": {src_key: record["source"], tgt_key: reference}}
+    pair = [reference, hypothesis]
+    return {
+        "doc_id": record["seg_idx"],
+        "doc": doc,
+        "target": reference,
+        "arguments": {},
+        "resps": [[hypothesis]],
+        "filtered_resps": [hypothesis],
+        "filter": "none",
+        "metrics": ["bleu", "chrf", "ter"],
+        "doc_hash": _sha256(json.dumps(doc, ensure_ascii=False, sort_keys=True)),
+        "prompt_hash": _sha256(record["source"]),
+        "target_hash": _sha256(reference),
+        "bleu": pair,
+        "chrf": pair,
+        "ter": pair,
+        "tame_wh": {
+            "run_id": record["run_id"],
+            "error": record["error"],
+            "sentence_bleu": record["bleu"],
+            "sentence_chrf_plus_plus": record["chrf_plus_plus"],
+            "sentence_ter": record["ter"],
+            "metrics": record["metrics"],
+        },
+    }
