@@ -116,17 +116,21 @@ def bootstrap_options(
     return apply
 
 
-def metric_options(*, select: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def metric_options(
+    *, select: bool = False, keep: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """--tokenize, --lowercase, --chrf-word-order, --no-ter (sacrebleu's metric options). With
     `select` they choose which statistics to read (unset: the runs as ingested) rather than
-    how to compute them; `chosen_options` turns them into `MetricOptions`."""
+    how to compute them; with `keep`, unset ones keep each stored run's own; `chosen_options`
+    turns them into `MetricOptions`."""
     verb = "Read the statistics of" if select else "Compute"
+    unset = select or keep
     options = [
         click.option(
             "--tokenize",
             type=click.Choice(TOKENIZERS),
-            default=None if select else "13a",
-            show_default=not select,
+            default=None if unset else "13a",
+            show_default=not unset,
             help=f"{verb} BLEU with this tokenizer (ja-mecab/ko-mecab need sacrebleu's "
             "[ja]/[ko] extras).",
         ),
@@ -134,8 +138,8 @@ def metric_options(*, select: bool = False) -> Callable[[Callable[..., Any]], Ca
         click.option(
             "--chrf-word-order",
             type=click.Choice(["0", "2"]),
-            default=None if select else "2",
-            show_default=not select,
+            default=None if unset else "2",
+            show_default=not unset,
             help=f"{verb} chrF with this word n-gram order: 2 = chrF++, 0 = chrF.",
         ),
         click.option(

@@ -121,6 +121,13 @@ def _describe(result: IngestResult) -> str:
     help="With --mqm: the human translation that serves as the reference.",
 )
 @click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    metavar="NAME",
+    help="Also score with this installed metric plugin (docs/metrics.md); repeatable.",
+)
+@click.option(
     "--from",
     "from_format",
     type=click.Choice(FOREIGN_FORMATS),
@@ -186,6 +193,7 @@ def ingest(
     gate_markdown: Path | None,
     mqm: Path | None,
     reference_system: str | None,
+    metrics: tuple[str, ...],
     from_format: str | None,
     hyp_col: str | None,
     src_col: str | None,
@@ -235,6 +243,7 @@ def ingest(
         table_format=table_format,
         comet_model=comet_model,
         lm_eval_results=lm_eval_results,
+        metrics=metrics,
     )
     results = Warehouse.ingest_batch(
         app.db, request, lock_timeout=app.lock_timeout, notify=say, progress=status
@@ -265,7 +274,7 @@ def ingest(
 
 
 _NOT_WITH_MQM = ("reports", "hyp", "model_slug", "condition", "run_card", "replicate_of", "gate",
-                 "from_format")  # fmt: skip
+                 "from_format", "metrics")  # fmt: skip
 
 
 def _ingest_annotated(

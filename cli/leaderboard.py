@@ -110,6 +110,13 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
     "12345).",
 )
 @metric_options(select=True)
+@click.option(
+    "--metric",
+    "plugin_metrics",
+    multiple=True,
+    metavar="NAME",
+    help="List the runs a metric plugin scored, with its score, ranked by the first given.",
+)
 @as_of_option
 @format_option
 @json_option
@@ -134,6 +141,7 @@ def leaderboard_cmd(
     lowercase: bool,
     chrf_word_order: str | None,
     no_ter: bool,
+    plugin_metrics: tuple[str, ...],
     as_of: str | None,
     output_format: str,
     as_json: bool,
@@ -155,8 +163,12 @@ def leaderboard_cmd(
         raise UsageError(
             "--store keeps the tie groups --clusters forms; add --clusters (not --as-of)"
         )
+    if plugin_metrics and (sort is not None or bin_name is not None or clusters):
+        raise UsageError(
+            "--metric ranks by the plugin metric; not with --sort, --bin or --clusters"
+        )
     if replicates:
-        if options is not None:
+        if options is not None or plugin_metrics:
             raise UsageError("--replicates ranks the runs as ingested; drop the metric options")
         if store or tags or train is not None or (sort is not None and not clusters):
             raise UsageError(
@@ -210,6 +222,7 @@ def leaderboard_cmd(
                 tags=parse_tags(tags),
                 bin_name=bin_name,
                 options=options,
+                plugin_metrics=plugin_metrics,
             )
         )
         if clusters:
@@ -236,10 +249,10 @@ def leaderboard_cmd(
         )
         return
     if not rows:
-        if options is not None:
+        if options is not None or plugin_metrics:
             click.echo(
                 "no run has statistics under these metric options (`tame-wh rescore --all` "
-                "with the same options computes them)"
+                "with the same options or --metric computes them)"
             )
             return
         click.echo("no runs yet")
@@ -464,6 +477,8 @@ def _print_board(title: str, rows: list[dict[str, Any]]) -> None:
     human = [h for h in _HUMAN if any(r.get(h[1]) is not None for r in rows)]
     first_human = 16 + len(extra)
     human_at = tuple(range(first_human, first_human + len(human)))
+    plugins = list(rows[0].get("plugin_metrics") or {}) if rows else []
+    plugin_at = tuple(range(first_human + len(human), first_human + len(human) + len(plugins)))
     print_table(
         title,
         [
@@ -485,6 +500,7 @@ def _print_board(title: str, rows: list[dict[str, Any]]) -> None:
             "cost-adj",
             *extra,
             *(h[0] for h in human),
+            *plugins,
         ],
         [
             [
@@ -510,12 +526,13 @@ def _print_board(title: str, rows: list[dict[str, Any]]) -> None:
                 *([r["cluster"], _ranks(r)] if clustered else []),
                 *(_with_ci(r[c], r.get(f"{c}_ci_lower"), r.get(f"{c}_ci_upper"), d)
                   for _h, c, d in human),
+                *(fmt_number(r["plugin_metrics"][p], 4) + _other(r, p) for p in plugins),
             ]
             for i, r in enumerate(rows)
         ],
         keep=(0, 1, 16, 17) if clustered else (0, 1),
-        priority=(0, 1, *((16, 17) if clustered else ()), *_PRIORITY[:5], *human_at,
-                  *_PRIORITY[5:]),
+        priority=(0, 1, *((16, 17) if clustered else ()), *plugin_at, *_PRIORITY[:5],
+                  *human_at, *_PRIORITY[5:]),
     )  # fmt: skip
 
 

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import click
 
-from cli.context import AppContext, bootstrap_options, json_option, metric_options, pass_app
+from cli.context import (
+    AppContext,
+    bootstrap_options,
+    chosen_options,
+    json_option,
+    metric_options,
+    pass_app,
+)
 from cli.output import emit_json, say, status
-from warehouse.frontend import MetricOptions
 
 
 def _line(result: dict[str, object]) -> str:
@@ -35,7 +41,14 @@ def _line(result: dict[str, object]) -> str:
     "Intervals cover 1 - alpha (default: settings bootstrap.alpha, 0.05).",
     "Bootstrap seed, stored with the intervals (default: settings bootstrap.seed, 12345).",
 )
-@metric_options()
+@metric_options(keep=True)
+@click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    metavar="NAME",
+    help="Also score with this installed metric plugin (docs/metrics.md); repeatable.",
+)
 @json_option
 @pass_app
 def rescore(
@@ -47,23 +60,26 @@ def rescore(
     n_bootstrap_ci: int | None,
     ci_alpha: float | None,
     seed: int | None,
-    tokenize: str,
+    tokenize: str | None,
     lowercase: bool,
-    chrf_word_order: str,
+    chrf_word_order: str | None,
     no_ter: bool,
+    metrics: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Score stored runs again from their stored hypotheses under other metric options.
 
     Each result is stored beside its run as a run of its own — the run a fresh `ingest` of the
-    same hypotheses with these options would store (same run id) — with the run card, entry
-    metrics, tags and warnings of its source; nothing stored is changed. One transaction per
-    run. Boards list the runs as ingested; `leaderboard --tokenize …` lists these instead.
+    same hypotheses with these options (and --metric plugins) would store, same run id — with
+    the run card, entry metrics, tags and warnings of its source; nothing stored is changed.
+    Options not given keep each run's own. One transaction per run. Boards list the runs as
+    ingested; `leaderboard --tokenize …` or `--metric NAME` lists these instead.
     """
-    options = MetricOptions(tokenize, lowercase, int(chrf_word_order), not no_ter)
+    options = chosen_options(tokenize, lowercase, chrf_word_order, no_ter)
     with app.open("write") as wh, status("re-scoring"):
         results = wh.rescore(
-            runs, every=every, testset=testset, options=options, intervals=not no_ci,
+            runs, every=every, testset=testset, options=options, metrics=metrics,
+            intervals=not no_ci,
             n_bootstrap=n_bootstrap_ci, alpha=ci_alpha, seed=seed,
         )  # fmt: skip
     if as_json:

@@ -377,15 +377,18 @@ class Warehouse:
         tags: Mapping[str, str] | None = None,
         bin_name: str | None = None,
         options: MetricOptions | None = None,
+        plugin_metrics: Sequence[str] = (),
     ) -> Rows:
         """Runs ranked by `sort` (or by chrF++ on the exposure bin `bin_name`, each row then
         with its `bin` scores and intervals), each with every leaderboard column
-        (docs/scores.md); the runs as ingested, or with `options` those scored under them."""
+        (docs/scores.md); the runs as ingested, or with `options` those scored under them, or
+        with `plugin_metrics` those the metric plugins scored, ranked by the first."""
         from warehouse.analysis.leaderboard import leaderboard
 
         rows = leaderboard(
             self.con, testset=testset, sort=sort, limit=limit, train=train,
             tags=dict(tags or {}), bin_name=bin_name, options=options,
+            plugin_metrics=plugin_metrics,
         )  # fmt: skip
         return Rows(rows)
 
@@ -904,6 +907,7 @@ class Warehouse:
         every: bool = False,
         testset: str | None = None,
         options: MetricOptions | None = None,
+        metrics: Sequence[str] = (),
         intervals: bool = True,
         n_bootstrap: int | None = None,
         alpha: float | None = None,
@@ -911,16 +915,18 @@ class Warehouse:
         notify: Notify | None = None,
     ) -> list[RescoreResult]:
         """Score stored runs (named, or `every` run as ingested, of `testset` when given) again
-        from their stored hypotheses under `options`; each result is stored beside its run as
-        the run a fresh ingest with those options would store (docs/metrics.md)."""
+        from their stored hypotheses under `options` (None: each run's own) and with the metric
+        plugins `metrics`; each result is stored beside its run as the run a fresh ingest with
+        those options and plugins would store (docs/metrics.md)."""
         from warehouse.ingest.rescore import rescore_runs, rescore_targets
-        from warehouse.metrics.surface import DEFAULT_OPTIONS
+        from warehouse.metrics.plugins import load_plugin
         from warehouse.stats.resample import bootstrap_settings
 
+        plugins = [load_plugin(name) for name in dict.fromkeys(metrics)]
         con = self._writable("rescore")
         targets = rescore_targets(con, runs, every=every, testset=testset)
         ci = bootstrap_settings(con, n_bootstrap, alpha, seed) if intervals else None
-        return rescore_runs(con, targets, options or DEFAULT_OPTIONS, bootstrap=ci, notify=notify)
+        return rescore_runs(con, targets, options, plugins=plugins, bootstrap=ci, notify=notify)
 
     # --- Human judgments ---------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -14,6 +14,7 @@ import numpy as np
 from warehouse.analysis.bins import runs_bin_intervals
 from warehouse.basics import grouped, rows_as_dicts
 from warehouse.errors import UsageError
+from warehouse.metrics.plugins import signed_direction
 from warehouse.metrics.registry import BLEU, CHRF, HUMAN_METRICS, SORT_KEYS
 from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions
 from warehouse.stats.resample import bootstrap_settings, percentile_interval, resample_indices
@@ -35,6 +36,7 @@ def leaderboard(
     tags: dict[str, str] | None = None,
     bin_name: str | None = None,
     options: MetricOptions | None = None,
+    plugin_metrics: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """Leaderboard rows, best first by `sort` (NULLs last), each with a `coverage_differs` flag
     (its composite uses other metrics than most runs of its test set) and intervals of its human
@@ -45,7 +47,9 @@ def leaderboard(
     Only runs carrying every tag in `tags` are listed. With `bin_name`, the runs are ranked by
     chrF++ on that exposure bin instead (`rank_by_bin`), `limit` applied after. The runs are
     those as ingested; with `options`, the runs (as ingested or re-scored) whose statistics were
-    computed under those metric options.
+    computed under those metric options; with `plugin_metrics`, those (under `options`, else
+    the default ones) scored by those metric plugins, each row with `plugin_metrics` (the mean
+    of each), ranked by the first.
     """
     if sort not in SORT_KEYS:
         raise UsageError(f"--sort: expected one of {', '.join(SORT_KEYS)}, got {sort!r}")
@@ -58,7 +62,9 @@ def leaderboard(
     wanted = tags or {}
     column, descending = SORT_KEYS[sort]  # never interpolated from user input
     direction = "DESC" if descending else "ASC"
-    chosen = None if options is None else scored_under(con, options)
+    chosen = None
+    if options is not None or plugin_metrics:
+        chosen = scored_under(con, options or DEFAULT_OPTIONS, plugin_metrics)
     cursor = con.execute(
         f"SELECT * FROM leaderboard_for(?) WHERE (? IS NULL OR test_set = ?) "
         f"AND CASE WHEN ? THEN list_contains(?, run_id) ELSE rescored_from IS NULL END "
@@ -74,7 +80,7 @@ def leaderboard(
             list(wanted),
             list(wanted.values()),
             len(wanted),
-            limit if limit is not None and bin_name is None else 2**62,
+            limit if limit is not None and bin_name is None and not plugin_metrics else 2**62,
         ],
     )
     rows = rows_as_dicts(cursor)
@@ -84,18 +90,52 @@ def leaderboard(
         common = usual[0][0] if usual else ()
         for row in runs:
             row["coverage_differs"] = tuple(row["composite_metrics"] or ()) != common
-    _mark_other_settings(con, rows, boards.values())
+    _mark_other_settings(con, rows, boards.values(), plugin_metrics)
     _human_intervals(con, rows)
+    if plugin_metrics:
+        rows = _by_plugin_metric(con, rows, plugin_metrics)[:limit]
     if bin_name is not None:
         rows = rank_by_bin(con, rows, bin_name)[:limit]
     return rows
 
 
-def scored_under(con: duckdb.DuckDBPyConnection, options: MetricOptions) -> list[str]:
-    """The runs (as ingested or re-scored) whose statistics were computed under `options`."""
+def scored_under(
+    con: duckdb.DuckDBPyConnection, options: MetricOptions, plugins: Sequence[str] = ()
+) -> list[str]:
+    """The runs (as ingested or re-scored) whose statistics were computed under `options`
+    and that the metric plugins `plugins` scored."""
     wanted = None if options == DEFAULT_OPTIONS else asdict(options)
     rows = con.execute("SELECT run_id, metric_settings FROM runs ORDER BY run_id").fetchall()
-    return [r for r, settings in rows if json.loads(settings or "{}").get("options") == wanted]
+    out = []
+    for run_id, text in rows:
+        settings = json.loads(text or "{}")
+        signed = settings.get("signatures") or {}
+        if settings.get("options") == wanted and all(p in signed for p in plugins):
+            out.append(run_id)
+    return out
+
+
+def _by_plugin_metric(
+    con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]], names: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The rows with each plugin metric's run-level value (`plugin_metrics`), ranked by the
+    first (in the direction its signature gives; NULLs last)."""
+    values: dict[tuple[str, str], float] = {
+        (run_id, metric): value
+        for run_id, metric, value in con.execute(
+            "SELECT run_id, metric, value FROM run_metric_values WHERE list_contains(?, run_id) "
+            "AND list_contains(?, metric)",
+            [[r["run_id"] for r in rows], list(names)],
+        ).fetchall()
+    }
+    for row in rows:
+        row["plugin_metrics"] = {n: values.get((row["run_id"], n)) for n in names}
+    first = names[0]
+    higher = all(signed_direction((r.get("metric_signatures") or {}).get(first)) for r in rows)
+    scored = [r for r in rows if r["plugin_metrics"][first] is not None]
+    scored.sort(key=lambda r: (-r["plugin_metrics"][first] if higher
+                               else r["plugin_metrics"][first], r["run_id"]))  # fmt: skip
+    return scored + [r for r in rows if r["plugin_metrics"][first] is None]
 
 
 EXPOSURE_BINS = ("source_exact", "near", "medium", "far")
@@ -214,11 +254,12 @@ def _mark_other_settings(
     con: duckdb.DuckDBPyConnection,
     rows: list[dict[str, Any]],
     boards: Iterable[list[dict[str, Any]]],
+    plugin_metrics: Sequence[str] = (),
 ) -> None:
-    """Give each row `signature_differs`: the signed metrics (bleu, chrf, ter, comet_score) it
-    computed under other settings than most runs of its test set (chrF instead of chrF++,
-    another tokenizer, lowercasing, another COMET model, ...; with a tie, every run's), with
-    `metric_signatures`, its signatures of them."""
+    """Give each row `signature_differs`: the signed metrics (bleu, chrf, ter, comet_score and
+    the plugin metrics asked for) it computed under other settings than most runs of its test
+    set (chrF instead of chrF++, another tokenizer, lowercasing, another COMET model or plugin
+    version, ...; with a tie, every run's), with `metric_signatures`, its signatures of them."""
     found = dict(
         con.execute(
             "SELECT run_id, metric_settings FROM runs WHERE list_contains(?, run_id)",
@@ -228,10 +269,11 @@ def _mark_other_settings(
     for row in rows:
         settings = json.loads(found.get(row["run_id"]) or "{}")
         signatures = settings.get("signatures") or {}
-        row["metric_signatures"] = {m: signatures.get(m) for m in SIGNED_COLUMNS.values()}
+        signed = [*SIGNED_COLUMNS.values(), *plugin_metrics]
+        row["metric_signatures"] = {m: signatures.get(m) for m in signed}
         row["signature_differs"] = []
     for runs in boards:
-        for metric in SIGNED_COLUMNS.values():
+        for metric in [*SIGNED_COLUMNS.values(), *plugin_metrics]:
             seen = [_without_version(r["metric_signatures"][metric]) for r in runs]
             counts = Counter(s for s in seen if s is not None).most_common()
             if len(counts) < 2:

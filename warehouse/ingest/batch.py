@@ -23,6 +23,7 @@ from warehouse.ingest.runs import IngestResult, PreparedRun
 from warehouse.ingest.write import stored_run_ids, write_runs
 from warehouse.inputs.foreign import Columns, ForeignRun, read_foreign
 from warehouse.inputs.runcard import parse_run_document
+from warehouse.metrics.plugins import load_plugin
 from warehouse.metrics.surface import MetricOptions
 from warehouse.stats.resample import bootstrap_settings
 from warehouse.store.address import Address
@@ -62,6 +63,7 @@ class IngestRequest:
     table_format: str | None = None
     comet_model: str | None = None
     lm_eval_results: str | Path | None = None
+    metrics: tuple[str, ...] = ()  # metric plugins to score the runs with (docs/metrics.md)
 
     def __post_init__(self) -> None:
         if self.reports and (self.hyp or self.run_card):
@@ -164,6 +166,9 @@ def ingest_batch(
         # defaults from its settings, and which runs it holds. Nothing is locked while scoring.
         con = stage.look
         prepared = _prepare(con if con is not None else address, request)
+        plugins = [load_plugin(name) for name in dict.fromkeys(request.metrics)]
+        for run in prepared:
+            run.use_plugins(plugins)  # their signatures are part of the run's id
         ci = (
             bootstrap_settings(con, request.n_bootstrap, request.alpha, request.seed)
             if request.intervals

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from warehouse import __version__
 from warehouse.basics import Notify, utc_now
@@ -17,7 +18,8 @@ from warehouse.errors import UsageError
 from warehouse.ingest.prepare import stored_test_set
 from warehouse.ingest.runs import PreparedRun
 from warehouse.ingest.write import insert_rows, segment_stats_table, store_intervals, stored_scores
-from warehouse.metrics.surface import MetricOptions, metric_settings
+from warehouse.metrics.plugins import PluginMetric
+from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions, metric_settings
 from warehouse.stats.resample import BootstrapSettings
 from warehouse.store.connection import transaction
 from warehouse.store.corpora import get_corpus
@@ -81,21 +83,34 @@ def rescore_targets(
     return out
 
 
+# The signatures of the statistics `options` compute; a run's other signatures (declared by an
+# imported file, or a plugin's) go with the values they describe.
+_SURFACE = ("bleu", "chrf", "ter")
+
+
+def _stored_options(settings: dict[str, Any]) -> MetricOptions:
+    """The metric options a stored run's statistics were computed under."""
+    return MetricOptions(**settings["options"]) if settings.get("options") else DEFAULT_OPTIONS
+
+
 def _stored_run(
     con: duckdb.DuckDBPyConnection,
     run_id: str,
-    options: MetricOptions,
+    options: MetricOptions | None,
     bootstrap: BootstrapSettings | None,
 ) -> PreparedRun:
-    """A stored run read back as a prepared run scored under `options` (its id is the one a
-    fresh ingest of its hypotheses with those options gets)."""
+    """A stored run read back as a prepared run scored under `options` (None: its own; its id
+    is the one a fresh ingest of its hypotheses with those options gets)."""
     row = con.execute(
-        "SELECT r.test_corpus_id, c.name, r.model_slug, r.condition, r.created_at FROM runs r "
-        "JOIN corpora c ON c.corpus_id = r.test_corpus_id WHERE r.run_id = ?",
+        "SELECT r.test_corpus_id, c.name, r.model_slug, r.condition, r.created_at, "
+        "r.metric_settings FROM runs r JOIN corpora c ON c.corpus_id = r.test_corpus_id "
+        "WHERE r.run_id = ?",
         [run_id],
     ).fetchone()
     assert row is not None  # resolved above, in the same transaction
-    corpus_id, test_name, model_slug, condition, created_at = row
+    corpus_id, test_name, model_slug, condition, created_at, stored_settings = row
+    stored = json.loads(stored_settings or "{}")
+    options = options or _stored_options(stored)
     test = stored_test_set(con, str(test_name))
     hyps = con.execute(
         "SELECT hyp, error FROM hypotheses WHERE run_id = ? ORDER BY seg_idx", [run_id]
@@ -106,6 +121,9 @@ def _stored_run(
         [run_id],
     ).fetchall()
     n_refs = max(len(r) for r in test.refs)
+    settings = metric_settings(n_refs, options)
+    kept = {k: v for k, v in (stored.get("signatures") or {}).items() if k not in _SURFACE}
+    settings["signatures"] = {**kept, **settings["signatures"]}
     return PreparedRun(
         label=run_id,
         test_corpus_id=str(corpus_id),
@@ -122,7 +140,7 @@ def _stored_run(
         seg_metrics=[(int(i), str(m), float(v)) for i, m, v in entry_values],
         run_metrics={},
         document=None,
-        settings=metric_settings(n_refs, options),
+        settings=settings,
         ci=None,
         difficulty=test.difficulty,
         keys=test.keys,
@@ -153,17 +171,20 @@ def _copy_shared_rows(con: duckdb.DuckDBPyConnection, source: str, run: Prepared
 def _rescore_one(
     con: duckdb.DuckDBPyConnection,
     source: str,
-    options: MetricOptions,
+    options: MetricOptions | None,
+    plugins: Sequence[PluginMetric],
     bootstrap: BootstrapSettings | None,
 ) -> RescoreResult:
     """Re-score one stored run in a transaction of its own."""
     with transaction(con):
-        run = _stored_run(con, source, options, bootstrap)
+        run = _stored_run(con, source, options, bootstrap).use_plugins(plugins)
         signatures = dict(run.settings["signatures"])
         stored = con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run.run_id]).fetchone()
         if stored is None:
+            added = run.plugin_values()
             _copy_shared_rows(con, source, run)
             insert_rows(con, "segment_stats", segment_stats_table(run))
+            insert_rows(con, "metric_values", _metric_rows(run.run_id, added))
             con.execute(
                 "INSERT INTO run_rescores VALUES (?, ?, ?)", [run.run_id, source, utc_now()]
             )
@@ -182,20 +203,36 @@ def _rescore_one(
         )
 
 
+def _metric_rows(run_id: str, rows: Sequence[tuple[int, str, float]]) -> pa.Table:
+    """Per-entry metric values as rows of `metric_values`."""
+    return pa.table(
+        {
+            "run_id": pa.array([run_id] * len(rows), pa.string()),
+            "seg_idx": pa.array([r[0] for r in rows], pa.int64()),
+            "metric": pa.array([r[1] for r in rows], pa.string()),
+            "value": pa.array([r[2] for r in rows], pa.float64()),
+        }
+    )
+
+
 def rescore_runs(
     con: duckdb.DuckDBPyConnection,
     run_ids: Sequence[str],
-    options: MetricOptions,
+    options: MetricOptions | None,
     *,
+    plugins: Sequence[PluginMetric] = (),
     bootstrap: BootstrapSettings | None = None,
     notify: Notify | None = None,
 ) -> list[RescoreResult]:
-    """Store each run's statistics under `options` beside it (nothing stored is changed), one
-    transaction per run; a run that has them already is left as it is."""
+    """Store each run's statistics under `options` (None: its own) and with the metric
+    plugins' values beside it (nothing stored is changed), one transaction per run; a run that
+    has them already is left as it is."""
+    if options is None and not plugins:
+        raise UsageError("give the metric options to compute (--tokenize, …) or --metric NAME")
     say = notify or (lambda _m: None)
     results = []
     for run_id in run_ids:
-        result = _rescore_one(con, run_id, options, bootstrap)
+        result = _rescore_one(con, run_id, options, plugins, bootstrap)
         if result.action == "added":
             say(f"re-scored {run_id} as {result.run_id}")
         results.append(result)

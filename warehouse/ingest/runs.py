@@ -11,9 +11,11 @@ from datetime import datetime
 from typing import Any
 
 from warehouse.basics import short_id
+from warehouse.errors import UsageError
 from warehouse.ingest import checks
 from warehouse.inputs.corpus_files import CorpusData
 from warehouse.inputs.runcard import RunDocument
+from warehouse.metrics.plugins import PluginMetric, plugin_scores
 from warehouse.metrics.scores import corpus_scores
 from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions, SegmentStats
 from warehouse.metrics.surface import compute_segment_stats as _compute_stats
@@ -76,6 +78,7 @@ class PreparedRun:
     sources: list[str] = field(default_factory=list)
     options: MetricOptions = DEFAULT_OPTIONS
     bootstrap: BootstrapSettings | None = None
+    plugins: list[PluginMetric] = field(default_factory=list)
     _stats: SegmentStats | None = field(default=None, repr=False)
     _confidence: RunConfidence | None = field(default=None, repr=False)
 
@@ -88,6 +91,34 @@ class PreparedRun:
         errored = [e is not None for e in self.errors]
         return run_fingerprint(self.test_corpus_id, self.model_slug, self.condition,
                                self.settings, self.hyps, errored)  # fmt: skip
+
+    def use_plugins(self, plugins: Sequence[PluginMetric]) -> PreparedRun:
+        """Score the run with metric plugins too: their signatures join its settings (its id
+        changes with them); their values are computed by `score()`. Returns self."""
+        if not plugins:
+            return self
+        carried = {m for _, m, _ in self.seg_metrics} | set(self.run_metrics)
+        clash = sorted(p.name for p in plugins if p.name in carried)
+        if clash:
+            raise UsageError(
+                f"{self.label}: already carries {', '.join(clash)}; a metric plugin does not "
+                "overwrite ingested values"
+            )
+        signatures = {p.name: p.signature for p in plugins}
+        self.settings = {**self.settings,
+                         "signatures": {**signatures, **self.settings["signatures"]}}  # fmt: skip
+        self.plugins = list(plugins)
+        self.run_id = self._fingerprint()
+        return self
+
+    def plugin_values(self) -> list[tuple[int, str, float]]:
+        """The plugins' per-segment values, computed once (added to the entry metrics)."""
+        if self.plugins and not any(m == self.plugins[0].name for _, m, _ in self.seg_metrics):
+            rows, _ = plugin_scores(self.plugins, self.sources, self.hyps, self.refs, self.errors)
+            self.seg_metrics = sorted(self.seg_metrics + rows)
+            return rows
+        names = {p.name for p in self.plugins}
+        return [row for row in self.seg_metrics if row[1] in names]
 
     @property
     def scored(self) -> bool:
@@ -112,6 +143,7 @@ class PreparedRun:
     def score(self) -> PreparedRun:
         """Compute statistics, intervals and the score-based input checks; returns self."""
         if not self.scored:
+            self.plugin_values()
             scores = self.scores()
             hyps, refs, errors = self.hyps, self.refs, self.errors
             sample = checks.alignment_sample(hyps, refs, errors)  # shared by two checks

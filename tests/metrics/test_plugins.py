@@ -1,0 +1,142 @@
+"""Metric plugins: an installed package (tests/metrics/plugin_v1, a distribution with its
+`tame_wh.metrics` entry points, found by importlib.metadata on the path) contributes `word_f1`;
+`ingest --metric` and `rescore --metric` store its per-segment values and signature; the
+leaderboard ranks by it and marks scores of another plugin version."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import snapshot
+from warehouse.metrics.plugins import installed_plugins
+
+HERE = Path(__file__).parent
+V1, V2 = HERE / "plugin_v1", HERE / "plugin_v2"
+DATA = HERE.parent / "inputs" / "data"
+
+
+def _install(monkeypatch, folder: Path) -> None:
+    """Put a plugin distribution on the path, as an installed package is."""
+    for name in [m for m in sys.modules if m.startswith("tame_wh_word_f1")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(folder))
+    installed_plugins.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def _forget_plugins():
+    yield
+    installed_plugins.cache_clear()
+
+
+def _json(result):
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def _word_f1(hyp: str, ref: str) -> float:
+    h, r = set(hyp.lower().split()), set(ref.lower().split())
+    common = len(h & r)
+    return 0.0 if not common else 2 * common / (len(h) + len(r))
+
+
+@pytest.fixture
+def testset(run_cli):
+    _json(run_cli("testset", "add", "wmt", "--src", DATA / "src.de", "--ref", DATA / "ref.en",
+                  "--json"))  # fmt: skip
+    return "wmt"
+
+
+def test_ingest_stores_the_plugins_values_and_signature(run_cli, testset, monkeypatch):
+    _install(monkeypatch, V1)
+    [run] = _json(run_cli("ingest", "--testset", testset, "--hyp", DATA / "sysA.en",
+                          "--model-slug", "a", "--metric", "word_f1", "--json"))  # fmt: skip
+    values = _json(run_cli("query", "SELECT seg_idx, value FROM metric_values WHERE metric = "
+                           "'word_f1' ORDER BY seg_idx", "--json"))  # fmt: skip
+    hyps = (DATA / "sysA.en").read_text(encoding="utf-8").splitlines()
+    refs = (DATA / "ref.en").read_text(encoding="utf-8").splitlines()
+    assert [v["value"] for v in values] == pytest.approx(
+        [_word_f1(h, r) for h, r in zip(hyps, refs, strict=True)]
+    )
+    shown = _json(run_cli("runs", "show", run["run_id"], "--json"))
+    assert shown["signatures"]["word_f1"].startswith("word_f1|plugin-version:1.0|model:none|")
+    assert "package:tame-wh-word-f1" in shown["signatures"]["word_f1"]
+
+
+def test_rescore_with_a_plugin_is_the_run_a_fresh_ingest_with_it_stores(
+    run_cli, testset, monkeypatch
+):
+    _install(monkeypatch, V1)
+    [plain] = _json(run_cli("ingest", "--testset", testset, "--hyp", DATA / "sysB.en",
+                            "--model-slug", "b", "--json"))  # fmt: skip
+    [derived] = _json(run_cli("rescore", "b", "--metric", "word_f1", "--json"))
+    assert derived["action"] == "added" and derived["source_run_id"] == plain["run_id"]
+    assert derived["scores"] == plain["scores"]  # the statistics' options are the run's own
+    [fresh] = _json(run_cli("ingest", "--testset", testset, "--hyp", DATA / "sysB.en",
+                            "--model-slug", "b", "--metric", "word_f1", "--json"))  # fmt: skip
+    assert (fresh["action"], fresh["run_id"]) == ("unchanged", derived["run_id"])
+    assert [r["run_id"] for r in _json(run_cli("leaderboard", "--json"))] == [plain["run_id"]]
+
+
+def test_the_leaderboard_ranks_by_the_plugin_and_marks_another_version(
+    run_cli, testset, monkeypatch
+):
+    _install(monkeypatch, V1)
+    for system in ("sysA", "sysB"):
+        run_cli("ingest", "--testset", testset, "--hyp", DATA / f"{system}.en", "--model-slug",
+                system, "--metric", "word_f1")  # fmt: skip
+    board = _json(run_cli("leaderboard", "--metric", "word_f1", "--json"))
+    means = [r["plugin_metrics"]["word_f1"] for r in board]
+    assert [r["model_slug"] for r in board] == ["sysA", "sysB"] and means == sorted(means)[::-1]
+    assert all(r["signature_differs"] == [] for r in board)
+    table = run_cli("leaderboard", "--metric", "word_f1", "--wide")
+    assert "word_f1" in table.output.splitlines()[1]
+    # Version 2.0 scores a third run: its scores are not comparable with version 1.0's.
+    _install(monkeypatch, V2)
+    run_cli("ingest", "--testset", testset, "--hyp", DATA / "ref.en", "--model-slug", "human",
+            "--metric", "word_f1")  # fmt: skip
+    board = {r["model_slug"]: r for r in _json(run_cli("leaderboard", "--metric", "word_f1",
+                                                        "--json"))}  # fmt: skip
+    assert board["human"]["signature_differs"] == ["word_f1"]
+    assert board["sysA"]["signature_differs"] == []
+    assert "plugin-version:2.0" in board["human"]["metric_signatures"]["word_f1"]
+
+
+@pytest.mark.parametrize(
+    ("metric", "message"),
+    [
+        ("no_such_metric", "no installed package provides it"),
+        ("broken_metric", "returned 5 scores for 6 segments"),
+    ],
+)
+def test_a_missing_or_broken_plugin_is_refused_and_changes_nothing(
+    run_cli, db_path, testset, monkeypatch, metric, message
+):
+    _install(monkeypatch, V1)
+    before = snapshot(db_path)
+    done = run_cli("ingest", "--testset", testset, "--hyp", DATA / "sysA.en", "--model-slug",
+                   "a", "--metric", metric)  # fmt: skip
+    assert done.exit_code == 2, done.output
+    assert message in done.output
+    assert snapshot(db_path) == before
+
+
+def test_an_installed_plugin_is_found_by_a_fresh_process(tmp_path):
+    db = tmp_path / "wh.duckdb"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(V1), str(HERE.parents[1])])}
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "cli", "--db", str(db), *map(str, args)],
+                              env=env, capture_output=True, text=True, check=True)  # fmt: skip
+
+    cli("testset", "add", "wmt", "--src", DATA / "src.de", "--ref", DATA / "ref.en")
+    cli("ingest", "--testset", "wmt", "--hyp", DATA / "sysA.en", "--model-slug", "a", "--metric",
+        "word_f1", "--no-ci")  # fmt: skip
+    [row] = json.loads(cli("leaderboard", "--metric", "word_f1", "--json").stdout)
+    assert row["plugin_metrics"]["word_f1"] > 0.5
