@@ -108,6 +108,21 @@ def test_the_leaderboard_ranks_by_the_plugin_and_marks_another_version(
     assert "plugin-version:2.0" in board["human"]["metric_signatures"]["word_f1"]
 
 
+def test_paired_tests_take_the_plugins_metric_in_its_direction(run_cli, testset, monkeypatch):
+    _install(monkeypatch, V1)
+    for system in ("sysA", "sysB"):
+        run_cli("ingest", "--testset", testset, "--hyp", DATA / f"{system}.en", "--model-slug",
+                system, "--metric", "word_f1", "--metric", "word_miss", "--no-ci")  # fmt: skip
+    done = run_cli("compare", "sysA", "sysB", "--significance", "--n-bootstrap", "200", "--json")
+    assert done.exit_code == 0, done.output
+    results = {r["metric_name"]: r for r in json.loads(done.stdout)["significance"]}
+    # A scores higher on word_f1 and lower on word_miss: better on both, by each direction.
+    assert results["word_f1"]["delta"] > 0 > results["word_miss"]["delta"]
+    assert results["word_f1"]["winner"] == results["word_miss"]["winner"] == "A"
+    board = _json(run_cli("leaderboard", "--metric", "word_miss", "--json"))
+    assert [r["model_slug"] for r in board] == ["sysA", "sysB"]  # lowest first
+
+
 @pytest.mark.parametrize(
     ("metric", "message"),
     [

@@ -41,6 +41,17 @@ class WordF1:
         ]
 
 
+class WordMiss(WordF1):
+    """1 - word F1: lower is better."""
+
+    name = "word_miss"
+    higher_is_better = False
+
+    def score(self, sources, hypotheses, references):  # type: ignore[no-untyped-def]
+        """One minus the best F1."""
+        return [1.0 - v for v in super().score(sources, hypotheses, references)]
+
+
 class Broken(WordF1):
     """A plugin that returns one score too few."""
 
