@@ -163,10 +163,8 @@ def leaderboard_cmd(
         raise UsageError(
             "--store keeps the tie groups --clusters forms; add --clusters (not --as-of)"
         )
-    if plugin_metrics and (sort is not None or bin_name is not None or clusters):
-        raise UsageError(
-            "--metric ranks by the plugin metric; not with --sort, --bin or --clusters"
-        )
+    if plugin_metrics and (sort is not None or bin_name is not None):
+        raise UsageError("--metric ranks by the plugin metric; not with --sort or --bin")
     if replicates:
         if options is not None or plugin_metrics:
             raise UsageError("--replicates ranks the runs as ingested; drop the metric options")
@@ -206,7 +204,9 @@ def leaderboard_cmd(
             "--n-bootstrap, --alpha and --seed set up --clusters or --replicates; add one"
         )
     sort = sort or ("chrf" if clusters else "composite")
-    if clusters and sort not in CLUSTER_SORT_KEYS:
+    if clusters and plugin_metrics:
+        sort = plugin_metrics[0]  # tie groups on the plugin's per-segment scores
+    elif clusters and sort not in CLUSTER_SORT_KEYS:
         raise UsageError(
             f"--clusters tests the --sort metric; {sort} has no per-segment form to resample "
             f"(choose one of {', '.join(CLUSTER_SORT_KEYS)})"
@@ -216,7 +216,7 @@ def leaderboard_cmd(
         rows = list(
             wh.leaderboard(
                 testset=testset,
-                sort=sort,
+                sort="composite" if plugin_metrics else sort,  # then ranked by the plugin
                 limit=None if clusters else limit,
                 train=train,
                 tags=parse_tags(tags),

@@ -121,6 +121,14 @@ def test_paired_tests_take_the_plugins_metric_in_its_direction(run_cli, testset,
     assert results["word_f1"]["winner"] == results["word_miss"]["winner"] == "A"
     board = _json(run_cli("leaderboard", "--metric", "word_miss", "--json"))
     assert [r["model_slug"] for r in board] == ["sysA", "sysB"]  # lowest first
+    done = run_cli("leaderboard", "--metric", "word_miss", "--clusters", "--store",
+                   "--n-bootstrap", "200", "--json")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    clustered = json.loads(done.stdout)
+    assert [r["cluster"] for r in clustered] == [1, 2]  # A significantly better on word_miss
+    stored = _json(run_cli("query", "SELECT metric, signature FROM run_clusters", "--json"))
+    assert {r["metric"] for r in stored} == {"word_miss"}
+    assert all("plugin-version:1.0" in r["signature"] for r in stored)
 
 
 @pytest.mark.parametrize(

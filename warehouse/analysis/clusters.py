@@ -211,9 +211,7 @@ _SIGNATURE_KEYS = {CHRF: "chrf", BLEU: "bleu", TER: "ter"}
 def board_signature(con: duckdb.DuckDBPyConnection, board: Board) -> str:
     """The signatures the board's metric was computed under on its runs, sorted and joined by
     ` ; ` (one when the runs agree; '' for a metric without one)."""
-    key = _SIGNATURE_KEYS.get(board.metric)
-    if key is None:
-        return ""
+    key = _SIGNATURE_KEYS.get(board.metric, board.metric)  # a plugin's is under its name
     found = con.execute(
         "SELECT DISTINCT json_extract_string(metric_settings, ?) FROM runs "
         "WHERE run_id IN (SELECT unnest(?))",
