@@ -14,19 +14,15 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import snapshot
+from tests.metrics.plugin_install import V1, V2, install_test_plugin
 from warehouse.metrics.plugins import installed_plugins
 
 HERE = Path(__file__).parent
-V1, V2 = HERE / "plugin_v1", HERE / "plugin_v2"
 DATA = HERE.parent / "inputs" / "data"
 
 
 def _install(monkeypatch, folder: Path) -> None:
-    """Put a plugin distribution on the path, as an installed package is."""
-    for name in [m for m in sys.modules if m.startswith("tame_wh_word_f1")]:
-        monkeypatch.delitem(sys.modules, name)
-    monkeypatch.syspath_prepend(str(folder))
-    installed_plugins.cache_clear()
+    install_test_plugin(monkeypatch, folder)
 
 
 @pytest.fixture(autouse=True)

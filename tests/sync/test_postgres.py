@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import duckdb
 import psycopg
@@ -446,3 +447,26 @@ def test_per_bin_intervals_reach_run_bins(pg_dsn, demo, run_cli):
         assert chrf_hi == pytest.approx(found["chrf_plus_plus"]["system"][1], rel=1e-6)
         assert bleu_lo == pytest.approx(found["bleu"]["system"][0], rel=1e-6, abs=1e-6)
         assert delta_hi == pytest.approx(found["chrf_plus_plus"]["delta"][1], rel=1e-6)
+
+
+def test_metric_plugin_scores_reach_run_cards_with_their_signature(
+    pg_dsn, run_cli, db_path, monkeypatch
+):
+    from tests.metrics.plugin_install import install_test_plugin
+
+    install_test_plugin(monkeypatch)
+    data = Path(__file__).parents[1] / "inputs" / "data"
+    run_cli("testset", "add", "wmt", "--src", data / "src.de", "--ref", data / "ref.en")
+    done = run_cli("ingest", "--testset", "wmt", "--hyp", data / "sysA.en", "--model-slug", "a",
+                   "--metric", "word_f1", "--no-ci")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    run_cli("ingest", "--testset", "wmt", "--hyp", data / "sysB.en", "--model-slug", "b", "--no-ci")
+    migrate(pg_dsn)
+    con = open_warehouse(db_path)
+    assert sync_direct(con, pg_dsn).sent_runs == 2
+    mean = con.execute("SELECT value FROM run_metric_values WHERE metric = 'word_f1'").fetchone()[0]
+    cards = {c["model_slug"]: c for c in _cards(pg_dsn)}
+    plugin = cards["a"]["plugin_metrics"]["word_f1"]
+    assert plugin["value"] == pytest.approx(mean, rel=1e-12)
+    assert plugin["signature"].startswith("word_f1|plugin-version:1.0|")
+    assert cards["b"]["plugin_metrics"] is None

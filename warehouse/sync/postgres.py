@@ -50,7 +50,10 @@ TEXT_COLUMNS = (
 REAL_COLUMNS = synced_columns()
 # Stored tie groups (migration 006): the run's cluster and rank range on its test set's board.
 INT_COLUMNS = ("tie_cluster", "tie_best_rank", "tie_worst_rank", "tie_n_runs")
-CARD_COLUMNS = (*TEXT_COLUMNS, *REAL_COLUMNS, *INT_COLUMNS, "run_card", "content_hash")
+# JSON columns: the public run card, and the metric plugins' scores with their signatures
+# (migration 008).
+JSON_COLUMNS = ("run_card", "plugin_metrics")
+CARD_COLUMNS = (*TEXT_COLUMNS, *REAL_COLUMNS, *INT_COLUMNS, *JSON_COLUMNS, "content_hash")
 # Per-bin intervals on run_bins (migration 007), computed for the runs a sync sends: the
 # system's chrF++ and BLEU and system - TM chrF++ (docs/statistics.md, "Intervals per bin").
 BIN_INTERVAL_COLUMNS = (
@@ -243,13 +246,20 @@ def _check_json(card: dict[str, Any]) -> None:
         raise _Unsendable("the run card holds a NUL character, which Postgres jsonb cannot hold")
 
 
-def _run_payload(row: dict[str, Any], fingerprint: str, bins: list[dict[str, Any]]) -> RunPayload:
+def _run_payload(
+    row: dict[str, Any],
+    fingerprint: str,
+    bins: list[dict[str, Any]],
+    plugins: dict[str, dict[str, Any]] | None = None,
+) -> RunPayload:
     """One run's payload, every value checked against its Postgres column type."""
     card: dict[str, Any] = {c: _text(row.get(c), c) for c in TEXT_COLUMNS}
     card.update({c: _real(row.get(c), c) for c in REAL_COLUMNS})
     card.update({c: None if row.get(c) is None else int(row[c]) for c in INT_COLUMNS})
     card["run_card"] = public_run_card(json.loads(row["_run_card"] or "{}"))
     _check_json(card["run_card"])
+    card["plugin_metrics"] = plugins or None
+    _check_json(card["plugin_metrics"] or {})
     checked = []
     for b in bins:
         one = {"fingerprint_hash": fingerprint, "bin": b["bin"], "audit_id": b["audit_id"]}
@@ -291,6 +301,7 @@ def collect_payloads(con: duckdb.DuckDBPyConnection) -> PayloadSet:
                 **dict(zip(BIN_COLUMNS[4 : 4 + len(reals)], reals, strict=True)),
             }
         )
+    plugins = _plugin_scores(con)
     result = PayloadSet([], [], [])
     seen: dict[str, str] = {}
     for row in rows:
@@ -303,12 +314,40 @@ def collect_payloads(con: duckdb.DuckDBPyConnection) -> PayloadSet:
             continue
         seen[fingerprint] = row["run_id"]
         try:
-            payload = _run_payload(row, fingerprint, bins_by_run.get(row["run_id"], []))
+            payload = _run_payload(row, fingerprint, bins_by_run.get(row["run_id"], []),
+                                   plugins.get(row["run_id"]))  # fmt: skip
         except (_Unsendable, ValueError, TypeError, OverflowError, RecursionError) as exc:
             result.skipped.append(SkippedRun(row["run_id"], str(exc) or type(exc).__name__))
             continue
         result.payloads.append(payload)
     return result
+
+
+def _plugin_scores(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, dict[str, Any]]]:
+    """Each run's metric-plugin scores (the mean of its segments') with their signatures, by
+    run and metric: the metrics whose stored signature names a plugin version."""
+    signed: dict[str, dict[str, str]] = {}
+    for run_id, text in con.execute(
+        "SELECT run_id, metric_settings FROM runs WHERE contains(metric_settings, "
+        "'|plugin-version:')"
+    ).fetchall():
+        signatures = json.loads(text or "{}").get("signatures") or {}
+        signed[run_id] = {m: v for m, v in signatures.items() if "|plugin-version:" in str(v)}
+    if not signed:
+        return {}
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for run_id, metric, value in con.execute(
+        "SELECT run_id, metric, value FROM run_metric_values WHERE list_contains(?, run_id) "
+        "ORDER BY run_id, metric",
+        [list(signed)],
+    ).fetchall():
+        if metric in signed[run_id]:
+            number = _number(value)
+            out.setdefault(run_id, {})[metric] = {
+                "value": number,
+                "signature": signed[run_id][metric],
+            }
+    return out
 
 
 def build_payloads(con: duckdb.DuckDBPyConnection) -> tuple[list[RunPayload], list[str]]:
@@ -447,6 +486,13 @@ def _upsert_sql(table: str, staging: str, columns: Sequence[str], key: Sequence[
     )
 
 
+def _cell(column: str, value: Any) -> Any:
+    """A card value as COPY sends it: JSON columns as JSON text (absent: NULL)."""
+    if column in JSON_COLUMNS:
+        return None if value is None else json.dumps(value)
+    return value
+
+
 def _create_staging(conn: psycopg.Connection) -> None:
     """Temporary staging tables shaped like the targets, dropped at commit."""
     conn.execute(
@@ -465,9 +511,7 @@ def _copy_and_upsert(conn: psycopg.Connection, payloads: Sequence[RunPayload]) -
     with conn.cursor() as cur:
         with cur.copy(f"COPY _tame_cards ({', '.join(CARD_COLUMNS)}) FROM STDIN") as copy:
             for p in payloads:
-                copy.write_row(
-                    [json.dumps(p.card[c]) if c == "run_card" else p.card[c] for c in CARD_COLUMNS]
-                )
+                copy.write_row([_cell(c, p.card[c]) for c in CARD_COLUMNS])
         with cur.copy(f"COPY _tame_bins ({', '.join(BIN_COLUMNS)}) FROM STDIN") as copy:
             for p in payloads:
                 for b in p.bins:
