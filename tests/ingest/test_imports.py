@@ -177,3 +177,33 @@ def test_runs_exported_as_lm_eval_logs_are_read_back_as_the_same_runs(run_cli, p
     [back] = _json(run_cli("ingest", "--from", "lm-eval", other, "--testset", "wmt", "--src-col",
                            "doc.translation.src", "--json"))  # fmt: skip
     assert back["action"] == "unchanged" and back["model_slug"] == "plain-sysA"
+
+
+def test_each_imported_format_exports_the_records_it_was_given(run_cli, plain, tmp_path):
+    def exported(slug):
+        out = tmp_path / f"{slug}.jsonl"
+        assert run_cli("export", slug, "--out", out).exit_code == 0
+        return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+    run_cli("ingest", "--from", "comet", DATA / "comet-scores.json", "--testset", "wmt",
+            "--comet-model", COMET_MODEL, "--no-ci")  # fmt: skip
+    comet = json.loads((DATA / "comet-scores.json").read_text(encoding="utf-8"))["sysB.en"]
+    assert [(r["source"], r["references"], r["hypothesis"], r["metrics"]["comet_score"])
+            for r in exported("sysB")] == [
+        (s["src"], [s["ref"]], s["mt"], s["COMET"]) for s in comet
+    ]  # fmt: skip
+    run_cli("ingest", "--from", "tsv", DATA / "outputs.tsv", "--testset", "wmt", "--hyp-col",
+            "hypothesis", "--id-col", "id", "--metric-col", "comet=comet", "--model-slug", "tsv",
+            "--no-ci")  # fmt: skip
+    lines = (DATA / "outputs.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    rows = [line.split("\t") for line in lines]
+    assert [(r["source"], r["hypothesis"], r["metrics"]["comet"]) for r in exported("tsv")] == [
+        (src, hyp, float(score)) for _id, src, hyp, score in rows
+    ]
+    run_cli("ingest", "--from", "lm-eval", SAMPLES, "--testset", "wmt", "--model-slug", "lm",
+            "--no-ci")  # fmt: skip
+    samples = [json.loads(line) for line in SAMPLES.read_text(encoding="utf-8").splitlines()]
+    assert [(r["source"], r["references"], r["hypothesis"]) for r in exported("lm")] == [
+        (s["doc"]["translation"]["de"], [s["target"].strip()], s["filtered_resps"][0].strip())
+        for s in samples
+    ]
