@@ -160,6 +160,9 @@ def test_boards_list_runs_as_ingested_unless_asked_for_other_options(stored):
     # Not a later run of the same model: nothing to compare for regressions.
     regressions = json.loads(warehouse.run("regressions", "--json").output)
     assert regressions["checked"] == []
+    # Comparing the two scorings says which metrics they computed differently.
+    compared = json.loads(warehouse.run("compare", source, derived, "--json").stdout)
+    assert [w.split(" is ")[0] for w in compared["warnings"]] == ["bleu"]
     # Naming the re-scored run re-scores its source.
     again = json.loads(warehouse.run("rescore", derived, "--tokenize", "intl", "--json").output)
     assert again[0]["source_run_id"] == source and again[0]["action"] == "unchanged"

@@ -102,6 +102,12 @@ def test_the_leaderboard_ranks_by_the_plugin_and_marks_another_version(
     assert board["human"]["signature_differs"] == ["word_f1"]
     assert board["sysA"]["signature_differs"] == []
     assert "plugin-version:2.0" in board["human"]["metric_signatures"]["word_f1"]
+    done = run_cli("compare", "sysA", "human", "--json")
+    assert done.exit_code == 0, done.output
+    compared = json.loads(done.stdout)
+    [warning] = [w for w in compared["warnings"] if "word_f1" in w]
+    assert warning.startswith("word_f1 is not comparable across these runs:")
+    assert "plugin-version:1.0" in warning and "plugin-version:2.0" in warning
 
 
 def test_paired_tests_take_the_plugins_metric_in_its_direction(run_cli, testset, monkeypatch):

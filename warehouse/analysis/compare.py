@@ -6,6 +6,7 @@ JSON file, which is parsed and scored in memory (the user's warehouse and the fi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import combinations
@@ -244,7 +245,7 @@ def compare(
         if con is None:
             raise UsageError("--bin needs the warehouse's exposure audits; none exists here")
         arrays = restrict_to_bin(con, arrays, bin_name, train)
-    return compare_runs(
+    result = compare_runs(
         arrays,
         significance=significance,
         method=method,
@@ -252,3 +253,37 @@ def compare(
         allow_different_testsets=allow_different_testsets,
         directions=directions,
     )
+    if con is not None:
+        result.warnings += signature_differences(con, [r.run_id for r in arrays])
+    return result
+
+
+def _without_sacrebleu_version(signature: str) -> str:
+    """A signature without sacrebleu's `version:` part (an upgrade alone changes no score)."""
+    return "|".join(p for p in signature.split("|") if not p.startswith("version:"))
+
+
+def signature_differences(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> list[str]:
+    """One warning per metric the stored runs computed under different signatures (another
+    tokenizer or chrF word order, another COMET model, another plugin version): its scores are
+    not comparable across them."""
+    stored = dict(
+        con.execute(
+            "SELECT run_id, metric_settings FROM runs WHERE list_contains(?, run_id)",
+            [list(run_ids)],
+        ).fetchall()
+    )
+    by_metric: dict[str, dict[str, list[str]]] = {}
+    for run_id in run_ids:
+        if run_id not in stored:
+            continue  # a report file compared in memory
+        signatures = json.loads(stored[run_id] or "{}").get("signatures") or {}
+        for metric, signature in signatures.items():
+            key = _without_sacrebleu_version(str(signature))
+            by_metric.setdefault(metric, {}).setdefault(key, []).append(run_id)
+    return [
+        f"{metric} is not comparable across these runs: "
+        + "; ".join(f"{', '.join(ids)} computed it as {sig}" for sig, ids in found.items())
+        for metric, found in sorted(by_metric.items())
+        if len(found) > 1
+    ]
