@@ -207,3 +207,21 @@ def test_each_imported_format_exports_the_records_it_was_given(run_cli, plain, t
         (s["doc"]["translation"]["de"], [s["target"].strip()], s["filtered_resps"][0].strip())
         for s in samples
     ]
+
+
+def test_what_comet_score_prints_is_read_with_the_files_it_names(run_cli, plain, tmp_path,
+                                                                 monkeypatch):  # fmt: skip
+    monkeypatch.chdir(tmp_path)  # the files are found beside the output
+    runs = _json(run_cli("ingest", "--from", "comet", DATA / "comet-scores.txt", "--testset",
+                         "wmt", "--comet-model", COMET_MODEL, "--no-ci", "--json"))  # fmt: skip
+    assert [(r["model_slug"], r["scores"]) for r in runs] == [
+        ("sysA", plain["sysA"]), ("sysB", plain["sysB"])
+    ]  # fmt: skip
+    board = {r["model_slug"]: r for r in _json(run_cli("leaderboard", "--json"))}
+    segments = json.loads((DATA / "comet-scores.json").read_text(encoding="utf-8"))["sysB.en"]
+    printed = [round(s["COMET"], 4) for s in segments]  # comet-score prints 4 decimals
+    assert board["sysB"]["comet_score"] == pytest.approx(sum(printed) / len(printed), abs=1e-12)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("sysA.en\tSegment 0\tscore: 0.5\nnot a comet line\n", encoding="utf-8")
+    refused = run_cli("ingest", "--from", "comet", bad, "--testset", "wmt", "--comet-model", "m")
+    assert refused.exit_code == 2 and f"{bad}:2: not a line comet-score prints" in refused.output

@@ -16,7 +16,7 @@ from typing import Any
 from warehouse.errors import InputError, UsageError
 from warehouse.inputs.runcard import load_json
 from warehouse.inputs.tables import TABLE_FORMATS, Table, read_table
-from warehouse.inputs.textio import decode_utf8, read_bytes
+from warehouse.inputs.textio import decode_utf8, read_bytes, read_lines
 
 # `ingest --from KIND`: a table in a named format (`hf`: a saved dataset, format by suffix),
 # COMET's JSON, or lm-evaluation-harness's sample log.
@@ -151,14 +151,18 @@ def _dataset_name(path: str | Path) -> str:
 
 
 def comet_runs(path: str | Path, model: str | None) -> list[ForeignRun]:
-    """`comet-score … --to_json FILE`: one run per translation file it scored, each segment
-    with its src, mt, ref (when COMET had references) and score under "COMET"."""
+    """COMET's output: the JSON of `comet-score … --to_json FILE` (one run per translation file
+    it scored, each segment with its src, mt, ref when COMET had references, and its score
+    under "COMET"), or what `comet-score` prints (`FILE<TAB>Segment I<TAB>score: X` lines)."""
     file = str(path)
     if not model:
         raise UsageError(
             "COMET's output does not name the model that scored it; give --comet-model "
             "(e.g. Unbabel/wmt22-comet-da): scores of different models are not comparable"
         )
+    text = decode_utf8(read_bytes(path), file)
+    if not text.lstrip().startswith("{"):
+        return _comet_printed(text, path, model)
     data = load_json(path)
     if not isinstance(data, dict) or not data:
         raise InputError("expected COMET's JSON: an object of translation files", file)
@@ -190,6 +194,64 @@ def comet_runs(path: str | Path, model: str | None) -> list[ForeignRun]:
         }
         runs.append(ForeignRun(f"{file} ({system})", document, model_hint=_system_slug(system)))
     return runs
+
+
+_SEGMENT_LINE = re.compile(r"^(?P<file>.*)\tSegment (?P<i>\d+)\tscore: (?P<score>\S+)$")
+_SYSTEM_LINE = re.compile(r"^(?P<file>.*)\tscore: (?P<score>\S+)$")
+
+
+def _comet_printed(text: str, path: str | Path, model: str) -> list[ForeignRun]:
+    """What `comet-score` prints: per segment `FILE<TAB>Segment I<TAB>score: X` (4 decimals),
+    per system `FILE<TAB>score: X`. The hypotheses are read from each FILE as COMET was given it
+    (relative to the current folder, else to the output's); the runs answer the registered
+    test set's segments in order."""
+    file = str(path)
+    scores: dict[str, dict[int, float]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        found = _SEGMENT_LINE.match(line)
+        if found is None:
+            if _SYSTEM_LINE.match(line) or not line.strip() or line.startswith("Predictions "):
+                continue
+            raise InputError(
+                "not a line comet-score prints (FILE<TAB>Segment I<TAB>score: X)", file, number
+            )
+        try:
+            value = float(found["score"])
+        except ValueError:
+            value = float("nan")
+        if value != value or value in (float("inf"), float("-inf")):
+            raise InputError(f"score {found['score']!r} is not a finite number", file, number)
+        segments = scores.setdefault(found["file"], {})
+        if int(found["i"]) in segments:
+            raise InputError(f"segment {found['i']} of {found['file']} again", file, number)
+        segments[int(found["i"])] = value
+    if not scores:
+        raise InputError("no segment scores (FILE<TAB>Segment I<TAB>score: X lines)", file)
+    runs = []
+    for system, segments in scores.items():
+        hyp_path = _beside(system, path)
+        hyps = read_lines(hyp_path)
+        if sorted(segments) != list(range(len(hyps))):
+            raise InputError(
+                f"scores {len(segments)} segments of {system} but the file has {len(hyps)} lines",
+                file,
+            )
+        entries = [{"predicted": h, COMET_METRIC: segments[i]} for i, h in enumerate(hyps)]
+        imported = {"format": "comet", "file": file, "system": system, "comet_model": model,
+                    "hypotheses": str(hyp_path)}  # fmt: skip
+        document = {"entries": entries, "imported_from": imported,
+                    "metric_signatures": {COMET_METRIC: f"comet|model:{model}"}}  # fmt: skip
+        runs.append(ForeignRun(f"{file} ({system})", document, model_hint=_system_slug(system),
+                               positions=True))  # fmt: skip
+    return runs
+
+
+def _beside(name: str, output: str | Path) -> Path:
+    """A file COMET was given: as named (from the current folder), else beside its output."""
+    given = Path(name)
+    if given.is_absolute() or given.exists():
+        return given
+    return Path(output).parent / given
 
 
 def _text(record: dict[str, Any], key: str, at: str, file: str) -> str:
