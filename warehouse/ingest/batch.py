@@ -9,20 +9,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from warehouse.basics import Notify, silent
 from warehouse.errors import InputError, UsageError
 from warehouse.ingest.prepare import (
     RegisteredTestSet,
     WarehouseRef,
     load_test_set,
-    prepare_from_document,
     prepare_from_files,
     prepare_from_parsed,
+    stored_test_set,
 )
 from warehouse.ingest.runs import IngestResult, PreparedRun
 from warehouse.ingest.write import stored_run_ids, write_runs
 from warehouse.inputs.foreign import Columns, ForeignRun, read_foreign
-from warehouse.inputs.runcard import parse_run_document
+from warehouse.inputs.runcard import parse_run_document, read_run_document
 from warehouse.metrics.plugins import load_plugin
 from warehouse.metrics.surface import MetricOptions
 from warehouse.stats.resample import bootstrap_settings
@@ -79,8 +81,11 @@ class IngestRequest:
             )
 
 
-def _prepare_foreign(registered: RegisteredTestSet | None, request: IngestRequest
-                     ) -> list[PreparedRun]:  # fmt: skip
+def _prepare_foreign(
+    registered: RegisteredTestSet | None,
+    request: IngestRequest,
+    lookup: Callable[[str], RegisteredTestSet | None] | None,
+) -> list[PreparedRun]:
     """Read other tools' files as test reports, then align them like reports."""
     assert request.from_format is not None
     prepared = []
@@ -98,6 +103,7 @@ def _prepare_foreign(registered: RegisteredTestSet | None, request: IngestReques
             prepared.append(prepare_from_parsed(
                 document, model_slug=request.model_slug, condition=request.condition,
                 options=request.options, testset=registered, fallback_model_slug=run.model_hint,
+                registered=lookup,
             ))  # fmt: skip
     return prepared
 
@@ -137,18 +143,35 @@ def _prepare(db: WarehouseRef, request: IngestRequest) -> list[PreparedRun]:
             )
         ]
     registered = load_test_set(db, request.testset) if request.testset else None
+    lookup = _test_set_lookup(db)
     if request.from_format is not None:
-        return _prepare_foreign(registered, request)
+        return _prepare_foreign(registered, request, lookup)
     return [
-        prepare_from_document(
-            path,
+        prepare_from_parsed(
+            read_run_document(path),
             model_slug=request.model_slug,
             condition=request.condition,
             options=request.options,
             testset=registered,
+            registered=lookup,
         )
         for path in request.reports
     ]
+
+
+def _test_set_lookup(db: WarehouseRef) -> Callable[[str], RegisteredTestSet | None] | None:
+    """Finding a registered test set by name in the open warehouse (None: there is none yet)."""
+    if not isinstance(db, duckdb.DuckDBPyConnection):
+        return None
+    con = db
+
+    def find(name: str) -> RegisteredTestSet | None:
+        known = con.execute(
+            "SELECT 1 FROM corpora WHERE name = ? AND role = 'test'", [name]
+        ).fetchone()
+        return stored_test_set(con, name) if known else None
+
+    return find
 
 
 def ingest_batch(

@@ -4,7 +4,7 @@ or a registered one it must match). Nothing is scored here and the warehouse is 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -407,6 +407,26 @@ def _with_declared(settings: dict[str, Any], document: RunDocument) -> dict[str,
     return {**settings, "signatures": {**declared, **settings["signatures"]}}
 
 
+def _why_not_the_same(entries: Sequence[EntryInput], test: RegisteredTestSet) -> str | None:
+    """Why a report's entries are not the registered test set's segments, text for text (in
+    any order, ids aside); None when they are."""
+    if len(entries) != len(test.sources):
+        return f"it has {len(test.sources)} segments and the report {len(entries)} entries"
+    if max((len(e.refs or []) for e in entries), default=0) != max(len(r) for r in test.refs):
+        return "the number of references differs"
+
+    def texts(source: str | None, refs: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+        return (source or "").strip(), tuple(r.strip() for r in refs)
+
+    theirs = sorted(texts(s, r) for s, r in zip(test.sources, test.refs, strict=True))
+    ours = sorted(texts(e.source, e.refs or []) for e in entries)
+    for (source, refs), (their_source, their_refs) in zip(ours, theirs, strict=True):
+        if (source, refs) != (their_source, their_refs):
+            what = "source" if source != their_source else "reference"
+            return f"a {what} differs ({source[:50]!r} is not among its segments)"
+    return None
+
+
 def prepare_from_document(
     path: str | Path,
     *,
@@ -436,9 +456,11 @@ def prepare_from_parsed(
     options: MetricOptions = DEFAULT_OPTIONS,
     testset: RegisteredTestSet | None = None,
     fallback_model_slug: str | None = None,
+    registered: Callable[[str], RegisteredTestSet | None] | None = None,
 ) -> PreparedRun:
     """`prepare_from_document` of a document already parsed (e.g. converted from another
-    tool's output, docs/inputs.md)."""
+    tool's output, docs/inputs.md). Without `testset`, a `dataset.id` that names a test set
+    `registered` finds, with the same texts, joins it."""
     file = document.file
     path = file
     model_slug = _pick(model_slug, document.model_slug, "model_slug", file) or fallback_model_slug
@@ -454,6 +476,19 @@ def prepare_from_parsed(
             file,
         )
     n_refs = _check_entries(entries, file, need_text=testset is None)
+    join_warnings: list[str] = []
+    if testset is None and document.dataset_id and registered is not None:
+        named = registered(document.dataset_id)
+        if named is not None:
+            why = _why_not_the_same(entries, named)
+            if why is None:
+                testset = named  # the same texts: the report answers the registered test set
+            else:
+                join_warnings.append(
+                    f"dataset.id {document.dataset_id!r} names a registered test set, but {why}: "
+                    "the run gets a test set of its own; pass --testset "
+                    f"{document.dataset_id} to align it by id or source and see the difference"
+                )
     if testset is None:
         own = _own_test_set(document, entries, n_refs, path)
         ordered: list[EntryInput] = list(entries)
@@ -463,7 +498,7 @@ def prepare_from_parsed(
         refs = [list(e.refs or []) for e in entries]
         difficulty = [e.difficulty for e in entries]
         new_test_set: CorpusData | None = own
-        label_warnings = []
+        label_warnings = join_warnings
     else:
         order = align_with_testset(entries, testset, file)
         ordered = [entries[j] for j in sorted(range(len(order)), key=order.__getitem__)]
