@@ -7,7 +7,6 @@ import click
 from cli.context import (
     AppContext,
     bootstrap_options,
-    chosen_options,
     json_option,
     metric_options,
     pass_app,
@@ -75,10 +74,12 @@ def rescore(
     Options not given keep each run's own. One transaction per run. Boards list the runs as
     ingested; `leaderboard --tokenize …` or `--metric NAME` lists these instead.
     """
-    options = chosen_options(tokenize, lowercase, chrf_word_order, no_ter)
+    given = {"tokenize": tokenize, "chrf_word_order": chrf_word_order and int(chrf_word_order),
+             "lowercase": lowercase or None, "ter": False if no_ter else None}  # fmt: skip
+    changes = {name: value for name, value in given.items() if value is not None}
     with app.open("write") as wh, status("re-scoring"):
         results = wh.rescore(
-            runs, every=every, testset=testset, options=options, metrics=metrics,
+            runs, every=every, testset=testset, options=changes, metrics=metrics,
             intervals=not no_ci,
             n_bootstrap=n_bootstrap_ci, alpha=ci_alpha, seed=seed,
         )  # fmt: skip

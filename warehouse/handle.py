@@ -906,7 +906,7 @@ class Warehouse:
         *,
         every: bool = False,
         testset: str | None = None,
-        options: MetricOptions | None = None,
+        options: Mapping[str, Any] | None = None,
         metrics: Sequence[str] = (),
         intervals: bool = True,
         n_bootstrap: int | None = None,
@@ -915,9 +915,10 @@ class Warehouse:
         notify: Notify | None = None,
     ) -> list[RescoreResult]:
         """Score stored runs (named, or `every` run as ingested, of `testset` when given) again
-        from their stored hypotheses under `options` (None: each run's own) and with the metric
-        plugins `metrics`; each result is stored beside its run as the run a fresh ingest with
-        those options and plugins would store (docs/metrics.md)."""
+        from their stored hypotheses, each under its own metric options changed by `options`
+        (`tokenize`, `lowercase`, `chrf_word_order`, `ter`) and with the metric plugins
+        `metrics`; each result is stored beside its run as the run a fresh ingest with those
+        options and plugins would store (docs/metrics.md)."""
         from warehouse.ingest.rescore import rescore_runs, rescore_targets
         from warehouse.metrics.plugins import load_plugin
         from warehouse.stats.resample import bootstrap_settings
@@ -926,7 +927,8 @@ class Warehouse:
         con = self._writable("rescore")
         targets = rescore_targets(con, runs, every=every, testset=testset)
         ci = bootstrap_settings(con, n_bootstrap, alpha, seed) if intervals else None
-        return rescore_runs(con, targets, options, plugins=plugins, bootstrap=ci, notify=notify)
+        return rescore_runs(con, targets, dict(options or {}), plugins=plugins, bootstrap=ci,
+                            notify=notify)  # fmt: skip
 
     # --- Human judgments ---------------------------------------------------------------------
 

@@ -6,12 +6,13 @@
 -- warehouse) applies the files of sql/views/ in order, CREATE OR REPLACE, whenever the schema
 -- version moves.
 
--- Stored tie groups whose board still holds exactly its test set's runs; per run the newest.
+-- Stored tie groups whose board still holds exactly its test set's runs as ingested (boards
+-- never hold a re-scored run beside its source); per run the newest.
 CREATE OR REPLACE VIEW run_tie_groups AS
 WITH current_runs AS (
     SELECT test_corpus_id, count(*) AS n_runs,
            sha256(string_agg(run_id, ',' ORDER BY run_id)) AS runs_sha256
-    FROM runs
+    FROM ingested_runs
     GROUP BY test_corpus_id
 )
 SELECT c.*

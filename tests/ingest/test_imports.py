@@ -66,12 +66,12 @@ def test_tables_of_outputs_score_as_the_plain_files(run_cli, plain, tmp_path):
                              "--json"))  # fmt: skip
     assert by_id[0]["scores"] == plain["sysA"]
     assert by_source[0]["scores"] == plain["sysB"] == in_order[0]["scores"]
-    comet = run_cli("query", "SELECT avg(value) AS v FROM metric_values WHERE metric = 'comet'",
-                    "--json")  # fmt: skip
-    assert _json(comet)[0]["v"] == pytest.approx(0.825)
+    board = {r["model_slug"]: r for r in _json(run_cli("leaderboard", "--json"))}
+    assert board["tsv"]["comet_score"] == pytest.approx(0.825)  # `comet` is COMET's column
     card = _json(run_cli("query", "SELECT run_card FROM runs WHERE model_slug = 'tsv'", "--json"))
     imported = json.loads(card[0]["run_card"])["imported_from"]
-    assert imported["format"] == "table" and imported["columns"]["metrics"] == {"comet": "comet"}
+    assert imported["format"] == "table"
+    assert imported["columns"]["metrics"] == {"comet_score": "comet"}
 
 
 def test_an_exported_run_read_back_as_a_table_is_the_same_run(run_cli, plain, tmp_path):
@@ -197,9 +197,9 @@ def test_each_imported_format_exports_the_records_it_was_given(run_cli, plain, t
             "--no-ci")  # fmt: skip
     lines = (DATA / "outputs.tsv").read_text(encoding="utf-8").splitlines()[1:]
     rows = [line.split("\t") for line in lines]
-    assert [(r["source"], r["hypothesis"], r["metrics"]["comet"]) for r in exported("tsv")] == [
-        (src, hyp, float(score)) for _id, src, hyp, score in rows
-    ]
+    assert [
+        (r["source"], r["hypothesis"], r["metrics"]["comet_score"]) for r in exported("tsv")
+    ] == [(src, hyp, float(score)) for _id, src, hyp, score in rows]
     run_cli("ingest", "--from", "lm-eval", SAMPLES, "--testset", "wmt", "--model-slug", "lm",
             "--no-ci")  # fmt: skip
     samples = [json.loads(line) for line in SAMPLES.read_text(encoding="utf-8").splitlines()]
@@ -225,3 +225,23 @@ def test_what_comet_score_prints_is_read_with_the_files_it_names(run_cli, plain,
     bad.write_text("sysA.en\tSegment 0\tscore: 0.5\nnot a comet line\n", encoding="utf-8")
     refused = run_cli("ingest", "--from", "comet", bad, "--testset", "wmt", "--comet-model", "m")
     assert refused.exit_code == 2 and f"{bad}:2: not a line comet-score prints" in refused.output
+
+
+def test_an_exported_log_keeps_condition_errors_and_a_dotted_model_name(run_cli, plain, tmp_path):
+    report = tmp_path / "r.json"
+    src = (DATA / "src.de").read_text(encoding="utf-8").splitlines()
+    ref = (DATA / "ref.en").read_text(encoding="utf-8").splitlines()
+    hyp = (DATA / "sysA.en").read_text(encoding="utf-8").splitlines()
+    texts = zip(src, ref, hyp, strict=True)
+    entries = [{"source": s, "expected": r, "predicted": h} for s, r, h in texts]
+    entries[3] = {**entries[3], "predicted": "", "error": "timeout"}
+    report.write_text(json.dumps({"model_slug": "Llama-3.1-8B", "condition": "few-shot",
+                                  "entries": entries}), encoding="utf-8")  # fmt: skip
+    [stored] = _json(run_cli("ingest", report, "--testset", "wmt", "--json"))
+    out = tmp_path / "logs"
+    _json(run_cli("export", stored["run_id"], "--format", "lm-eval", "--out", out, "--json"))
+    [log] = sorted((out / "Llama-3.1-8B").glob("samples_*.jsonl"))
+    [back] = _json(run_cli("ingest", "--from", "lm-eval", log, "--testset", "wmt", "--src-col",
+                           "doc.translation.src", "--json"))  # fmt: skip
+    assert (back["action"], back["run_id"]) == ("unchanged", stored["run_id"])
+    assert (back["model_slug"], back["condition"]) == ("Llama-3.1-8B", "few-shot")

@@ -215,3 +215,58 @@ def test_rescore_refuses_what_names_no_runs_and_changes_nothing(db_path, run_cli
     assert done.exit_code == 2, done.output
     assert message in done.output
     assert snapshot(db_path) == before
+
+
+@LOCAL
+def test_options_not_given_keep_each_runs_own(warehouse, write_lines):
+    src, ref = write_lines("src.txt", SRC), write_lines("ref.txt", REFS)
+    warehouse.run("testset", "add", "ts", "--src", src, "--ref", ref)
+    [intl] = json.loads(warehouse.run("ingest", "--testset", "ts", "--hyp",
+                                      write_lines("hyp.txt", HYPS), "--model-slug", "m",
+                                      "--tokenize", "intl", "--json").output)  # fmt: skip
+    [lower] = json.loads(warehouse.run("rescore", "m", "--lowercase", "--json").output)
+    assert "tok:intl" in lower["signatures"]["bleu"] and "case:lc" in lower["signatures"]["bleu"]
+    expected = BLEU(tokenize="intl", lowercase=True).corpus_score(HYPS, [REFS]).score
+    assert lower["scores"]["bleu"] == pytest.approx(expected, abs=1e-9)
+    assert lower["source_run_id"] == intl["run_id"]
+
+
+@LOCAL
+def test_a_rescored_run_is_reported_and_keeps_boards_and_links_whole(stored, write_lines):
+    warehouse, source = stored
+    other = [h.replace("e", "a") for h in HYPS]
+    warehouse.run("ingest", "--testset", "ts", "--hyp", write_lines("other.txt", other),
+                  "--model-slug", "m2")  # fmt: skip
+    formed = warehouse.run("leaderboard", "--clusters", "--store", "--n-bootstrap", "100")
+    assert formed.exit_code == 0, formed.output
+    [derived] = json.loads(warehouse.run("rescore", source, "--tokenize", "intl", "--json").output)
+    report = warehouse.run("report", derived["run_id"], "--json")
+    assert report.exit_code == 0, report.output
+    assert json.loads(report.stdout)["run"]["run_id"] == derived["run_id"]
+    # A re-scoring beside the board's runs does not make its stored board stale.
+    assert warehouse.sql("SELECT count(*) FROM run_tie_groups") == [(2,)]
+    # Replacing the source keeps its re-scorings' links: the board still lists it once.
+    again = warehouse.run("ingest", "--testset", "ts", "--hyp", write_lines("hyp3.txt", HYPS),
+                          "--model-slug", "m", "--replace")  # fmt: skip
+    assert again.exit_code == 0, again.output
+    assert warehouse.sql("SELECT source_run_id FROM run_rescores") == [(source,)]
+    listed = warehouse.sql("SELECT run_id FROM leaderboard WHERE model_slug = 'm'")
+    assert listed == [(source,)]
+
+
+@LOCAL
+def test_human_judgments_name_runs_as_ingested_after_a_rescore(warehouse, tmp_path):
+    from tests.mqm import write_mqm
+
+    mqm = write_mqm(tmp_path / "mqm.tsv")
+    made = warehouse.run("ingest", "--mqm", mqm, "--reference-system", "ref", "--testset", "t")
+    assert made.exit_code == 0, made.output
+    assert warehouse.run("rescore", "--all", "--tokenize", "intl").exit_code == 0
+    added = warehouse.run("human", "add", mqm, "--testset", "t", "--name", "again",
+                          "--skip-system", "ref", "--json")  # fmt: skip
+    assert added.exit_code == 0, added.output
+    judged = warehouse.sql(
+        "SELECT count(DISTINCT run_id) FROM human_judgments WHERE run_id IN "
+        "(SELECT run_id FROM run_rescores)"
+    )
+    assert judged == [(0,)]

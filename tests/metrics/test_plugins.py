@@ -78,6 +78,11 @@ def test_rescore_with_a_plugin_is_the_run_a_fresh_ingest_with_it_stores(
                             "--model-slug", "b", "--metric", "word_f1", "--json"))  # fmt: skip
     assert (fresh["action"], fresh["run_id"]) == ("unchanged", derived["run_id"])
     assert [r["run_id"] for r in _json(run_cli("leaderboard", "--json"))] == [plain["run_id"]]
+    # Asked for the default options, each output is listed once: as ingested, no plugin.
+    board = _json(run_cli("leaderboard", "--tokenize", "13a", "--json"))
+    assert [r["run_id"] for r in board] == [plain["run_id"]]
+    board = _json(run_cli("leaderboard", "--metric", "word_f1", "--json"))
+    assert [r["run_id"] for r in board] == [derived["run_id"]]
 
 
 def test_the_leaderboard_ranks_by_the_plugin_and_marks_another_version(

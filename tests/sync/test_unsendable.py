@@ -113,8 +113,8 @@ def test_a_run_the_target_refuses_is_found_and_skipped(pg_dsn, demo_template, db
     original = postgres_module._run_payload
     spoiled: list[str] = []
 
-    def spoil_first(row, fingerprint, bins):
-        payload = original(row, fingerprint, bins)
+    def spoil_first(*args, **kwargs):
+        payload = original(*args, **kwargs)
         if not spoiled:
             spoiled.append(payload.run_id)
             payload.bins[0]["bin"] = "bogus"

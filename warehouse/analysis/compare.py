@@ -21,6 +21,7 @@ from warehouse.errors import UsageError
 from warehouse.exposure.summary import choose_audit
 from warehouse.ingest.prepare import prepare_from_document
 from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER
+from warehouse.metrics.surface import without_version
 from warehouse.stats.arrays import RunArrays, load_run_arrays
 from warehouse.stats.resample import BootstrapSettings, run_scores
 from warehouse.stats.significance import METHODS, PairTest, compare_pair, method_settings
@@ -258,11 +259,6 @@ def compare(
     return result
 
 
-def _without_sacrebleu_version(signature: str) -> str:
-    """A signature without sacrebleu's `version:` part (an upgrade alone changes no score)."""
-    return "|".join(p for p in signature.split("|") if not p.startswith("version:"))
-
-
 def signature_differences(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> list[str]:
     """One warning per metric the stored runs computed under different signatures (another
     tokenizer or chrF word order, another COMET model, another plugin version): its scores are
@@ -279,7 +275,7 @@ def signature_differences(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]
             continue  # a report file compared in memory
         signatures = json.loads(stored[run_id] or "{}").get("signatures") or {}
         for metric, signature in signatures.items():
-            key = _without_sacrebleu_version(str(signature))
+            key = without_version(str(signature))
             by_metric.setdefault(metric, {}).setdefault(key, []).append(run_id)
     return [
         f"{metric} is not comparable across these runs: "

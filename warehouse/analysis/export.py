@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,12 +165,14 @@ def write_lm_eval(con: duckdb.DuckDBPyConnection, table: pa.Table, folder: str |
     output: `FOLDER/<model slug>/samples_<task>_<created at>.jsonl`, one record per segment
     (`doc` with the source and the first reference under `translation`, `target`,
     `filtered_resps`, the `bleu`/`chrf`/`ter` reference-prediction pairs, the hashes), plus the
-    warehouse's own `tame_wh` object (run id, per-segment scores); the files written."""
+    warehouse's own `tame_wh` object (run, model, condition, error, per-segment scores); the
+    files written (every name is checked before the first is written)."""
     out = Path(folder)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {folder}: --format lm-eval writes a folder; this is a file")
-    written: list[str] = []
-    for run_id, records in _by_run(_records(table)).items():
+    by_run = _by_run(_records(table))
+    plan: dict[Path, tuple[str, str, str]] = {}
+    for run_id, records in by_run.items():
         head = con.execute(
             "SELECT strftime(r.created_at, '%Y-%m-%dT%H-%M-%S.%f'), c.src_lang, c.tgt_lang "
             "FROM runs r JOIN corpora c ON c.corpus_id = r.test_corpus_id WHERE r.run_id = ?",
@@ -177,16 +180,26 @@ def write_lm_eval(con: duckdb.DuckDBPyConnection, table: pa.Table, folder: str |
         ).fetchone()
         assert head is not None
         created, src_lang, tgt_lang = head
-        first = records[0]
-        task = lm_eval_task(first["test_set"], src_lang, tgt_lang)
-        model_dir = out / first["model_slug"]
-        model_dir.mkdir(parents=True, exist_ok=True)
-        path = model_dir / f"samples_{task}_{created}.jsonl"
-        lines = [json.dumps(_sample(r, src_lang or "src", tgt_lang or "tgt"), ensure_ascii=False)
-                 for r in records]  # fmt: skip
+        task = lm_eval_task(records[0]["test_set"], src_lang, tgt_lang)
+        path = out / _folder_name(records[0]["model_slug"]) / f"samples_{task}_{created}.jsonl"
+        if path in plan:
+            raise UsageError(
+                f"runs {plan[path][0]} and {run_id} would both be written to {path} (same "
+                "model, test set and time of creation): export them one at a time"
+            )
+        plan[path] = (run_id, src_lang or "src", tgt_lang or "tgt")
+    for path, (run_id, src_key, tgt_key) in plan.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lines = [json.dumps(_sample(r, src_key, tgt_key), ensure_ascii=False)
+                 for r in by_run[run_id]]  # fmt: skip
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        written.append(str(path))
-    return written
+    return [str(path) for path in plan]
+
+
+def _folder_name(model_slug: str) -> str:
+    """A model slug as a folder name, as the harness sanitises model names (`/` → `__`)."""
+    name = re.sub(r"[^A-Za-z0-9_.:-]", "_", model_slug.replace("/", "__"))
+    return name if name.strip(".") else "_"
 
 
 def _by_run(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -220,6 +233,8 @@ def _sample(record: dict[str, Any], src_key: str, tgt_key: str) -> dict[str, Any
         "ter": pair,
         "tame_wh": {
             "run_id": record["run_id"],
+            "model_slug": record["model_slug"],
+            "condition": record["condition"],
             "error": record["error"],
             "sentence_bleu": record["bleu"],
             "sentence_chrf_plus_plus": record["chrf_plus_plus"],

@@ -16,7 +16,7 @@ from warehouse.basics import grouped, rows_as_dicts
 from warehouse.errors import UsageError
 from warehouse.metrics.plugins import signed_direction
 from warehouse.metrics.registry import BLEU, CHRF, HUMAN_METRICS, SORT_KEYS
-from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions
+from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions, without_version
 from warehouse.stats.resample import bootstrap_settings, percentile_interval, resample_indices
 from warehouse.store.corpora import get_corpus
 
@@ -103,16 +103,27 @@ def scored_under(
     con: duckdb.DuckDBPyConnection, options: MetricOptions, plugins: Sequence[str] = ()
 ) -> list[str]:
     """The runs (as ingested or re-scored) whose statistics were computed under `options`
-    and that the metric plugins `plugins` scored."""
+    and that the metric plugins `plugins` scored: one per stored output (a run and its
+    re-scorings), the one with the fewest other plugins, the run as ingested first."""
     wanted = None if options == DEFAULT_OPTIONS else asdict(options)
-    rows = con.execute("SELECT run_id, metric_settings FROM runs ORDER BY run_id").fetchall()
-    out = []
-    for run_id, text in rows:
+    rows = con.execute(
+        "SELECT r.run_id, r.metric_settings, coalesce(s.source_run_id, r.run_id), "
+        "s.source_run_id IS NOT NULL FROM runs r LEFT JOIN run_rescores s USING (run_id) "
+        "ORDER BY r.run_id"
+    ).fetchall()
+    best: dict[str, tuple[int, bool, str]] = {}
+    for run_id, text, lineage, rescored in rows:
         settings = json.loads(text or "{}")
         signed = settings.get("signatures") or {}
-        if settings.get("options") == wanted and all(p in signed for p in plugins):
-            out.append(run_id)
-    return out
+        if settings.get("options") != wanted or not all(p in signed for p in plugins):
+            continue
+        others = sum(
+            1 for m, s in signed.items() if "|plugin-version:" in str(s) and m not in plugins
+        )
+        rank = (others, bool(rescored), run_id)
+        if lineage not in best or rank < best[lineage]:
+            best[lineage] = rank
+    return sorted(rank[2] for rank in best.values())
 
 
 def _by_plugin_metric(
@@ -243,11 +254,9 @@ SIGNED_COLUMNS = {
 }
 
 
-def _without_version(signature: str | None) -> str | None:
-    """A sacrebleu signature without its `version:` part (an upgrade alone marks nothing)."""
-    if signature is None:
-        return None
-    return "|".join(p for p in signature.split("|") if not p.startswith("version:"))
+def _version_free(signature: str | None) -> str | None:
+    """`without_version` of a signature, when there is one."""
+    return None if signature is None else without_version(signature)
 
 
 def _mark_other_settings(
@@ -274,7 +283,7 @@ def _mark_other_settings(
         row["signature_differs"] = []
     for runs in boards:
         for metric in [*SIGNED_COLUMNS.values(), *plugin_metrics]:
-            seen = [_without_version(r["metric_signatures"][metric]) for r in runs]
+            seen = [_version_free(r["metric_signatures"][metric]) for r in runs]
             counts = Counter(s for s in seen if s is not None).most_common()
             if len(counts) < 2:
                 continue

@@ -53,7 +53,9 @@ def build_report(
     """Everything known about one run (named on the test set `testset` when given), as a
     stable, versioned document, with bootstrap intervals of its exposure bins and GenGap."""
     run_id = resolve_run(con, run_ref, testset)
-    board = rows_as_dicts(con.execute("SELECT * FROM leaderboard WHERE run_id = ?", [run_id]))
+    board = rows_as_dicts(  # any run, re-scored ones too (the view lists runs as ingested)
+        con.execute("SELECT * FROM leaderboard_for(NULL) WHERE run_id = ?", [run_id])
+    )
     audit_id = choose_audit(con, board[0]["test_corpus_id"], train)
     selection = _Selection(
         "WHERE run_id = ?", [run_id], "WHERE run_id = ? AND audit_id = ?", [run_id, audit_id]

@@ -114,8 +114,8 @@ def _answer_in_order(run: ForeignRun, test: RegisteredTestSet | None, file: str)
     entries = run.document["entries"]
     if test is None:
         raise UsageError(
-            f"{file}: without --testset the table must hold the test set: give --src-col and "
-            "--ref-col (or --testset NAME to answer a registered test set row by row)"
+            f"{file}: its rows carry neither ids nor sources: give --testset NAME to answer a "
+            "registered test set row by row (a table may also define one: --src-col, --ref-col)"
         )
     if len(entries) != len(test.sources):
         raise InputError(

@@ -5,8 +5,8 @@ with those options would store (docs/metrics.md, "Re-scoring stored runs")."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import duckdb
@@ -96,11 +96,11 @@ def _stored_options(settings: dict[str, Any]) -> MetricOptions:
 def _stored_run(
     con: duckdb.DuckDBPyConnection,
     run_id: str,
-    options: MetricOptions | None,
+    changes: Mapping[str, Any],
     bootstrap: BootstrapSettings | None,
 ) -> PreparedRun:
-    """A stored run read back as a prepared run scored under `options` (None: its own; its id
-    is the one a fresh ingest of its hypotheses with those options gets)."""
+    """A stored run read back as a prepared run scored under its own metric options with
+    `changes` (its id is the one a fresh ingest of its hypotheses with those options gets)."""
     row = con.execute(
         "SELECT r.test_corpus_id, c.name, r.model_slug, r.condition, r.created_at, "
         "r.metric_settings FROM runs r JOIN corpora c ON c.corpus_id = r.test_corpus_id "
@@ -110,7 +110,7 @@ def _stored_run(
     assert row is not None  # resolved above, in the same transaction
     corpus_id, test_name, model_slug, condition, created_at, stored_settings = row
     stored = json.loads(stored_settings or "{}")
-    options = options or _stored_options(stored)
+    options = replace(_stored_options(stored), **changes)
     test = stored_test_set(con, str(test_name))
     hyps = con.execute(
         "SELECT hyp, error FROM hypotheses WHERE run_id = ? ORDER BY seg_idx", [run_id]
@@ -168,39 +168,37 @@ def _copy_shared_rows(con: duckdb.DuckDBPyConnection, source: str, run: Prepared
         )
 
 
-def _rescore_one(
+def _scored(
     con: duckdb.DuckDBPyConnection,
     source: str,
-    options: MetricOptions | None,
+    changes: Mapping[str, Any],
     plugins: Sequence[PluginMetric],
     bootstrap: BootstrapSettings | None,
-) -> RescoreResult:
-    """Re-score one stored run in a transaction of its own."""
+) -> tuple[PreparedRun, bool]:
+    """A stored run scored again (statistics, plugin values, intervals), and whether a run with
+    its new id is stored already (then nothing is computed)."""
+    run = _stored_run(con, source, changes, bootstrap).use_plugins(plugins)
+    if con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run.run_id]).fetchone():
+        return run, True
+    run.plugin_values()
+    _ = run.stats, run.confidence
+    return run, False
+
+
+def _write(con: duckdb.DuckDBPyConnection, source: str, run: PreparedRun) -> None:
+    """Store a re-scored run beside its source, in one transaction."""
     with transaction(con):
-        run = _stored_run(con, source, options, bootstrap).use_plugins(plugins)
-        signatures = dict(run.settings["signatures"])
-        stored = con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run.run_id]).fetchone()
-        if stored is None:
-            added = run.plugin_values()
-            _copy_shared_rows(con, source, run)
-            insert_rows(con, "segment_stats", segment_stats_table(run))
-            insert_rows(con, "metric_values", _metric_rows(run.run_id, added))
-            con.execute(
-                "INSERT INTO run_rescores VALUES (?, ?, ?)", [run.run_id, source, utc_now()]
-            )
-            refresh_runs(con, [run.run_id])
-            if run.confidence is not None:
-                store_intervals(con, run.run_id, run.confidence)
-        return RescoreResult(
-            action="unchanged" if stored is not None else "added",
-            source_run_id=source,
-            run_id=run.run_id,
-            model_slug=run.model_slug,
-            condition=run.condition,
-            test_set=run.test_name,
-            signatures=signatures,
-            scores=stored_scores(con, run.run_id),
-        )
+        if con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run.run_id]).fetchone():
+            return  # another process stored it meanwhile
+        names = {p.name for p in run.plugins}
+        added = [row for row in run.seg_metrics if row[1] in names]
+        _copy_shared_rows(con, source, run)
+        insert_rows(con, "segment_stats", segment_stats_table(run))
+        insert_rows(con, "metric_values", _metric_rows(run.run_id, added))
+        con.execute("INSERT INTO run_rescores VALUES (?, ?, ?)", [run.run_id, source, utc_now()])
+        refresh_runs(con, [run.run_id])
+        if run.confidence is not None:
+            store_intervals(con, run.run_id, run.confidence)
 
 
 def _metric_rows(run_id: str, rows: Sequence[tuple[int, str, float]]) -> pa.Table:
@@ -218,22 +216,39 @@ def _metric_rows(run_id: str, rows: Sequence[tuple[int, str, float]]) -> pa.Tabl
 def rescore_runs(
     con: duckdb.DuckDBPyConnection,
     run_ids: Sequence[str],
-    options: MetricOptions | None,
+    changes: Mapping[str, Any],
     *,
     plugins: Sequence[PluginMetric] = (),
     bootstrap: BootstrapSettings | None = None,
     notify: Notify | None = None,
 ) -> list[RescoreResult]:
-    """Store each run's statistics under `options` (None: its own) and with the metric
-    plugins' values beside it (nothing stored is changed), one transaction per run; a run that
-    has them already is left as it is."""
-    if options is None and not plugins:
-        raise UsageError("give the metric options to compute (--tokenize, …) or --metric NAME")
+    """Store each run's statistics under its metric options with `changes` (`tokenize`,
+    `lowercase`, `chrf_word_order`, `ter`), with the metric plugins' values, beside it
+    (nothing stored is changed); a run that has them already is left as it is. Every run is
+    scored before the first is written (a failing plugin stores nothing), then each is written
+    in a transaction of its own."""
+    unknown = sorted(set(changes) - set(MetricOptions.__dataclass_fields__))
+    if unknown:
+        raise UsageError(f"unknown metric options: {', '.join(unknown)}")
+    if not changes and not plugins:
+        raise UsageError("give the metric options to change (--tokenize, …) or --metric NAME")
     say = notify or (lambda _m: None)
+    scored = [(run_id, *_scored(con, run_id, changes, plugins, bootstrap)) for run_id in run_ids]
     results = []
-    for run_id in run_ids:
-        result = _rescore_one(con, run_id, options, plugins, bootstrap)
-        if result.action == "added":
-            say(f"re-scored {run_id} as {result.run_id}")
-        results.append(result)
+    for source, run, stored in scored:
+        if not stored:
+            _write(con, source, run)
+            say(f"re-scored {source} as {run.run_id}")
+        results.append(
+            RescoreResult(
+                action="unchanged" if stored else "added",
+                source_run_id=source,
+                run_id=run.run_id,
+                model_slug=run.model_slug,
+                condition=run.condition,
+                test_set=run.test_name,
+                signatures=dict(run.settings["signatures"]),
+                scores=stored_scores(con, run.run_id),
+            )
+        )
     return results

@@ -106,7 +106,7 @@ class PreparedRun:
             )
         signatures = {p.name: p.signature for p in plugins}
         self.settings = {**self.settings,
-                         "signatures": {**signatures, **self.settings["signatures"]}}  # fmt: skip
+                         "signatures": {**self.settings["signatures"], **signatures}}  # fmt: skip
         self.plugins = list(plugins)
         self.run_id = self._fingerprint()
         return self
@@ -114,7 +114,8 @@ class PreparedRun:
     def plugin_values(self) -> list[tuple[int, str, float]]:
         """The plugins' per-segment values, computed once (added to the entry metrics)."""
         if self.plugins and not any(m == self.plugins[0].name for _, m, _ in self.seg_metrics):
-            rows, _ = plugin_scores(self.plugins, self.sources, self.hyps, self.refs, self.errors)
+            rows = plugin_scores(self.plugins, self.sources, self.hyps, self.refs, self.errors,
+                                 self.label)  # fmt: skip
             self.seg_metrics = sorted(self.seg_metrics + rows)
             return rows
         names = {p.name for p in self.plugins}

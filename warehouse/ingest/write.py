@@ -251,7 +251,15 @@ def _write_one(
                 "SELECT run_id, key, value FROM run_tags WHERE run_id = ? ORDER BY key",
                 [run.run_id],
             ).fetchall()
+            # So are the runs re-scored from it: the same hypotheses, so still its scorings.
+            rescored = con.execute(
+                "SELECT run_id, source_run_id, rescored_at FROM run_rescores "
+                "WHERE source_run_id = ?",
+                [run.run_id],
+            ).fetchall()
             delete_runs(con, [run.run_id])
+            if rescored:
+                con.executemany("INSERT INTO run_rescores VALUES (?, ?, ?)", rescored)
             action = "replaced"
         run.score()
         warnings = list(run.warnings) + _same_hypotheses_elsewhere(con, run)

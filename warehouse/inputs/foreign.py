@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from warehouse.errors import InputError, UsageError
 from warehouse.inputs.runcard import load_json
 from warehouse.inputs.tables import TABLE_FORMATS, Table, read_table
-from warehouse.inputs.textio import decode_utf8, read_bytes, read_lines
+from warehouse.inputs.textio import decode_utf8, read_bytes, read_lines, split_lines
 
 # `ingest --from KIND`: a table in a named format (`hf`: a saved dataset, format by suffix),
 # COMET's JSON, or lm-evaluation-harness's sample log.
@@ -49,7 +49,6 @@ class ForeignRun:
     document: dict[str, Any]
     model_hint: str | None = None  # a model slug the file suggests (its folder or system name)
     positions: bool = False  # entries carry no id or source: they answer the segments in order
-    notes: list[str] = field(default_factory=list)
 
 
 def parse_metric_columns(pairs: Sequence[str]) -> tuple[tuple[str, str], ...]:
@@ -61,8 +60,16 @@ def parse_metric_columns(pairs: Sequence[str]) -> tuple[tuple[str, str], ...]:
             raise UsageError(f"--metric-col {pair!r}: expected NAME=COLUMN")
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.:-]{0,63}", name):
             raise UsageError(f"--metric-col {pair!r}: a metric name is letters, digits, _.:-")
-        out.append((name, column))
+        out.append((_registered_name(name), column))
     return tuple(out)
+
+
+def _registered_name(name: str) -> str:
+    """A registered metric's name for one of its aliases (`comet` → `comet_score`, the
+    leaderboard's COMET column); other names as given."""
+    from warehouse.metrics.registry import METRICS
+
+    return next((m.name for m in METRICS if name in m.aliases), name)
 
 
 def read_foreign(
@@ -207,7 +214,7 @@ def _comet_printed(text: str, path: str | Path, model: str) -> list[ForeignRun]:
     test set's segments in order."""
     file = str(path)
     scores: dict[str, dict[int, float]] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(split_lines(text), start=1):
         found = _SEGMENT_LINE.match(line)
         if found is None:
             if _SYSTEM_LINE.match(line) or not line.strip() or line.startswith("Predictions "):
@@ -275,8 +282,13 @@ def _score(segment: dict[str, Any], at: str, file: str) -> float:
 
 def _system_slug(system: str) -> str:
     """A model slug from a translation file's name (`out/sysA.de` → `sysA`)."""
-    stem = Path(system).name.split(".")[0]
-    return re.sub(r"[^A-Za-z0-9_.:-]+", "-", stem).strip("-") or "system"
+    return _model_slug(Path(system).name.split(".")[0]) or "system"
+
+
+def _model_slug(name: str) -> str:
+    """A model slug from a model's name (`my-org/Llama-3.1-8B` → `my-org__Llama-3.1-8B`: the
+    harness's own sanitising of path separators; other characters a slug cannot hold → `-`)."""
+    return re.sub(r"[^A-Za-z0-9_.:-]+", "-", name.replace("/", "__")).strip("-.")
 
 
 # --- lm-evaluation-harness -----------------------------------------------------------------
@@ -317,6 +329,9 @@ def lm_eval_runs(
             "expected": target.strip(),
             "predicted": responses[0].strip(),
         }
+        ours = _ours(record)
+        if isinstance(ours.get("error"), str):  # a log tame-wh exported: the entry had failed
+            entry["error"] = ours["error"]
         kept = {
             name: float(record[name])
             for name in record.get("metrics") or []
@@ -331,6 +346,11 @@ def lm_eval_runs(
     document: dict[str, Any] = {"dataset": {"id": _dataset_name(task)}, "entries": entries,
                                 "imported_from": imported}  # fmt: skip
     hint = Path(path).resolve().parent.name  # the harness names the folder after the model
+    ours = _ours(records[0])
+    if isinstance(ours.get("model_slug"), str):  # a log tame-wh exported names its run's
+        hint = ours["model_slug"]
+    if isinstance(ours.get("condition"), str):
+        document["condition"] = ours["condition"]
     if results is not None:
         info = _results(results, task)
         imported["results"] = str(results)
@@ -340,7 +360,13 @@ def lm_eval_runs(
     pair = _PAIR.search(task)
     if pair:
         document["dataset"]["language_pair"] = f"{pair['src']}-{pair['tgt']}"
-    return [ForeignRun(file, document, model_hint=_system_slug(hint) if hint else None)]
+    return [ForeignRun(file, document, model_hint=_model_slug(hint) if hint else None)]
+
+
+def _ours(record: dict[str, Any]) -> dict[str, Any]:
+    """The `tame_wh` object of a sample log tame-wh exported (empty in the harness's own)."""
+    found = record.get("tame_wh")
+    return found if isinstance(found, dict) else {}
 
 
 def _task_name(path: str | Path) -> str:
@@ -380,12 +406,11 @@ def _results(path: str | Path, task: str) -> dict[str, str | None]:
     doc = load_json(path)
     if not isinstance(doc, dict):
         raise InputError("expected the harness's results object", str(path))
-    # The harness's own sanitised name (it names the output folder too), else the model name
-    # with its path separators made a slug's.
+    # The harness's own sanitised name (it names the output folder too), else the model name.
     model = doc.get("model_name_sanitized")
     if not isinstance(model, str) or not model:
         name = doc.get("model_name")
-        model = name.replace("/", "__") if isinstance(name, str) and name else None
+        model = name if isinstance(name, str) and name else None
     shots = (doc.get("n-shot") or {}).get(task) if isinstance(doc.get("n-shot"), dict) else None
     condition = f"{shots}-shot" if isinstance(shots, int) and not isinstance(shots, bool) else None
     return {"model": model, "condition": condition}

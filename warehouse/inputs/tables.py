@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from warehouse.errors import InputError, UsageError
-from warehouse.inputs.textio import decode_utf8, read_bytes
+from warehouse.inputs.textio import decode_utf8, read_bytes, split_lines
 
 TABLE_FORMATS = ("parquet", "jsonl", "csv", "tsv")
 _SUFFIXES = {
@@ -55,15 +55,12 @@ class Table:
     lines: list[int]
     columns: list[str]  # the top-level column names, in file order
 
-    def texts(self, column: str, *, required: bool = True) -> list[str]:
+    def texts(self, column: str) -> list[str]:
         """A text column (a dotted path into nested records): every value a string."""
         out = []
         for record, line in zip(self.records, self.lines, strict=True):
             value = self._value(record, column, line)
             if not isinstance(value, str):
-                if value is None and not required:
-                    out.append("")
-                    continue
                 got = "null" if value is None else type(value).__name__
                 raise InputError(f"column {column!r}: expected text, got {got}", self.path, line)
             out.append(value)
@@ -122,16 +119,6 @@ class Table:
             out.append(number)
         return out
 
-    def has(self, column: str) -> bool:
-        """Whether the first record has this column (a dotted path)."""
-        if not self.records:
-            return False
-        try:
-            _dig(self.records[0], column)
-        except KeyError:
-            return False
-        return True
-
     def _value(self, record: dict[str, Any], column: str, line: int) -> Any:
         """One record's value at a dotted column path; a missing one names what exists."""
         try:
@@ -184,7 +171,7 @@ def _parquet(path: str | Path, name: str) -> Table:
 def _jsonl(text: str, name: str) -> Table:
     """JSON Lines: one object per non-blank line."""
     records, lines = [], []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(split_lines(text), start=1):
         if not line.strip():
             continue
         try:

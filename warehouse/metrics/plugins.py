@@ -70,18 +70,16 @@ class PluginMetric:
             raise UsageError(
                 f"metric plugin {self.name!r} ({self.package}) failed: {type(exc).__name__}: {exc}"
             ) from None
+        who = f"metric plugin {self.name!r} ({self.package})"
         if len(values) != len(hypotheses):
-            raise UsageError(
-                f"metric plugin {self.name!r} returned {len(values)} scores for "
-                f"{len(hypotheses)} segments"
-            )
+            raise UsageError(f"{who} returned {len(values)} scores for {len(hypotheses)} segments")
         out = []
         for i, value in enumerate(values):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise UsageError(f"metric plugin {self.name!r}: segment {i}'s score is not a "
-                                 f"number ({type(value).__name__})")  # fmt: skip
+                raise UsageError(f"{who}: segment {i}'s score is not a number "
+                                 f"({type(value).__name__})")  # fmt: skip
             if not math.isfinite(value):
-                raise UsageError(f"metric plugin {self.name!r}: segment {i}'s score is {value}")
+                raise UsageError(f"{who}: segment {i}'s score is {value}")
             out.append(float(value))
         return out
 
@@ -160,18 +158,22 @@ def plugin_scores(
     hypotheses: Sequence[str],
     refs: Sequence[Sequence[str]],
     errors: Sequence[str | None],
-) -> tuple[list[tuple[int, str, float]], dict[str, str]]:
+    label: str = "",
+) -> list[tuple[int, str, float]]:
     """Each plugin's per-segment values (errored entries left out) as (segment, metric, value)
-    rows, and the plugins' signatures by metric."""
+    rows; a plugin's failure names the run (`label`)."""
     kept = [i for i, e in enumerate(errors) if e is None]
     rows: list[tuple[int, str, float]] = []
     for plugin in plugins:
         if not kept:
             continue
-        values = plugin.score([sources[i] for i in kept], [hypotheses[i] for i in kept],
-                              [refs[i] for i in kept])  # fmt: skip
+        try:
+            values = plugin.score([sources[i] for i in kept], [hypotheses[i] for i in kept],
+                                  [refs[i] for i in kept])  # fmt: skip
+        except UsageError as exc:
+            raise UsageError(f"{label}: {exc}" if label else str(exc)) from None
         rows += [(i, plugin.name, v) for i, v in zip(kept, values, strict=True)]
-    return sorted(rows), {p.name: p.signature for p in plugins}
+    return sorted(rows)
 
 
 def signed_direction(signature: str | None) -> bool:

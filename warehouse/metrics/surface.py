@@ -122,6 +122,11 @@ def _spelled_signatures(n_refs: int, options: MetricOptions) -> dict[str, str]:
     return out
 
 
+def without_version(signature: str) -> str:
+    """A signature without sacrebleu's `version:` part (an upgrade alone changes no score)."""
+    return "|".join(p for p in signature.split("|") if not p.startswith("version:"))
+
+
 def signatures(n_refs: int, options: MetricOptions = DEFAULT_OPTIONS) -> dict[str, str]:
     """sacrebleu signatures of the stored statistics for a test set with `n_refs` references."""
     if options.tokenize in _BUILT_IN_TOKENIZERS:

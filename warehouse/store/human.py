@@ -80,8 +80,9 @@ def _resolve_runs(
 ) -> dict[str, str]:
     """Each judged system's run on the test set: by model slug (or `system_map` to a slug or a
     run id); an unknown or ambiguous system is refused naming the line that first names it."""
-    rows = con.execute(
-        "SELECT run_id, model_slug, condition FROM runs WHERE test_corpus_id = ? ORDER BY run_id",
+    rows = con.execute(  # a slug names a run as ingested; a re-scored run is named by its id
+        "SELECT run_id, model_slug, run_id IN (SELECT run_id FROM run_rescores) FROM runs "
+        "WHERE test_corpus_id = ? ORDER BY run_id",
         [corpus_id],
     ).fetchall()
     first_line: dict[str, int] = {}
@@ -98,9 +99,11 @@ def _resolve_runs(
         if system in skip:
             continue
         wanted = system_map.get(system, system)
-        matches = [r for r, slug, _c in rows if r == wanted or slug == wanted]
+        matches = [
+            r for r, slug, rescored in rows if r == wanted or (slug == wanted and not rescored)
+        ]
         if len(matches) != 1:
-            slugs = sorted({slug for _r, slug, _c in rows})
+            slugs = sorted({slug for _r, slug, _d in rows})
             problem = (
                 f"system {system!r} has no run on test set {test_set!r}"
                 if not matches

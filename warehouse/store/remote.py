@@ -196,6 +196,8 @@ def _catalog_answers(address: LakeAddress, timeout: float) -> bool:
 def _catalog_socket(info: dict[str, str]) -> tuple[str, int] | str | None:
     """Where the catalog's server listens — (host, port) or a Unix socket's path — when the
     address names one place; None when only libpq can tell."""
+    if info.get("service") or os.environ.get("PGSERVICE"):
+        return None  # a service file's host comes before the environment's: libpq decides
     host = info.get("hostaddr") or info.get("host") or os.environ.get("PGHOSTADDR")
     host = host or os.environ.get("PGHOST")
     port_text = info.get("port") or os.environ.get("PGPORT") or "5432"
