@@ -142,3 +142,34 @@ def test_the_workflow_steps_run_against_a_lake(lake, pg_dsn, tmp_path):
     )
     assert runners == [("101",), ("102",)]  # each runner's run carries its CI metadata
     assert lake.sql("SELECT count(*) FROM runs") == [(3,)]
+
+
+RELEASE = ROOT / "examples" / "release.yml"
+
+
+def test_the_job_installs_a_released_wheel_and_never_compiles():
+    [install] = [s["run"] for s in _steps() if s.get("name") == "Install tame-wh"]
+    assert install.startswith("pip install --only-binary tame-wh ")
+    from warehouse import __version__
+
+    assert f'"tame-wh=={__version__}"' in install  # the version this repository releases
+
+
+def test_the_release_workflow_builds_abi3_wheels_everywhere_and_publishes_on_tags():
+    release = yaml.safe_load(RELEASE.read_text(encoding="utf-8"))
+    assert release[True]["push"]["tags"] == ["v*"]
+    jobs = release["jobs"]
+    targets = {(m["os"], m["target"]) for m in jobs["wheels"]["strategy"]["matrix"]["include"]}
+    assert {os.split("-")[0] for os, _target in targets} == {"ubuntu", "macos", "windows"}
+    [build] = [s for s in jobs["wheels"]["steps"] if "maturin-action" in s.get("uses", "")]
+    assert "--release" in build["with"]["args"] and "--locked" in build["with"]["args"]
+    assert (ROOT / "native" / "Cargo.lock").exists()  # what --locked builds against
+    # One wheel serves every CPython from 3.10: the extension is built for the stable ABI.
+    cargo = (ROOT / "native" / "Cargo.toml").read_text(encoding="utf-8")
+    assert re.search(r'pyo3 = \{[^}]*"abi3-py310"', cargo)
+    checks = [s["run"] for s in jobs["wheels"]["steps"] if "run" in s]
+    assert any("--only-binary tame-wh" in c and "tame-wh --db demo.duckdb demo" in c
+               for c in checks)  # fmt: skip
+    publish = jobs["publish"]
+    assert publish["needs"] == ["wheels", "sdist"] and publish["permissions"]["id-token"] == "write"
+    assert any("pypi-publish" in s.get("uses", "") for s in publish["steps"])
