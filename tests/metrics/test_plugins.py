@@ -170,3 +170,18 @@ def test_an_installed_plugin_is_found_by_a_fresh_process(tmp_path):
         "word_f1", "--no-ci")  # fmt: skip
     [row] = json.loads(cli("leaderboard", "--metric", "word_f1", "--json").stdout)
     assert row["plugin_metrics"]["word_f1"] > 0.5
+
+
+def test_a_metric_a_report_carried_is_ranked_like_a_plugins(run_cli, tmp_path):
+    src = (DATA / "src.de").read_text(encoding="utf-8").splitlines()
+    ref = (DATA / "ref.en").read_text(encoding="utf-8").splitlines()
+    for slug, score in (("low", 0.2), ("high", 0.9)):
+        entries = [{"source": s, "expected": r, "predicted": r, "plugin_metrics": {"lex": score}}
+                   for s, r in zip(src, ref, strict=True)]  # fmt: skip
+        path = tmp_path / f"{slug}.json"
+        path.write_text(json.dumps({"model_slug": slug, "entries": entries}), encoding="utf-8")
+        assert run_cli("ingest", path, "--no-ci").exit_code == 0
+    board = _json(run_cli("leaderboard", "--metric", "plugin_metrics.lex", "--json"))
+    assert [(r["model_slug"], r["plugin_metrics"]["plugin_metrics.lex"]) for r in board] == [
+        ("high", pytest.approx(0.9)), ("low", pytest.approx(0.2))
+    ]  # fmt: skip

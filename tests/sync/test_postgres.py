@@ -470,3 +470,18 @@ def test_metric_plugin_scores_reach_run_cards_with_their_signature(
     assert plugin["value"] == pytest.approx(mean, rel=1e-12)
     assert plugin["signature"].startswith("word_f1|plugin-version:1.0|")
     assert cards["b"]["plugin_metrics"] is None
+
+
+def test_metrics_a_report_carried_reach_run_cards(pg_dsn, demo):
+    migrate(pg_dsn)
+    con = open_warehouse(demo)
+    sync_direct(con, pg_dsn)
+    expected = con.execute(
+        "SELECT l.fingerprint_hash, m.value FROM run_metric_values m JOIN leaderboard l "
+        "USING (run_id) WHERE m.metric = 'plugin_metrics.demo_lexicon.coverage'"
+    ).fetchall()
+    cards = {c["fingerprint_hash"]: c for c in _cards(pg_dsn)}
+    assert expected  # the demo's test report carries one
+    for fingerprint, value in expected:
+        found = cards[fingerprint]["plugin_metrics"]["plugin_metrics.demo_lexicon.coverage"]
+        assert found == {"value": pytest.approx(value), "signature": None}

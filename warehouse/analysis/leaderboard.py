@@ -103,9 +103,19 @@ def scored_under(
     con: duckdb.DuckDBPyConnection, options: MetricOptions, plugins: Sequence[str] = ()
 ) -> list[str]:
     """The runs (as ingested or re-scored) whose statistics were computed under `options`
-    and that the metric plugins `plugins` scored: one per stored output (a run and its
-    re-scorings), the one with the fewest other plugins, the run as ingested first."""
+    and that carry every metric of `plugins` (scored by a metric plugin, or ingested from
+    their files): one per stored output (a run and its re-scorings), the one with the fewest
+    other plugins, the run as ingested first."""
     wanted = None if options == DEFAULT_OPTIONS else asdict(options)
+    carrying = {
+        run_id
+        for run_id, n in con.execute(
+            "SELECT run_id, count(DISTINCT metric) FROM run_metric_values "
+            "WHERE list_contains(?, metric) GROUP BY run_id",
+            [list(plugins)],
+        ).fetchall()
+        if n == len(set(plugins))
+    }
     rows = con.execute(
         "SELECT r.run_id, r.metric_settings, coalesce(s.source_run_id, r.run_id), "
         "s.source_run_id IS NOT NULL FROM runs r LEFT JOIN run_rescores s USING (run_id) "
@@ -115,7 +125,7 @@ def scored_under(
     for run_id, text, lineage, rescored in rows:
         settings = json.loads(text or "{}")
         signed = settings.get("signatures") or {}
-        if settings.get("options") != wanted or not all(p in signed for p in plugins):
+        if settings.get("options") != wanted or (plugins and run_id not in carrying):
             continue
         others = sum(
             1 for m, s in signed.items() if "|plugin-version:" in str(s) and m not in plugins

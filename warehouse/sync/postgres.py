@@ -26,7 +26,7 @@ import pyarrow as pa
 from warehouse.analysis.bins import runs_bin_intervals
 from warehouse.basics import first_line, rows_as_dicts
 from warehouse.errors import RemoteError, UsageError
-from warehouse.metrics.registry import BLEU, CHRF, synced_columns
+from warehouse.metrics.registry import BLEU, CHRF, METRICS, synced_columns
 from warehouse.stats.resample import bootstrap_settings
 from warehouse.store.connection import transaction
 from warehouse.store.resources import migration_files
@@ -324,29 +324,26 @@ def collect_payloads(con: duckdb.DuckDBPyConnection) -> PayloadSet:
 
 
 def _plugin_scores(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, dict[str, Any]]]:
-    """Each run's metric-plugin scores (the mean of its segments') with their signatures, by
-    run and metric: the metrics whose stored signature names a plugin version."""
+    """Each run's scores of metrics without a run_cards column — metric plugins' and those its
+    file carried (`plugin_metrics`, per-entry extras) — with their signatures where stored, by
+    run and metric (a per-entry metric's score is the mean of its segments')."""
+    columns = set(REAL_COLUMNS) | {m.name for m in METRICS if m.column}
     signed: dict[str, dict[str, str]] = {}
     for run_id, text in con.execute(
-        "SELECT run_id, metric_settings FROM runs WHERE contains(metric_settings, "
-        "'|plugin-version:')"
+        "SELECT run_id, metric_settings FROM runs WHERE run_id IN "
+        "(SELECT DISTINCT run_id FROM metric_values)"
     ).fetchall():
-        signatures = json.loads(text or "{}").get("signatures") or {}
-        signed[run_id] = {m: v for m, v in signatures.items() if "|plugin-version:" in str(v)}
-    if not signed:
-        return {}
+        signed[run_id] = json.loads(text or "{}").get("signatures") or {}
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for run_id, metric, value in con.execute(
-        "SELECT run_id, metric, value FROM run_metric_values WHERE list_contains(?, run_id) "
-        "ORDER BY run_id, metric",
-        [list(signed)],
+        "SELECT run_id, metric, value FROM run_metric_values ORDER BY run_id, metric"
     ).fetchall():
-        if metric in signed[run_id]:
-            number = _number(value)
-            out.setdefault(run_id, {})[metric] = {
-                "value": number,
-                "signature": signed[run_id][metric],
-            }
+        if metric in columns:
+            continue
+        out.setdefault(run_id, {})[metric] = {
+            "value": _number(value),
+            "signature": signed.get(run_id, {}).get(metric),
+        }
     return out
 
 
