@@ -198,3 +198,23 @@ def test_a_drop_within_the_seed_noise_of_the_baselines_replicates_is_not_a_regre
     gate = run_cli("regressions", "--run", awful, "--against", middling, "--json")
     assert gate.exit_code == 1
     assert "chrf_plus_plus" in {r["metric_name"] for r in json.loads(gate.stdout)["regressions"]}
+
+
+@pytest.mark.parametrize("lake", ["lake-dir"], indirect=True)  # one lake: the gate is SQL alike
+def test_two_runners_on_one_lake_gate_each_job_as_a_team_expects(lake, tmp_path):
+    def job(runner: str, name: str, quality: float, model: str, day: int) -> int:
+        folder = tmp_path / runner
+        folder.mkdir(exist_ok=True)
+        report = _report(folder, name, quality, model=model, created=f"2026-02-0{day}T00:00:00Z")
+        done = lake.run("ingest", report, "--no-ci", "--gate", "--against", "tag:baseline=main")
+        assert done.exit_code in (0, 1), done.output
+        return done.exit_code
+
+    assert job("runner1", "first", 0.9, "m", 1) == 0  # nothing to compare with: passes
+    first = lake.sql("SELECT run_id FROM runs WHERE model_slug = 'm'")[0][0]
+    assert lake.run("runs", "tag", first, "baseline=main").exit_code == 0
+    assert job("runner2", "other", 0.9, "other", 2) == 0  # another model, as good
+    assert job("runner1", "bad", 0.4, "m", 3) == 1  # a drop against the pinned baseline
+    assert job("runner2", "bad-again", 0.4, "m", 4) == 1  # still a drop: not judged by "bad"
+    assert job("runner1", "good", 0.95, "m", 5) == 0  # back to the baseline's level
+    assert lake.sql("SELECT count(*) FROM runs") == [(5,)]  # every run stored either way
