@@ -166,6 +166,30 @@ def chosen_options(
     return MetricOptions(tokenize or "13a", lowercase, int(chrf_word_order or 2), not no_ter)
 
 
+def stored_interval_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--no-ci and the resampling options of the intervals a command stores with a run."""
+    command = bootstrap_options(
+        "--n-bootstrap-ci",
+        "Bootstrap resamples for the confidence intervals (default: settings bootstrap.n, 1000).",
+        "--ci-alpha",
+        "Intervals cover 1 - alpha (default: settings bootstrap.alpha, 0.05).",
+        "Bootstrap seed, stored with the intervals (default: settings bootstrap.seed, 12345).",
+    )(command)
+    return click.option("--no-ci", is_flag=True, help="Skip the bootstrap confidence intervals.")(
+        command
+    )
+
+
+# --metric NAME on the commands that score runs (ingest, rescore).
+plugin_metric_option = click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    metavar="NAME",
+    help="Also score with this installed metric plugin (docs/metrics.md); repeatable.",
+)
+
+
 def confirm(what: str, yes: bool, prompt: str) -> None:
     """Go on only with --yes or a yes at the terminal's prompt (`what` was said first)."""
     if yes:

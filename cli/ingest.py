@@ -7,7 +7,14 @@ from typing import Any
 
 import click
 
-from cli.context import AppContext, bootstrap_options, json_option, metric_options, pass_app
+from cli.context import (
+    AppContext,
+    json_option,
+    metric_options,
+    pass_app,
+    plugin_metric_option,
+    stored_interval_options,
+)
 from cli.output import emit_json, say, status
 from cli.regressions import print_gate
 from warehouse import IngestResult, RegressionReport, UsageError, Warehouse
@@ -67,20 +74,13 @@ def _describe(result: IngestResult) -> str:
     default=None,
     help="Seconds to wait while another process writes the warehouse (default: the global one).",
 )
-@click.option("--no-ci", is_flag=True, help="Skip the bootstrap confidence intervals.")
 @click.option(
     "--replicate-of",
     default=None,
     metavar="RUN",
     help="These runs repeat RUN's configuration (another seed): one replicate group.",
 )
-@bootstrap_options(
-    "--n-bootstrap-ci",
-    "Bootstrap resamples for the confidence intervals (default: settings bootstrap.n, 1000).",
-    "--ci-alpha",
-    "Intervals cover 1 - alpha (default: settings bootstrap.alpha, 0.05).",
-    "Bootstrap seed, stored with the intervals (default: settings bootstrap.seed, 12345).",
-)
+@stored_interval_options
 @metric_options()
 @click.option(
     "--gate",
@@ -120,13 +120,7 @@ def _describe(result: IngestResult) -> str:
     metavar="SYSTEM",
     help="With --mqm: the human translation that serves as the reference.",
 )
-@click.option(
-    "--metric",
-    "metrics",
-    multiple=True,
-    metavar="NAME",
-    help="Also score with this installed metric plugin (docs/metrics.md); repeatable.",
-)
+@plugin_metric_option
 @click.option(
     "--from",
     "from_format",

@@ -6,10 +6,11 @@ import click
 
 from cli.context import (
     AppContext,
-    bootstrap_options,
     json_option,
     metric_options,
     pass_app,
+    plugin_metric_option,
+    stored_interval_options,
 )
 from cli.output import emit_json, say, status
 
@@ -32,22 +33,9 @@ def _line(result: dict[str, object]) -> str:
 @click.argument("runs", nargs=-1)
 @click.option("--all", "every", is_flag=True, help="Every run as ingested (of --testset if given).")
 @click.option("--testset", default=None, help="The test set RUNS or --all refer to.")
-@click.option("--no-ci", is_flag=True, help="Skip the bootstrap confidence intervals.")
-@bootstrap_options(
-    "--n-bootstrap-ci",
-    "Bootstrap resamples for the confidence intervals (default: settings bootstrap.n, 1000).",
-    "--ci-alpha",
-    "Intervals cover 1 - alpha (default: settings bootstrap.alpha, 0.05).",
-    "Bootstrap seed, stored with the intervals (default: settings bootstrap.seed, 12345).",
-)
+@stored_interval_options
 @metric_options(keep=True)
-@click.option(
-    "--metric",
-    "metrics",
-    multiple=True,
-    metavar="NAME",
-    help="Also score with this installed metric plugin (docs/metrics.md); repeatable.",
-)
+@plugin_metric_option
 @json_option
 @pass_app
 def rescore(
