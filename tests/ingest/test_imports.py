@@ -245,3 +245,16 @@ def test_an_exported_log_keeps_condition_errors_and_a_dotted_model_name(run_cli,
                            "doc.translation.src", "--json"))  # fmt: skip
     assert (back["action"], back["run_id"]) == ("unchanged", stored["run_id"])
     assert (back["model_slug"], back["condition"]) == ("Llama-3.1-8B", "few-shot")
+
+
+def test_a_reports_per_entry_comet_fills_the_leaderboards_comet_column(run_cli, tmp_path):
+    src = (DATA / "src.de").read_text(encoding="utf-8").splitlines()
+    ref = (DATA / "ref.en").read_text(encoding="utf-8").splitlines()
+    entries = [{"source": s, "expected": r, "predicted": r, "comet": 0.5 + i / 10}
+               for i, (s, r) in enumerate(zip(src, ref, strict=True))]  # fmt: skip
+    report = tmp_path / "c.json"
+    report.write_text(json.dumps({"model_slug": "c", "entries": entries}), encoding="utf-8")
+    assert run_cli("ingest", report, "--no-ci").exit_code == 0
+    [row] = _json(run_cli("leaderboard", "--json"))
+    assert row["comet_score"] == pytest.approx(0.75)
+    assert row["ingested_metrics"] == ["comet_score"]

@@ -214,7 +214,7 @@ def test_run_card_supplies_totals_latency_and_metrics(db_path, testset, write_li
     assert metrics == [
         (None, "comet_score", -0.1),
         (None, "fst_acceptance_rate", 0.75),
-        (1, "comet", 0.8),
+        (1, "comet_score", 0.8),  # `comet` is COMET's registered metric, stored by its name
         (1, "plugin_metrics.fst.score", 0.5),
         (1, "plugin_metrics.fst.valid", 1.0),
     ]

@@ -35,6 +35,10 @@ TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cache
 
 # Run-card scores the warehouse computes itself (from text, stats or other columns): they stay in
 # the stored JSON but are not copied to `metric_values`, so views never mix claimed and computed.
+# A registered metric's other names in reports (`comet` → `comet_score`): stored under its own
+# name, so that its leaderboard column, intervals and sync find it.
+REGISTERED_NAMES = {alias: m.name for m in METRICS for alias in m.aliases}
+
 COMPUTED_SCORES = frozenset({m.name for m in METRICS if m.computed}) | {
     # counts, labels and breakdowns the warehouse derives itself
     "exact_matches",
@@ -200,7 +204,8 @@ def _entry(raw: Any, where: JsonPath) -> EntryInput:
     metrics: dict[str, float] = {}
     for name, value in raw.items():
         if name not in ENTRY_FIELDS:
-            metrics.update(flatten_numbers(value, name, where / name))
+            registered = REGISTERED_NAMES.get(str(name), str(name))
+            metrics.update(flatten_numbers(value, registered, where / name))
     if "plugin_metrics" in raw:
         plugins = optional_object(raw["plugin_metrics"], where / "plugin_metrics")
         metrics.update(flatten_numbers(plugins, "plugin_metrics", where / "plugin_metrics"))
@@ -256,7 +261,8 @@ def parse_run_document(doc: Any, file: str) -> RunDocument:
     run_metrics: dict[str, float] = {}
     for name, value in scores.items():
         if name not in COMPUTED_SCORES:
-            run_metrics.update(flatten_numbers(value, name, root / "scores" / name))
+            registered = REGISTERED_NAMES.get(name, name)
+            run_metrics.update(flatten_numbers(value, registered, root / "scores" / name))
     if "plugin_metrics" in doc:
         plugins = optional_object(doc["plugin_metrics"], root / "plugin_metrics")
         run_metrics.update(flatten_numbers(plugins, "plugin_metrics", root / "plugin_metrics"))
