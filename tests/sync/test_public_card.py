@@ -179,3 +179,22 @@ def test_public_run_card_drops_every_text_field(field):
         {field: HOSTILE_REPORT.get(field, HOSTILE_REPORT["entries"][0].get(field))}, set()
     )
     assert [s for s in found if len(s) >= 12 and s in text] == []
+
+
+def test_carried_metrics_reach_postgres_only_under_identifier_like_names(
+    pg_dsn, run_cli, db_path, tmp_path
+):
+    report = tmp_path / "hostile.json"
+    report.write_text(json.dumps(HOSTILE_REPORT))
+    assert run_cli("ingest", report).exit_code == 0
+    migrate(pg_dsn)
+    con = open_warehouse(db_path)
+    try:
+        sync_direct(con, pg_dsn)
+    finally:
+        con.close()
+    with psycopg.connect(pg_dsn) as conn:
+        (carried,) = conn.execute("SELECT plugin_metrics FROM run_cards").fetchone()
+    assert "plugin_metrics.fst.accept" in carried
+    assert not [name for name in carried if " " in name]  # "private phrase as a metric key"
+    assert all(m["signature"] is None for m in carried.values())

@@ -325,8 +325,9 @@ def collect_payloads(con: duckdb.DuckDBPyConnection) -> PayloadSet:
 
 def _plugin_scores(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, dict[str, Any]]]:
     """Each run's scores of metrics without a run_cards column — metric plugins' and those its
-    file carried (`plugin_metrics`, per-entry extras) — with their signatures where stored, by
-    run and metric (a per-entry metric's score is the mean of its segments')."""
+    file carried (`plugin_metrics`, per-entry extras) under identifier-like names — with the
+    signatures of metric plugins, by run and metric (a per-entry metric's score is the mean of
+    its segments')."""
     columns = set(REAL_COLUMNS) | {m.name for m in METRICS if m.column}
     signed: dict[str, dict[str, str]] = {}
     for run_id, text in con.execute(
@@ -338,11 +339,13 @@ def _plugin_scores(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, dict[s
     for run_id, metric, value in con.execute(
         "SELECT run_id, metric, value FROM run_metric_values ORDER BY run_id, metric"
     ).fetchall():
-        if metric in columns:
-            continue
+        if metric in columns or not _METRIC_KEY.match(metric):
+            continue  # only identifier-like names leave the warehouse, as in the run card
+        signature = signed.get(run_id, {}).get(metric)
         out.setdefault(run_id, {})[metric] = {
             "value": _number(value),
-            "signature": signed.get(run_id, {}).get(metric),
+            # Only what tame-wh wrote from an installed plugin: a file's declared text stays.
+            "signature": signature if "|plugin-version:" in str(signature) else None,
         }
     return out
 
