@@ -93,6 +93,9 @@ def _setup(lake: Warehouse, tmp_path: Path) -> list[str]:
     return [s.upper() for s in test]
 
 
+# On the S3 data path, a team's setup (the data directory's concurrency is exercised by the
+# killed-writer test below and by the copy during eight writers, tests/store/test_copy.py).
+@pytest.mark.parametrize("lake", ["lake-s3"], indirect=True)
 def test_eight_writers_an_audit_and_readers_at_once(lake, tmp_path):
     runs_each = RUNS_EACH[lake.kind]
     refs = _setup(lake, tmp_path)

@@ -206,7 +206,9 @@ def test_a_killed_copy_never_leaves_a_partial_destination(tmp_path):
 RUNS_EACH = 2
 
 
+# On the data directory (eight writers on the S3 data path: tests/ingest/test_lake_concurrency.py).
 @pytest.mark.slow
+@pytest.mark.parametrize("lake", ["lake-dir"], indirect=True)
 def test_a_copy_during_eight_writers_equals_the_lake_at_one_snapshot(lake, tmp_path):
     assert lake.run("demo", "--json").exit_code == 0
     testset = lake.sql("SELECT name FROM corpora WHERE role = 'test'")[0][0]
