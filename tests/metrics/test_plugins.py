@@ -98,6 +98,10 @@ def test_the_leaderboard_ranks_by_the_plugin_and_marks_another_version(
     assert all(r["signature_differs"] == [] for r in board)
     table = run_cli("leaderboard", "--metric", "word_f1", "--wide")
     assert "word_f1" in table.output.splitlines()[1]
+    comment = run_cli("leaderboard", "--metric", "word_f1", "--format", "markdown").stdout
+    header = next(line for line in comment.splitlines() if line.startswith("| #"))
+    assert header.rstrip(" |").endswith("word\\_f1")  # Markdown-escaped
+    assert f"{means[0]:.4f}" in comment
     # Version 2.0 scores a third run: its scores are not comparable with version 1.0's.
     _install(monkeypatch, V2)
     run_cli("ingest", "--testset", testset, "--hyp", DATA / "ref.en", "--model-slug", "human",

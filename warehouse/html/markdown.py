@@ -350,6 +350,8 @@ def leaderboard_markdown(
         lines += ["", "No runs yet."]
     for test_set, runs in by_test_set.items():
         human = [h for h in _HUMAN if any(r.get(h[1]) is not None for r in runs)]
+        plugins = list(runs[0].get("plugin_metrics") or {})  # `leaderboard --metric NAME`
+        first_plugin = 11 + 2 * clustered + len(human)
         lines += [
             "",
             f"### Test set {escape(test_set)} ({len(runs)} run{'s' if len(runs) != 1 else ''})",
@@ -358,7 +360,8 @@ def leaderboard_markdown(
                 ["#", "run", "model", "condition", "chrF++ [CI]", "BLEU", "TER", "composite"]
                 + ["tier", "Δ TM BLEU", "GenGap BLEU"]
                 + (["cluster", "ranks"] if clustered else [])
-                + [f"{h[0]} [CI]" for h in human],
+                + [f"{h[0]} [CI]" for h in human]
+                + [escape(p) for p in plugins],
                 [
                     [
                         str(i + 1),
@@ -378,6 +381,7 @@ def leaderboard_markdown(
                             _with_ci(r[c], r.get(f"{c}_ci_lower"), r.get(f"{c}_ci_upper"), d)
                             for _h, c, d in human
                         ),
+                        *(_fixed(r["plugin_metrics"][p], 4) + _other(r, p) for p in plugins),
                     ]
                     for i, r in enumerate(runs)
                 ],
@@ -391,7 +395,7 @@ def leaderboard_markdown(
                     10,
                     11,
                     12,
-                    *range(11 + 2 * clustered, 11 + 2 * clustered + len(human)),
+                    *range(11 + 2 * clustered, first_plugin + len(plugins)),
                 ),
             ),
         ]
