@@ -166,6 +166,13 @@ def close_connection(con: duckdb.DuckDBPyConnection) -> None:
                 del _HELD[key]
 
 
+def _quiet(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """The connection without DuckDB's progress bar: a query slower than two seconds would
+    otherwise draw it on standard output, into the middle of a command's JSON or table."""
+    con.execute("SET enable_progress_bar = false")
+    return con
+
+
 def connect(
     path: str | Path | LakeAddress,
     *,
@@ -191,8 +198,10 @@ def connect(
     if threads is not None:
         config["threads"] = threads
     if isinstance(path, LakeAddress):
-        return _connect_lake(
-            path, read_only, lock_timeout, config, as_of, create, relocate, lock_later
+        return _quiet(
+            _connect_lake(
+                path, read_only, lock_timeout, config, as_of, create, relocate, lock_later
+            )
         )
     if as_of is not None:
         raise UsageError(
@@ -203,7 +212,7 @@ def connect(
     delay = 0.02
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only, config=config)
+            return _quiet(duckdb.connect(str(path), read_only=read_only, config=config))
         except duckdb.IOException as exc:
             if not _is_lock_conflict(exc):
                 raise SchemaError(f"{path}: cannot open warehouse ({first_line(exc)})") from None
@@ -223,7 +232,7 @@ def connect(
         except duckdb.ConnectionException as exc:
             if read_only and "different configuration" in str(exc):
                 # This process already holds the file read-write; reuse that database instance.
-                return duckdb.connect(str(path), read_only=False, config=config)
+                return _quiet(duckdb.connect(str(path), read_only=False, config=config))
             raise SchemaError(
                 f"{path}: not a usable DuckDB warehouse ({first_line(exc)})"
             ) from None
