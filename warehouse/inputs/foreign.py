@@ -311,10 +311,9 @@ def lm_eval_runs(
     src_col = columns.src or _source_column(task, records[0], file)
     if columns.hyp or columns.refs or columns.id or columns.metrics:
         raise UsageError("--from lm-eval takes --src-col only (the rest is the log's own)")
+    sources = Table(file, records, lines, list(records[0])).texts(src_col)
     entries: list[dict[str, Any]] = []
-    for record, line in zip(records, lines, strict=True):
-        table = Table(file, [record], [line], list(record))
-        source = table.texts(src_col)[0]
+    for record, line, source in zip(records, lines, sources, strict=True):
         target = record.get("target")
         if not isinstance(target, str):
             raise InputError(f"target: expected text, got {type(target).__name__}", file, line)
