@@ -183,7 +183,7 @@ def _run(label: str, argv: list[str]) -> _Child:
 
 def _tame_wh(db: Path, *args: str) -> list[str]:
     """The command line of `tame-wh --db DB ARGS…` with this interpreter."""
-    return [sys.executable, "-m", "cli", "--db", str(db), *args]
+    return [sys.executable, "-m", "warehouse.cli", "--db", str(db), *args]
 
 
 def main() -> None:

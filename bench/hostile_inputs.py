@@ -31,7 +31,7 @@ def _tame(work: Path, db: Path, *args: str) -> tuple[int | str, float, str]:
     started = time.monotonic()
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "cli", "--db", str(db), *args],
+            [sys.executable, "-m", "warehouse.cli", "--db", str(db), *args],
             cwd=work,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
             capture_output=True,
@@ -67,7 +67,7 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     demo = work / "demo.duckdb"
     subprocess.run(
-        [sys.executable, "-m", "cli", "--db", str(demo), "-q", "demo"],
+        [sys.executable, "-m", "warehouse.cli", "--db", str(demo), "-q", "demo"],
         cwd=work,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         check=True,
@@ -138,7 +138,7 @@ def main() -> int:
             f"{line.replace('|', '/')} |" + ("" if ok else " **FAIL**")
         )
     listed = subprocess.run(
-        [sys.executable, "-m", "cli", "--db", str(bad_db), "index", "list"],
+        [sys.executable, "-m", "warehouse.cli", "--db", str(bad_db), "index", "list"],
         cwd=work,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,

@@ -66,7 +66,7 @@ PUBLISHED = {
     "metricsystem3": 2.989,
     "ref": 5.515,
 }
-TAME_WH = [sys.executable, "-m", "cli"]
+TAME_WH = [sys.executable, "-m", "warehouse.cli"]
 
 REFERENCE_ADD = """
 import csv, re, sys

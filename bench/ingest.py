@@ -157,7 +157,7 @@ def _sacrebleu(ref: Path, hyp: Path) -> list[str]:
 
 def _tame_wh(db: Path, *args: str) -> list[str]:
     """The tame-wh command line for `db`."""
-    return [sys.executable, "-m", "cli", "--db", str(db), *args]
+    return [sys.executable, "-m", "warehouse.cli", "--db", str(db), *args]
 
 
 def _verdict(ok: bool) -> str:

@@ -103,7 +103,7 @@ def _s3_data_path(endpoint: str) -> str:
 
 
 def _cli(db: str, *args: str) -> list[str]:
-    return [sys.executable, "-m", "cli", "--quiet", "--db", db, *args]
+    return [sys.executable, "-m", "warehouse.cli", "--quiet", "--db", db, *args]
 
 
 def _timed(label: str, argv: list[str], repeat: int) -> Measurement:
@@ -156,7 +156,7 @@ def soak(lake: str, data_path: str, work: Path, writers: int, runs_each: int) ->
         ["audit", "--train", "tr", "--testset", "ts"],
     ]  # fmt: skip
     for args in setup:
-        if child("cli", *args).wait() != 0:
+        if child("warehouse.cli", *args).wait() != 0:
             raise SystemExit(f"soak set-up failed: tame-wh {' '.join(map(str, args))}")
     plans = []
     for w in range(writers):
@@ -172,8 +172,8 @@ def soak(lake: str, data_path: str, work: Path, writers: int, runs_each: int) ->
     readers = [child("tests.ingest.lake_workers", "read", work / f"read{i}.log", stop)
                for i in range(2)]  # fmt: skip
     auditor = child("tests.ingest.lake_workers", "audit", work / "audit.log", "tr", "ts", stop)
-    twins = [child("cli", "ingest", "--testset", "ts", "--hyp", same, "--model-slug", "twin",
-                   "--no-ci") for _ in range(2)]  # fmt: skip
+    twins = [child("warehouse.cli", "ingest", "--testset", "ts", "--hyp", same,
+                   "--model-slug", "twin", "--no-ci") for _ in range(2)]  # fmt: skip
     ingesters = [child("tests.ingest.lake_workers", "ingest", work / f"w{w}.log", "ts", *plans[w])
                  for w in range(writers)]  # fmt: skip
     verdicts: list[tuple[str, bool]] = []

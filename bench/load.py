@@ -67,7 +67,7 @@ def main() -> None:
             [
                 sys.executable,
                 "-m",
-                "cli",
+                "warehouse.cli",
                 "--db",
                 str(work / "ours.duckdb"),
                 "corpus",

@@ -67,7 +67,7 @@ PARTS = ("fresh", "indexed")
 
 def _tame_wh(db: Path, *args: str) -> list[str]:
     """The tame-wh command line for `db`."""
-    return [sys.executable, "-m", "cli", "--db", str(db), *args]
+    return [sys.executable, "-m", "warehouse.cli", "--db", str(db), *args]
 
 
 def _quiet(argv: Sequence[str]) -> str:

@@ -107,7 +107,7 @@ def _replace_word(rng: np.random.Generator, text: str, words: np.ndarray) -> str
 
 def _tame_wh(db: Path, *args: str) -> list[str]:
     """The tame-wh command line for `db` (quiet)."""
-    return [sys.executable, "-m", "cli", "--db", str(db), "--quiet", *args]
+    return [sys.executable, "-m", "warehouse.cli", "--db", str(db), "--quiet", *args]
 
 
 def _setup(argv: list[str]) -> None:

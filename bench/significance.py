@@ -264,7 +264,7 @@ def main() -> None:
             path.write_text("\n".join(_noisy_copy(references, k)) + "\n", encoding="utf-8")
             hyp_paths.append(path)
         db = work / "wh.duckdb"
-        cli = [sys.executable, "-m", "cli", "--db", str(db)]
+        cli = [sys.executable, "-m", "warehouse.cli", "--db", str(db)]
         quiet = {"check": True, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
         subprocess.run(
             [*cli, "testset", "add", "bench", "--src", str(src), "--ref", str(ref)], **quiet

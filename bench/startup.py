@@ -36,7 +36,13 @@ from measure import (
 
 from warehouse.store.resources import example_dir
 
-COMMAND_MODULES = ("cli.main", "cli.ingest", "cli.leaderboard", "cli.report", "cli.query")
+COMMAND_MODULES = (
+    "warehouse.cli.main",
+    "warehouse.cli.ingest",
+    "warehouse.cli.leaderboard",
+    "warehouse.cli.report",
+    "warehouse.cli.query",
+)
 
 
 def _timed(label: str, argv: list[str], repeat: int) -> Measurement:
@@ -44,7 +50,7 @@ def _timed(label: str, argv: list[str], repeat: int) -> Measurement:
 
 
 def _tame(db: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "cli", "--db", str(db), *args]
+    return [sys.executable, "-m", "warehouse.cli", "--db", str(db), *args]
 
 
 def _import_ms(module: str) -> float:
@@ -89,7 +95,9 @@ def main() -> None:
             args.repeat,
         )
         measured = [
-            _timed("tame-wh --help", [sys.executable, "-m", "cli", "--help"], args.repeat),
+            _timed(
+                "tame-wh --help", [sys.executable, "-m", "warehouse.cli", "--help"], args.repeat
+            ),
             _timed(
                 "leaderboard --json (demo warehouse)",
                 _tame(db, "leaderboard", "--json"),

@@ -1,5 +1,5 @@
-"""`python -m cli` runs the tame-wh command."""
+"""`python -m warehouse.cli` runs the tame-wh command."""
 
-from cli.entry import run
+from warehouse.cli.entry import run
 
 run()

@@ -13,9 +13,17 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-from cli.context import AppContext, json_option, pass_app
-from cli.output import OPTIONS, PROGRESS_EVERY, emit_json, print_table, progress, say, status
 from warehouse import AuditOptions, AuditResult, Execution, NormalizationConfig, UsageError
+from warehouse.cli.context import AppContext, json_option, pass_app
+from warehouse.cli.output import (
+    OPTIONS,
+    PROGRESS_EVERY,
+    emit_json,
+    print_table,
+    progress,
+    say,
+    status,
+)
 from warehouse.frontend import (
     DEFAULT_ORDERS,
     DEFAULT_RARE_GRAMS,

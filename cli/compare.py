@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from cli.context import (
+from warehouse import Comparison, UsageError, Warehouse
+from warehouse.cli.context import (
     AppContext,
     bootstrap_options,
     chosen_format,
@@ -15,8 +16,7 @@ from cli.context import (
     json_option,
     pass_app,
 )
-from cli.output import ALPHA, emit_json, print_table, say
-from warehouse import Comparison, UsageError, Warehouse
+from warehouse.cli.output import ALPHA, emit_json, print_table, say
 from warehouse.frontend import (
     BINS,
     METHODS,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from cli.context import AppContext, json_option, pass_app
-from cli.main import watch_lake
-from cli.output import emit_json, print_table, say
 from warehouse import SchemaError, Warehouse
+from warehouse.cli.context import AppContext, json_option, pass_app
+from warehouse.cli.main import watch_lake
+from warehouse.cli.output import emit_json, print_table, say
 from warehouse.frontend import DATA_PATH_ENV_VAR, LakeAddress, parse_address
 
 

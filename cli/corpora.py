@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from cli.context import AppContext, confirm, json_option, pass_app
-from cli.output import emit_json, print_fields, print_table, say, status
 from warehouse import AddResult, CorpusInfo, UsageError
+from warehouse.cli.context import AppContext, confirm, json_option, pass_app
+from warehouse.cli.output import emit_json, print_fields, print_table, say, status
 from warehouse.frontend import (
     TABLE_FORMATS,
     CorpusData,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from cli.context import AppContext, json_option, pass_app
-from cli.output import emit_json, progress
+from warehouse.cli.context import AppContext, json_option, pass_app
+from warehouse.cli.output import emit_json, progress
 
 
 @click.command()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from cli.context import AppContext, json_option, pass_app
-from cli.leaderboard import print_leaderboard
-from cli.output import emit_json, say
-from cli.report import print_report
 from warehouse import Warehouse
+from warehouse.cli.context import AppContext, json_option, pass_app
+from warehouse.cli.leaderboard import print_leaderboard
+from warehouse.cli.output import emit_json, say
+from warehouse.cli.report import print_report
 
 
 @click.command()

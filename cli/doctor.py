@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
-from cli.context import AppContext, json_option, pass_app
-from cli.output import emit_json, print_fields
 from warehouse import Warehouse
+from warehouse.cli.context import AppContext, json_option, pass_app
+from warehouse.cli.output import emit_json, print_fields
 from warehouse.frontend import DOCTOR_LOCK_TIMEOUT, catalog_privileges_text, healthy
 
 

@@ -25,7 +25,7 @@ def run() -> None:
         )
 
         watch_interrupts()  # before the imports that may swallow a KeyboardInterrupt
-        from cli.main import main, resume_gc_after_load
+        from warehouse.cli.main import main, resume_gc_after_load
     except KeyboardInterrupt:  # Ctrl-C while the command's modules load: nothing started
         _leave_interrupted("interrupted; nothing was committed by the interrupted command")
     resume_gc_after_load()

@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from cli.context import AppContext, pass_app
-from cli.output import emit_json, say
+from warehouse.cli.context import AppContext, pass_app
+from warehouse.cli.output import emit_json, say
 from warehouse.frontend import EXPORT_FORMATS
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from cli.context import AppContext, json_option, pass_app
-from cli.output import emit_json, print_table
+from warehouse.cli.context import AppContext, json_option, pass_app
+from warehouse.cli.output import emit_json, print_table
 from warehouse.frontend import HUMAN_FORMATS, parse_system_map
 
 

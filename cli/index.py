@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from cli.audit import INDEX_OPTIONS, index_options
-from cli.context import AppContext, json_option, pass_app
-from cli.output import emit_json, print_table, progress, say, status
+from warehouse.cli.audit import INDEX_OPTIONS, index_options
+from warehouse.cli.context import AppContext, json_option, pass_app
+from warehouse.cli.output import emit_json, print_table, progress, say, status
 from warehouse.frontend import StoredIndex
 
 

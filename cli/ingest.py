@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from cli.context import (
+from warehouse import IngestResult, RegressionReport, UsageError, Warehouse
+from warehouse.cli.context import (
     AppContext,
     json_option,
     metric_options,
@@ -15,9 +16,8 @@ from cli.context import (
     plugin_metric_option,
     stored_interval_options,
 )
-from cli.output import emit_json, say, status
-from cli.regressions import print_gate
-from warehouse import IngestResult, RegressionReport, UsageError, Warehouse
+from warehouse.cli.output import emit_json, say, status
+from warehouse.cli.regressions import print_gate
 from warehouse.frontend import (
     DEFAULT_AGAINST,
     FOREIGN_FORMATS,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from cli.context import AppContext, json_option, pass_app
-from cli.output import emit_json
 from warehouse import Warehouse
+from warehouse.cli.context import AppContext, json_option, pass_app
+from warehouse.cli.output import emit_json
 
 
 @click.command()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from cli.context import AppContext, json_option, pass_app
-from cli.output import emit_json, print_fields, print_table
 from warehouse import UsageError
+from warehouse.cli.context import AppContext, json_option, pass_app
+from warehouse.cli.output import emit_json, print_fields, print_table
 from warehouse.frontend import DEFAULT_GRACE_HOURS, DEFAULT_KEEP_DAYS
 
 

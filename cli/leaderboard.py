@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from cli.context import (
+from warehouse import Board, ClusterRequest, ReplicateGroup, UsageError
+from warehouse.cli.context import (
     AppContext,
     as_of_option,
     as_of_value,
@@ -19,8 +20,7 @@ from cli.context import (
     metric_options,
     pass_app,
 )
-from cli.output import ALPHA, emit_json, fmt_number, print_table, say
-from warehouse import Board, ClusterRequest, ReplicateGroup, UsageError
+from warehouse.cli.output import ALPHA, emit_json, fmt_number, print_table, say
 from warehouse.frontend import (
     CLUSTER_SORT_KEYS,
     CORRECTIONS,

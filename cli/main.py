@@ -12,9 +12,9 @@ from typing import Any, NoReturn
 
 import click
 
-from cli.context import AppContext
-from cli.output import configure
 from warehouse import RemoteError, WarehouseError, __version__
+from warehouse.cli.context import AppContext
+from warehouse.cli.output import configure
 from warehouse.frontend import (
     DATA_PATH_ENV_VAR,
     DB_ENV_VAR,
@@ -36,31 +36,31 @@ from warehouse.frontend import (
 
 # Subcommands, imported only when used so that start-up stays fast (`name`: "module:attribute").
 COMMANDS: dict[str, str] = {
-    "init": "cli.init:init",
-    "doctor": "cli.doctor:doctor",
-    "corpus": "cli.corpora:corpus",
-    "testset": "cli.corpora:testset",
-    "audit": "cli.audit:audit",
-    "tm-baseline": "cli.audit:tm_baseline",
-    "index": "cli.index:index",
-    "ingest": "cli.ingest:ingest",
-    "human": "cli.human:human",
-    "meta": "cli.meta:meta",
-    "runs": "cli.runs:runs",
-    "report": "cli.report:report",
-    "leaderboard": "cli.leaderboard:leaderboard_cmd",
-    "query": "cli.query:query",
-    "compare": "cli.compare:compare",
-    "significance": "cli.compare:significance",
-    "regressions": "cli.regressions:regressions",
-    "migrate": "cli.sync:migrate",
-    "sync": "cli.sync:sync",
-    "demo": "cli.demo:demo",
-    "copy": "cli.copy:copy",
-    "lake": "cli.lake:lake",
-    "dashboard": "cli.dashboard:dashboard",
-    "export": "cli.export:export",
-    "rescore": "cli.rescore:rescore",
+    "init": "warehouse.cli.init:init",
+    "doctor": "warehouse.cli.doctor:doctor",
+    "corpus": "warehouse.cli.corpora:corpus",
+    "testset": "warehouse.cli.corpora:testset",
+    "audit": "warehouse.cli.audit:audit",
+    "tm-baseline": "warehouse.cli.audit:tm_baseline",
+    "index": "warehouse.cli.index:index",
+    "ingest": "warehouse.cli.ingest:ingest",
+    "human": "warehouse.cli.human:human",
+    "meta": "warehouse.cli.meta:meta",
+    "runs": "warehouse.cli.runs:runs",
+    "report": "warehouse.cli.report:report",
+    "leaderboard": "warehouse.cli.leaderboard:leaderboard_cmd",
+    "query": "warehouse.cli.query:query",
+    "compare": "warehouse.cli.compare:compare",
+    "significance": "warehouse.cli.compare:significance",
+    "regressions": "warehouse.cli.regressions:regressions",
+    "migrate": "warehouse.cli.sync:migrate",
+    "sync": "warehouse.cli.sync:sync",
+    "demo": "warehouse.cli.demo:demo",
+    "copy": "warehouse.cli.copy:copy",
+    "lake": "warehouse.cli.lake:lake",
+    "dashboard": "warehouse.cli.dashboard:dashboard",
+    "export": "warehouse.cli.export:export",
+    "rescore": "warehouse.cli.rescore:rescore",
 }
 
 # What `tame-wh --help` says of each command: its help's first sentence, kept here so that the

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from cli.context import AppContext, bootstrap_options, json_option, pass_app
-from cli.output import emit_json, print_table
+from warehouse.cli.context import AppContext, bootstrap_options, json_option, pass_app
+from warehouse.cli.output import emit_json, print_table
 from warehouse.frontend import STATISTIC_LABELS, label
 
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import click
 
-from cli.context import AppContext, as_of_option, as_of_value, pass_app
-from cli.output import print_table, say
 from warehouse import QueryResult, UsageError, Warehouse
+from warehouse.cli.context import AppContext, as_of_option, as_of_value, pass_app
+from warehouse.cli.output import print_table, say
 from warehouse.frontend import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, first_line, parse_memory_limit
 
 

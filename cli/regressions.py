@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import click
 
-from cli.context import (
+from warehouse import RegressionReport, UsageError
+from warehouse.cli.context import (
     AppContext,
     bootstrap_options,
     chosen_format,
@@ -13,8 +14,7 @@ from cli.context import (
     json_option,
     pass_app,
 )
-from cli.output import ALPHA, emit_json, print_table, say
-from warehouse import RegressionReport, UsageError
+from warehouse.cli.output import ALPHA, emit_json, print_table, say
 from warehouse.frontend import DEFAULT_AGAINST, METHODS, label, regressions_markdown
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from cli.context import AppContext, as_of_option, as_of_value, json_option, pass_app
-from cli.output import emit_json, fmt_number, fmt_share, print_fields, print_table, say
+from warehouse.cli.context import AppContext, as_of_option, as_of_value, json_option, pass_app
+from warehouse.cli.output import emit_json, fmt_number, fmt_share, print_fields, print_table, say
 
 
 def _print_quality(doc: dict[str, Any]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from cli.context import (
+from warehouse.cli.context import (
     AppContext,
     json_option,
     metric_options,
@@ -12,7 +12,7 @@ from cli.context import (
     plugin_metric_option,
     stored_interval_options,
 )
-from cli.output import emit_json, say, status
+from warehouse.cli.output import emit_json, say, status
 
 
 def _line(result: dict[str, object]) -> str:

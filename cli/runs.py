@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from cli.context import AppContext, confirm, json_option, pass_app
-from cli.output import emit_json, print_fields, print_table, say
 from warehouse import RunSummary
+from warehouse.cli.context import AppContext, confirm, json_option, pass_app
+from warehouse.cli.output import emit_json, print_fields, print_table, say
 from warehouse.frontend import parse_tags
 
 _RUN_HELP = "A run id, a unique id prefix, or a model slug (MODEL or MODEL/CONDITION)."

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from cli.context import AppContext, json_option, pass_app
-from cli.output import emit_json, say, status
 from warehouse import SyncReport, UsageError, Warehouse
+from warehouse.cli.context import AppContext, json_option, pass_app
+from warehouse.cli.output import emit_json, say, status
 from warehouse.frontend import DSN_ENV_VAR, KEY_ENV_VAR
 
 

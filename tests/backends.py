@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from cli.main import main
+from warehouse.cli.main import main
 from warehouse.store.address import Address, parse_address
 from warehouse.store.connection import close_connection, connect
 

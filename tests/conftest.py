@@ -12,7 +12,6 @@ import duckdb
 import pytest
 from click.testing import CliRunner, Result
 
-from cli.main import main
 from tests.backends import (  # noqa: F401 (fixtures: every backend or lakes only; empty or new)
     TEMPLATES,
     _drop_templates,
@@ -21,6 +20,7 @@ from tests.backends import (  # noqa: F401 (fixtures: every backend or lakes onl
     new_warehouse,
     warehouse,
 )
+from warehouse.cli.main import main
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

@@ -86,7 +86,7 @@ def _run_job(
         command = step.get("run", "")
         if not command.startswith("tame-wh") or not _runs(step, failed, event):
             continue  # checkout, setup-python, pip install, the user's own harness, gh
-        argv = [sys.executable, "-m", "cli", *shlex.split(command)[1:]]
+        argv = [sys.executable, "-m", "warehouse.cli", *shlex.split(command)[1:]]
         proc = subprocess.run(
             argv, cwd=workdir, env=env, capture_output=True, text=True, timeout=600
         )

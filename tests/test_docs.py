@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 import pytest
 
-from cli.main import COMMANDS, main
+from warehouse.cli.main import COMMANDS, main
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

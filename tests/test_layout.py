@@ -25,10 +25,18 @@ LAYERS = (
 LAYER_OF = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}
 
 
+# The command line lives in cli/ at the top of the repository and is linked into the package as
+# warehouse.cli (installed there, never as a top-level `cli`); it stands above every layer.
+CLI = "warehouse.cli"
+
+
 def _modules(package: str) -> Iterator[tuple[str, Path]]:
-    """Dotted name and path of every Python module of a top-level package."""
-    for path in sorted((ROOT / package).rglob("*.py")):
-        parts = path.relative_to(ROOT).with_suffix("").parts
+    """Dotted name and path of every Python module of a package (`warehouse` without its CLI)."""
+    folder = ROOT.joinpath(*package.split("."))
+    for path in sorted(folder.rglob("*.py")):
+        parts = (*package.split("."), *path.relative_to(folder).with_suffix("").parts)
+        if package == "warehouse" and parts[1] == "cli":
+            continue
         yield ".".join(parts), path
 
 
@@ -80,8 +88,22 @@ def test_the_core_never_imports_the_cli_or_the_tests():
         f"{name} imports {target}"
         for name, path in _modules("warehouse")
         for target in _imports(path)
-        if target.split(".")[0] in {"cli", "tests", "bench"}
+        if target.split(".")[0] in {"cli", "tests", "bench"} or target.startswith(CLI)
     ]
+    assert offending == []
+
+
+def test_the_cli_is_installed_inside_the_package():
+    link = ROOT / "warehouse" / "cli"
+    assert link.is_symlink() and link.resolve() == (ROOT / "cli").resolve()
+    # Nothing imports a top-level `cli`: the installed distribution has none.
+    offending = sorted(
+        f"{path.relative_to(ROOT)} imports {target}"
+        for folder in ("cli", "tests", "bench")
+        for path in (ROOT / folder).rglob("*.py")
+        for target in _imports(path)
+        if target.split(".")[0] == "cli"
+    )
     assert offending == []
 
 
@@ -125,7 +147,7 @@ def test_the_cli_imports_only_the_front_door():
     known = {name.removesuffix(".__init__") for name, _ in _modules("warehouse")}
     offending = sorted(
         f"{name} imports {target}"
-        for name, path in _modules("cli")
+        for name, path in _modules(CLI)
         for target in _imports(path)
         if target in known and target not in CLI_MAY_IMPORT
     )

@@ -25,7 +25,7 @@ def test_the_readme_has_recipes():
 def demo_db(tmp_path_factory):
     from click.testing import CliRunner
 
-    from cli.main import main
+    from warehouse.cli.main import main
 
     db = tmp_path_factory.mktemp("readme") / "demo.duckdb"
     assert CliRunner().invoke(main, ["--db", str(db), "demo", "--json"]).exit_code == 0
@@ -36,7 +36,7 @@ def demo_db(tmp_path_factory):
 def test_every_recipe_runs_and_returns_rows(demo_db, sql):
     from click.testing import CliRunner
 
-    from cli.main import main
+    from warehouse.cli.main import main
 
     result = CliRunner().invoke(main, ["--db", str(demo_db), "query", sql, "--format", "csv"])
     assert result.exit_code == 0, result.output

@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from cli.output import ALPHA
 from tests.conftest import VOCABULARY as _WORDS
 from tests.conftest import snapshot
+from warehouse.cli.output import ALPHA
 from warehouse.store.schema import open_warehouse
 
 SPEC_FIELDS = {

@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
 from tests.conftest import snapshot
 from warehouse.analysis.query import run_query
+from warehouse.cli.main import main
 from warehouse.errors import UsageError
 
 HOSTILE = [

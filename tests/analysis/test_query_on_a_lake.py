@@ -15,7 +15,6 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
 from tests.backends import S3_ENDPOINT_ENV, Warehouse
 from warehouse.analysis.query import (
     _LAKE_CONFIG,
@@ -24,6 +23,7 @@ from warehouse.analysis.query import (
     _lock_down_lake,
     vet_query,
 )
+from warehouse.cli.main import main
 from warehouse.errors import UsageError
 from warehouse.store.address import DATA_PATH_ENV_VAR, parse_address
 from warehouse.store.connection import close_connection, connect

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
 from tests.backends import Warehouse
 from tests.conftest import VOCABULARY
+from warehouse.cli.main import main
 from warehouse.store.connection import close_connection, connect
 from warehouse.store.lake_dialect import violations
 

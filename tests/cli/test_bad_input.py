@@ -195,7 +195,7 @@ def test_a_warehouse_path_that_is_a_fifo_is_refused_at_once(tmp_path, command):
 
     from click.testing import CliRunner
 
-    from cli.main import main
+    from warehouse.cli.main import main
 
     fifo = tmp_path / "wh.duckdb"
     os.mkfifo(fifo)

@@ -12,9 +12,9 @@ from pathlib import Path
 import duckdb
 from click.testing import CliRunner
 
-from cli.main import main
 from tests.conftest import snapshot
 from warehouse import __version__
+from warehouse.cli.main import main
 from warehouse.store.schema import code_schema_version
 
 

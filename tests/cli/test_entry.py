@@ -7,7 +7,7 @@ _PROBE = """
 import atexit, gc, sys
 atexit.register(lambda: print("gc", gc.isenabled(), gc.get_freeze_count() > 0))
 sys.argv = ["tame-wh", *sys.argv[1:]]
-from cli.entry import run
+from warehouse.cli.entry import run
 run()
 """
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from cli.context import MAX_RESAMPLES
-from cli.main import main
+from warehouse.cli.context import MAX_RESAMPLES
+from warehouse.cli.main import main
 from warehouse.inputs import json_checks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -185,7 +185,7 @@ def test_non_regular_input_files_are_refused_at_once(tmp_path, kind):
     for args in _commands(tmp_path, special):
         # A child process with a deadline: a regression would hang, not fail.
         done = subprocess.run(
-            [sys.executable, "-m", "cli", "--db", str(db), *args],
+            [sys.executable, "-m", "warehouse.cli", "--db", str(db), *args],
             cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
             capture_output=True,

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 import pytest
 
-from cli.main import COMMANDS, SUMMARIES, main
+from warehouse.cli.main import COMMANDS, SUMMARIES, main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +40,7 @@ def test_help_imports_no_command():
     modules = sorted({target.split(":")[0] for target in COMMANDS.values()})
     script = (
         "import sys\n"
-        "from cli.main import main\n"
+        "from warehouse.cli.main import main\n"
         "main(['--help'], prog_name='tame-wh', standalone_mode=False)\n"
         f"print('loaded', sorted(set({modules!r}) & set(sys.modules)))\n"
     )
@@ -68,7 +68,7 @@ def test_global_options_may_follow_the_command(tmp_path, monkeypatch):
 
 
 def test_a_commands_own_option_and_text_after_a_double_dash_stay(tmp_path):
-    from cli.main import _hoist_global_options
+    from warehouse.cli.main import _hoist_global_options
 
     ctx = click.Context(main)
     assert _hoist_global_options(main, ctx, ["ingest", "--lock-timeout", "5", "--wide"]) == [

@@ -42,7 +42,7 @@ def test_peak_memory_stays_under_the_limit(run_cli, db_path, write_lines):
     te = write_lines("te.src", corpus.test_src)
     assert run_cli("testset", "add", "te", "--src", te, "--ref", refs).exit_code == 0
 
-    argv = [sys.executable, "-m", "cli", "--db", str(db_path), "audit", "--train", "tr"]
+    argv = [sys.executable, "-m", "warehouse.cli", "--db", str(db_path), "audit", "--train", "tr"]
     argv += ["--testset", "te", "--memory-limit", f"{LIMIT_MIB}MiB", "--json"]
     out_path = db_path.with_name("audit.json")
     err_path = db_path.with_name("audit.stderr")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from cli import output
+from warehouse.cli import output
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
 from tests.conftest import snapshot
+from warehouse.cli.main import main
 from warehouse.store.resources import schema_files
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +73,7 @@ def _args(command: tuple[str, ...], ids: list[str]) -> list[str]:
 def _cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None):
     """Run `python -m cli ARGS` in a child process (a separate DuckDB instance)."""
     return subprocess.run(
-        [sys.executable, "-m", "cli", *args],
+        [sys.executable, "-m", "warehouse.cli", *args],
         cwd=cwd or ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
         capture_output=True,
@@ -192,7 +192,7 @@ def test_concurrent_queries_never_crash(demo, tmp_path):
     ] + [["leaderboard", "--json"], ["runs", "list", "--json"], ["report", ids[0], "--json"]]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "cli", "--db", str(db), *command],
+            [sys.executable, "-m", "warehouse.cli", "--db", str(db), *command],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,

@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
+from warehouse.cli.main import main
 from warehouse.demo import run_demo
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from cli.main import main
 from tests.conftest import snapshot
 from tests.html.conftest import run_ids
 from warehouse.analysis.runs import delete_runs_by_ref
+from warehouse.cli.main import main
 from warehouse.store.schema import open_warehouse
 
 ROOT_EXAMPLES = Path(__file__).resolve().parents[2] / "warehouse" / "examples"
@@ -140,7 +140,7 @@ def test_text_summary_counts_files(demo_copy, tmp_path):
 def test_dashboard_without_a_warehouse_says_so_and_creates_nothing(tmp_path):
     from click.testing import CliRunner
 
-    from cli.main import main
+    from warehouse.cli.main import main
 
     db, out = tmp_path / "none.duckdb", tmp_path / "site"
     result = CliRunner().invoke(main, ["--db", str(db), "dashboard", "--out", str(out)])

@@ -7,8 +7,8 @@ import re
 
 from click.testing import CliRunner
 
-from cli.main import main
 from tests.html.conftest import HOSTILE, run_ids
+from warehouse.cli.main import main
 
 
 def _report(db, *args):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from cli.main import main
+from warehouse.cli.main import main
 
 # Every run with fewer stored rows than entries, as a reader sees it in one snapshot.
 PARTIAL_RUNS = """

@@ -21,7 +21,7 @@ def test_eight_concurrent_ingests_all_land_exactly_once(tmp_path, write_lines, r
             [
                 sys.executable,
                 "-m",
-                "cli",
+                "warehouse.cli",
                 "--db",
                 str(db_path),
                 "--lock-timeout",

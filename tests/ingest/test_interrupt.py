@@ -28,7 +28,7 @@ def test_ctrl_c_at_any_moment_of_an_ingest_commits_nothing(tmp_path, write_lines
     hyp = write_lines("h", [s.upper() if i % 3 else s for i, s in enumerate(sentences)])
     before = snapshot(db_path)
     command = [
-        sys.executable, "-m", "cli", "--db", str(db_path), "ingest", "--testset", "ts",
+        sys.executable, "-m", "warehouse.cli", "--db", str(db_path), "ingest", "--testset", "ts",
         "--hyp", str(hyp), "--model-slug", "m",
     ]  # fmt: skip
     # Signals while the modules load, while the text is read and scored, while intervals are

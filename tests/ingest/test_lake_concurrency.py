@@ -51,7 +51,7 @@ def _worker(lake: Warehouse, *args: str | Path) -> subprocess.Popen:
 
 def _cli(lake: Warehouse, *args: str | Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "cli", *map(str, args)],
+        [sys.executable, "-m", "warehouse.cli", *map(str, args)],
         cwd=ROOT,
         env={**lake.child_env(), "PYTHONPATH": str(ROOT)},
         stdout=subprocess.PIPE,

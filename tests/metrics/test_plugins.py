@@ -166,8 +166,8 @@ def test_an_installed_plugin_is_found_by_a_fresh_process(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(V1), str(HERE.parents[1])])}
 
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "cli", "--db", str(db), *map(str, args)],
-                              env=env, capture_output=True, text=True, check=True)  # fmt: skip
+        argv = [sys.executable, "-m", "warehouse.cli", "--db", str(db), *map(str, args)]
+        return subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
 
     cli("testset", "add", "wmt", "--src", DATA / "src.de", "--ref", DATA / "ref.en")
     cli("ingest", "--testset", "wmt", "--hyp", DATA / "sysA.en", "--model-slug", "a", "--metric",

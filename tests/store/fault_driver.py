@@ -19,7 +19,9 @@ def main() -> None:
     point, _, when = point.partition(":")
     args = sys.argv[sys.argv.index("--") + 1 :]
     module_name, name = point.rsplit(".", 1)
-    importlib.import_module("cli.main")  # every command module, so imported names are patched
+    importlib.import_module(
+        "warehouse.cli.main"
+    )  # every command module, so imported names are patched
     module = importlib.import_module(module_name)
     real = getattr(module, name)
     fired: list[bool] = []
@@ -40,7 +42,7 @@ def main() -> None:
     for loaded in list(sys.modules.values()):
         if getattr(loaded, name, None) is real:
             setattr(loaded, name, injected)
-    from cli.entry import run
+    from warehouse.cli.entry import run
 
     sys.argv = ["tame-wh", *args]
     try:

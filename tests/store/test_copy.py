@@ -16,9 +16,9 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
 from tests.backends import Warehouse
 from tests.ingest.lake_workers import PARTIAL_RUNS
+from warehouse.cli.main import main
 from warehouse.store import copy as copy_module
 from warehouse.store.connection import close_connection, connect
 from warehouse.store.copy import copy_warehouse, table_names
@@ -180,7 +180,16 @@ def test_a_killed_copy_never_leaves_a_partial_destination(tmp_path):
     for trial, delay in enumerate((0.4, 0.9, 1.4, 2.0)):
         target = tmp_path / f"copy{trial}.duckdb"
         proc = subprocess.Popen(
-            [sys.executable, "-m", "cli", "copy", "--from", str(original), "--to", str(target)],
+            [
+                sys.executable,
+                "-m",
+                "warehouse.cli",
+                "copy",
+                "--from",
+                str(original),
+                "--to",
+                str(target),
+            ],
             cwd=root,
             env={**os.environ, "PYTHONPATH": str(root)},
             stdout=subprocess.DEVNULL,

@@ -69,7 +69,7 @@ def small_disk(tmp_path: Path) -> Iterator[tuple[Path, Callable[[int], Callable[
 
 def _cli(db: Path, *args: str, preexec: Callable[[], None] | None = None):
     return subprocess.run(
-        [sys.executable, "-m", "cli", "--db", str(db), *map(str, args)],
+        [sys.executable, "-m", "warehouse.cli", "--db", str(db), *map(str, args)],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,

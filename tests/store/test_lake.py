@@ -13,7 +13,6 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
 from tests.backends import (
     PG_DSN_ENV,
     Warehouse,
@@ -22,6 +21,7 @@ from tests.backends import (
     new_catalog_database,
     require_service,
 )
+from warehouse.cli.main import main
 from warehouse.errors import LockTimeoutError, RemoteError, UsageError
 from warehouse.store import lake as lake_module
 from warehouse.store.address import LakeAddress, parse_address
@@ -348,7 +348,7 @@ def test_a_reader_attaches_an_existing_lake_without_loading_a_postgresql_driver(
         "import sys\n"
         "import warehouse.store.remote as remote\n"
         "remote.PROBE_EVERY = 0.01\n"
-        "from cli.main import main\n"
+        "from warehouse.cli.main import main\n"
         "try:\n"
         "    main(sys.argv[1:])\n"
         "except SystemExit as exit:\n"

@@ -280,7 +280,7 @@ def _run(
     command = (
         [sys.executable, "-m", "tests.store.fault_driver", *driver, "--"]
         if driver
-        else [sys.executable, "-m", "cli"]
+        else [sys.executable, "-m", "warehouse.cli"]
     )
     return subprocess.run(
         [*command, *map(str, args)],

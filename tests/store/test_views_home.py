@@ -22,8 +22,8 @@ from typing import Any
 import duckdb
 from click.testing import CliRunner
 
-from cli.main import main
 from warehouse import Warehouse
+from warehouse.cli.main import main
 from warehouse.store.resources import schema_files, view_statements
 from warehouse.store.schema import code_schema_version
 

@@ -17,8 +17,8 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
 from tests.sync.postgrest_stub import PostgrestStub
+from warehouse.cli.main import main
 from warehouse.errors import RemoteError, UsageError
 from warehouse.store.resources import NumberedSql, migration_files
 from warehouse.store.schema import open_warehouse
@@ -172,7 +172,7 @@ def test_sync_killed_mid_transaction_leaves_no_partial_rows(pg_dsn, demo):
     blocker.execute("LOCK TABLE run_bins IN ACCESS EXCLUSIVE MODE")  # sync waits after run_cards
     env = {**os.environ, "TAME_WH_PG_DSN": pg_dsn}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cli", "--db", str(demo), "sync"],
+        [sys.executable, "-m", "warehouse.cli", "--db", str(demo), "sync"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

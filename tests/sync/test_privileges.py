@@ -11,9 +11,9 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
 from tests.conftest import PG_DSN_ENV
 from tests.sync.conftest import CLIENT_ROLES, apply_supabase_defaults
+from warehouse.cli.main import main
 from warehouse.store.schema import open_warehouse
 from warehouse.sync.migrate import migrate
 from warehouse.sync.postgres import sync_direct

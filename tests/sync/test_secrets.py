@@ -13,8 +13,8 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
 from tests.conftest import PG_DSN_ENV
+from warehouse.cli.main import main
 from warehouse.sync.dsn import check_dsn, dsn_secrets, redact, target_label
 
 KEY = "stub-service-role-key-never-printed"

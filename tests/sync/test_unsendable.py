@@ -11,8 +11,8 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
 from tests.sync.postgrest_stub import PostgrestStub
+from warehouse.cli.main import main
 from warehouse.store.schema import open_warehouse
 from warehouse.sync import postgres as postgres_module
 from warehouse.sync.migrate import migrate
