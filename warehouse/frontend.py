@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from warehouse.exposure.config import MODES as MODES
     from warehouse.exposure.config import TM_ZERO_POLICIES as TM_ZERO_POLICIES
     from warehouse.exposure.execution import EXECUTORS as EXECUTORS
-    from warehouse.exposure.memory import parse_size as parse_size
-    from warehouse.exposure.stored import StoredIndex as StoredIndex
+    from warehouse.exposure.index.memory import parse_size as parse_size
+    from warehouse.exposure.index.stored import StoredIndex as StoredIndex
     from warehouse.html.markdown import comparison_markdown as comparison_markdown
     from warehouse.html.markdown import leaderboard_markdown as leaderboard_markdown
     from warehouse.html.markdown import regressions_markdown as regressions_markdown
@@ -114,8 +114,8 @@ _HOMES = {
     "EXECUTORS": "warehouse.exposure.execution",
     "MODES": "warehouse.exposure.config",
     "TM_ZERO_POLICIES": "warehouse.exposure.config",
-    "parse_size": "warehouse.exposure.memory",
-    "StoredIndex": "warehouse.exposure.stored",
+    "parse_size": "warehouse.exposure.index.memory",
+    "StoredIndex": "warehouse.exposure.index.stored",
     "DEFAULT_TIMEOUT": "warehouse.analysis.query",
     "DOCTOR_LOCK_TIMEOUT": "warehouse.store.doctor",
     "DSN_ENV_VAR": "warehouse.sync.dsn",

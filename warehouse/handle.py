@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from warehouse.demo import DemoResult
     from warehouse.exposure.config import AuditOptions
     from warehouse.exposure.execution import Execution
-    from warehouse.exposure.stored import BuildResult, StoredIndex
+    from warehouse.exposure.index.stored import BuildResult, StoredIndex
     from warehouse.exposure.summary import AuditResult
     from warehouse.html.dashboard import DashboardResult
     from warehouse.html.report_file import ReportFile
@@ -762,24 +762,18 @@ class Warehouse:
         says; an identical stored audit is reused unless `force` (docs/exposure.md)."""
         from warehouse.exposure.audit import run_audit
         from warehouse.exposure.config import AuditOptions
-        from warehouse.exposure.execution import Execution
+        from warehouse.exposure.execution import LOCAL
 
         con = self._writable("audit")
-        how = execution or Execution()
         return run_audit(
             con,
             train,
             testset,
             (options or AuditOptions()).resolve(con),
-            threads=how.threads,
+            execution or LOCAL,
             force=force,
             progress=progress,
             notify=notify,
-            store_index=how.store_index,
-            memory_limit=how.memory_limit,
-            shard_rows=how.shard_rows,
-            executor=how.executor,
-            ray_address=how.ray_address,
         )
 
     def tm_hypotheses(self, audit_id: str) -> list[str]:
@@ -802,7 +796,7 @@ class Warehouse:
         """Build and store beside the warehouse the index of training corpus `train` for the
         gram orders and normalisation of `options` (every shard with `shard_rows`)."""
         from warehouse.exposure.config import AuditOptions
-        from warehouse.exposure.stored import build_stored_index
+        from warehouse.exposure.index.stored import build_stored_index
         from warehouse.store.corpora import get_corpus
 
         corpus = get_corpus(self.con, train, "train")
@@ -818,7 +812,7 @@ class Warehouse:
 
     def stored_indexes(self, *, verify: bool = True) -> list[StoredIndex]:
         """The index files stored beside the warehouse, each checked (whole, or its header)."""
-        from warehouse.exposure.stored import list_stored_indexes
+        from warehouse.exposure.index.stored import list_stored_indexes
 
         return list_stored_indexes(self.con, verify=verify)
 
@@ -832,7 +826,7 @@ class Warehouse:
     ) -> list[StoredIndex]:
         """Delete stored index files: of training corpus `train`, with `key`, those no audit
         can use (`stale`), or all (`everything`); the dropped ones."""
-        from warehouse.exposure.stored import drop_stored_indexes
+        from warehouse.exposure.index.stored import drop_stored_indexes
         from warehouse.store.corpora import get_corpus
 
         corpus = get_corpus(self.con, train, "train") if train is not None else None

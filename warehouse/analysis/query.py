@@ -34,7 +34,7 @@ from sqlglot.errors import ParseError, SqlglotError
 
 from warehouse.basics import first_line
 from warehouse.errors import UsageError
-from warehouse.exposure.memory import MAX_MEMORY_BYTES
+from warehouse.exposure.index.memory import MAX_MEMORY_BYTES
 from warehouse.metrics.cyzil import register_cyzil_functions
 from warehouse.store.address import LakeAddress
 from warehouse.store.connection import (

@@ -17,14 +17,18 @@ import pyarrow as pa
 
 from warehouse import __version__
 from warehouse.basics import silent, utc_now
-from warehouse.errors import UsageError
-from warehouse.exposure.config import AuditConfig, audit_id_for, resolve_audit_config
+from warehouse.exposure.config import (
+    EXACT_SEARCH,
+    AuditConfig,
+    audit_id_for,
+    resolve_audit_config,
+)
 from warehouse.exposure.direction import reversed_direction, sample_lines
-from warehouse.exposure.execution import EXECUTORS
-from warehouse.exposure.memory import duckdb_budget, duckdb_memory, peak_rss, size_text
-from warehouse.exposure.retrieval import SearchIndex
-from warehouse.exposure.retrieval import audit as retrieval_audit
-from warehouse.exposure.stored import BackgroundSaves, open_training_index
+from warehouse.exposure.execution import LOCAL, Execution
+from warehouse.exposure.index.memory import duckdb_budget, duckdb_memory, peak_rss, size_text
+from warehouse.exposure.index.retrieval import SearchIndex
+from warehouse.exposure.index.retrieval import audit as retrieval_audit
+from warehouse.exposure.index.stored import BackgroundSaves, open_training_index
 from warehouse.exposure.summary import AuditResult, load_audit, tm_hypotheses
 from warehouse.exposure.udf import EXPOSURE_FUNCTION, SearchCounters, register_exposure_functions
 from warehouse.inputs.languages import direction_conflict
@@ -167,8 +171,8 @@ def _validate_fast(
         [test_src[i] for i in sample],
         [test_refs[i] for i in sample],
         config.normalization,
-        mode="exact",
-        threads=threads,
+        EXACT_SEARCH,
+        threads,
     )
     rows = con.execute(
         _VALIDATION_SQL,
@@ -223,18 +227,14 @@ def _compute(
     audit: tuple[str, bool],
     corpora: tuple[CorpusInfo, CorpusInfo],
     config: AuditConfig,
+    execution: Execution,
     *,
-    threads: int | None,
     progress: Progress | None,
     notify: Callable[[str], None],
-    store_index: bool | None,
-    memory_limit: int | None,
-    shard_rows: int | None,
-    cluster: str | None,
 ) -> dict[str, float]:
     """Compute and store the audit `audit` (its id, and whether a stored one is replaced) of
-    the test set against the training corpus `corpora` (on the Ray cluster at `cluster`, ""
-    for `$RAY_ADDRESS`, when not None); returns its timings."""
+    the test set against the training corpus `corpora`, run as `execution` says; returns its
+    timings."""
     (audit_id, exists), (test, train) = audit, corpora
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -263,35 +263,18 @@ def _compute(
     try:
         mark = time.perf_counter()
         index: SearchIndex
-        if cluster is not None:
-            from warehouse.exposure.cluster import open_on_cluster  # Ray is optional
+        if execution.on_cluster:
+            from warehouse.exposure.index.cluster import open_on_cluster  # Ray is optional
 
-            index, loaded = open_on_cluster(
-                con,
-                train,
-                config,
-                address=cluster or None,
-                shard_rows=shard_rows,
-                store=store_index,
-                threads=threads,
-                notify=notify,
-            )
+            index, loaded = open_on_cluster(con, train, config, execution, notify=notify)
         else:
             index, loaded = open_training_index(
-                con,
-                train,
-                config,
-                threads=threads,
-                store=store_index,
-                memory_limit=memory_limit,
-                shard_rows=shard_rows,
-                notify=notify,
-                saves=saves,
+                con, train, config, execution, notify=notify, saves=saves
             )
         timings["index_seconds"] = time.perf_counter() - mark
         timings["index_loaded"] = 1.0 if loaded else 0.0
         counters = register_exposure_functions(
-            con, index, config, threads=threads, progress=progress, total=len(test_src)
+            con, index, config, threads=execution.threads, progress=progress, total=len(test_src)
         )
         # DuckDB's own workers stay idle while the native engine searches (restored afterwards,
         # also after a rollback).
@@ -309,10 +292,16 @@ def _compute(
             validation = None
             if config.mode == "fast" and config.validate_sample:
                 validation = _validate_fast(
-                    con, index, audit_id, (test, train), (test_src, test_refs), config, threads
+                    con,
+                    index,
+                    audit_id,
+                    (test, train),
+                    (test_src, test_refs),
+                    config,
+                    execution.threads,
                 )
             timings["total_seconds"] = time.perf_counter() - started
-            if memory_limit is not None:
+            if execution.memory_limit is not None:
                 timings["peak_rss_bytes"] = float(peak_rss())
             _record(con, audit_id, timings, counters, validation)
     except BaseException:
@@ -329,35 +318,21 @@ def run_audit(
     train_name: str,
     test_name: str,
     config: AuditConfig | None = None,
+    execution: Execution = LOCAL,
     *,
-    threads: int | None = None,
     force: bool = False,
     progress: Progress | None = None,
     notify: Callable[[str], None] | None = None,
-    store_index: bool | None = None,
-    memory_limit: int | None = None,
-    shard_rows: int | None = None,
-    executor: str = "local",
-    ray_address: str | None = None,
 ) -> AuditResult:
     """Audit a test set against a training corpus; an identical stored audit is reused.
 
     Without `config`, the defaults and the warehouse's `settings` rows define the audit.
-    Warnings found before the search starts (a reversed language direction) go to `notify`
-    at once and are stored with the audit. The training index is loaded when stored beside the
-    warehouse, else built and stored (unless `store_index` is False, or the `index.store`
-    setting is 0 when it is None); what happened to it goes to `notify` too. With
-    `memory_limit` (bytes), the index is searched in shards that fit (docs/exposure.md, "Memory
-    limit") and DuckDB's memory is limited to a share of it; with `shard_rows`, in shards of
-    that many rows. `executor` "ray" runs one task per shard on the Ray cluster at
-    `ray_address` (default `$RAY_ADDRESS`; docs/exposure.md, "On a Ray cluster").
+    `execution` says how the search runs (threads, stored index, memory limit, shards, Ray;
+    docs/exposure.md): none of it changes the numbers. Warnings found before the search starts
+    (a reversed language direction) go to `notify` at once and are stored with the audit; so
+    does what happened to the training index (loaded when stored beside the warehouse, else
+    built and stored unless the execution or the `index.store` setting says not to).
     """
-    if executor not in EXECUTORS:
-        raise UsageError(f"--executor: expected one of {', '.join(EXECUTORS)}, got {executor!r}")
-    if executor == "ray" and memory_limit is not None:
-        raise UsageError("--memory-limit applies to the local executor only")
-    if memory_limit is not None and shard_rows is not None:
-        raise UsageError("--memory-limit chooses the shard size itself: leave out --shard-rows")
     config = config or resolve_audit_config(con)
     train = get_corpus(con, train_name, "train")
     test = get_corpus(con, test_name, "test")
@@ -365,10 +340,9 @@ def run_audit(
     exists = con.execute("SELECT 1 FROM audits WHERE audit_id = ?", [audit_id]).fetchone()
     if exists and not force:
         return load_audit(con, audit_id, action="unchanged")
+    limit = execution.memory_limit
     within = (
-        duckdb_memory(con, duckdb_budget(memory_limit))
-        if memory_limit is not None
-        else contextlib.nullcontext()
+        duckdb_memory(con, duckdb_budget(limit)) if limit is not None else contextlib.nullcontext()
     )
     with within:
         timings = _compute(
@@ -376,17 +350,13 @@ def run_audit(
             (audit_id, bool(exists)),
             (test, train),
             config,
-            threads=threads,
+            execution,
             progress=progress,
             notify=notify or silent,
-            store_index=store_index,
-            memory_limit=memory_limit,
-            shard_rows=shard_rows,
-            cluster=(ray_address or "") if executor == "ray" else None,
         )
-    if memory_limit is not None:
+    if limit is not None:
         (notify or silent)(
             f"peak memory {size_text(int(timings['peak_rss_bytes']))} "
-            f"(--memory-limit {size_text(memory_limit)})"
+            f"(--memory-limit {size_text(limit)})"
         )
     return load_audit(con, audit_id, action="recomputed" if exists else "computed")

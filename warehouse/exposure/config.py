@@ -11,7 +11,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 
@@ -30,6 +30,21 @@ DEFAULT_SHORTLIST = 64  # fast mode: candidates reranked exactly
 DEFAULT_NEAR = 0.70
 DEFAULT_FAR = 0.30
 DEFAULT_LEAK: tuple[float, float, float] = (0.70, 0.85, 0.95)
+
+Mode = Literal["exact", "fast"]
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """How nearest neighbours are searched: `mode` "exact", or "fast" (candidates from each
+    query's `rare_grams` rarest grams, a `shortlist` of them reranked exactly; docs/exposure.md)."""
+
+    mode: Mode = "exact"
+    rare_grams: int = DEFAULT_RARE_GRAMS
+    shortlist: int = DEFAULT_SHORTLIST
+
+
+EXACT_SEARCH = SearchSettings()
 
 
 @dataclass(frozen=True)
@@ -81,6 +96,13 @@ class AuditConfig:
             raise UsageError("--validate-sample must not be negative")
         if self.validate_sample and self.mode != "fast":
             raise UsageError("--validate-sample only applies to --mode fast")
+
+    @property
+    def search(self) -> SearchSettings:
+        """The search these settings ask for (the fast-mode knobs count in fast mode only)."""
+        if self.mode == "fast":
+            return SearchSettings("fast", self.rare_grams, self.shortlist)
+        return EXACT_SEARCH
 
     def identity(self) -> dict[str, Any]:
         """The settings that define the audit's numbers (fast-mode knobs only in fast mode)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from warehouse.errors import UsageError
+
 EXECUTORS = ("local", "ray")
 
 
@@ -21,3 +23,21 @@ class Execution:
     executor: str = "local"
     ray_address: str | None = None
     store_index: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.executor not in EXECUTORS:
+            raise UsageError(
+                f"--executor: expected one of {', '.join(EXECUTORS)}, got {self.executor!r}"
+            )
+        if self.executor == "ray" and self.memory_limit is not None:
+            raise UsageError("--memory-limit applies to the local executor only")
+        if self.memory_limit is not None and self.shard_rows is not None:
+            raise UsageError("--memory-limit chooses the shard size itself: leave out --shard-rows")
+
+    @property
+    def on_cluster(self) -> bool:
+        """Whether the search runs as tasks on a Ray cluster."""
+        return self.executor == "ray"
+
+
+LOCAL = Execution()

@@ -25,9 +25,9 @@ import duckdb
 import pyarrow as pa
 from duckdb.func import PythonUDFType
 
-from warehouse.exposure import retrieval
 from warehouse.exposure.config import AuditConfig, resolve_audit_config
-from warehouse.exposure.retrieval import Exposures, Mode, SearchIndex, build_index
+from warehouse.exposure.index import retrieval
+from warehouse.exposure.index.retrieval import Exposures, SearchIndex, build_index
 from warehouse.store.corpora import get_corpus, training_columns
 
 if TYPE_CHECKING:
@@ -108,10 +108,8 @@ def register_exposure_functions(
 ) -> SearchCounters:
     """Register `tame_source_nn`, `tame_target_nn`, `tame_pair_nn` and `tame_exposure` on `con`."""
     counters = SearchCounters()
-    # The trailing arguments of every search: normalisation, mode (validated by AuditConfig),
-    # fast-mode settings and threads.
-    mode: Mode = "fast" if config.mode == "fast" else "exact"
-    settings = (config.normalization, mode, config.rare_grams, config.shortlist, threads)
+    # The trailing arguments of every search: normalisation, search settings and threads.
+    settings = (config.normalization, config.search, threads)
 
     def refs_of(array: Any) -> list[list[str]]:
         return [refs or [""] for refs in _texts(array)]

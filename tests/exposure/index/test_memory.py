@@ -12,9 +12,10 @@ import pytest
 
 from tests.exposure.synthetic_corpus import make_corpus
 from warehouse.errors import UsageError
-from warehouse.exposure import stored
 from warehouse.exposure.audit import run_audit
-from warehouse.exposure.memory import (
+from warehouse.exposure.execution import Execution
+from warehouse.exposure.index import stored
+from warehouse.exposure.index.memory import (
     BUILD_PER_TEXT_BYTE,
     PER_ROW,
     current_rss,
@@ -23,7 +24,7 @@ from warehouse.exposure.memory import (
     release_cached_blocks,
     shard_size,
 )
-from warehouse.exposure.shards import ShardedIndex
+from warehouse.exposure.index.shards import ShardedIndex
 from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
 from warehouse.store.corpora import add_corpus, get_corpus, training_text_bytes
 from warehouse.store.schema import open_warehouse
@@ -61,7 +62,11 @@ def test_the_peak_is_this_programs_own_not_its_parents():
     held = bytearray(600 * 2**20)
     held[::4096] = b"\x01" * len(held[::4096])
     said = subprocess.run(
-        [sys.executable, "-c", "from warehouse.exposure.memory import peak_rss; print(peak_rss())"],
+        [
+            sys.executable,
+            "-c",
+            "from warehouse.exposure.index.memory import peak_rss; print(peak_rss())",
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -96,7 +101,8 @@ def con(db_path, write_lines):
 
 def _audit(con, **kwargs):
     said: list[str] = []
-    result = run_audit(con, "train", "test", force=True, notify=said.append, **kwargs)
+    execution = Execution(**kwargs)
+    result = run_audit(con, "train", "test", execution=execution, force=True, notify=said.append)
     rows = con.execute(
         f"SELECT {EXPOSURE_COLUMNS} FROM exposures WHERE audit_id = ? ORDER BY seg_idx",
         [result.audit_id],
@@ -136,9 +142,8 @@ def test_without_storing_the_shards_live_in_a_temporary_directory(con, monkeypat
     reference, _, _ = _audit(con, store_index=False)
     _small_budget(monkeypatch, con, 100)
     train = get_corpus(con, "train")
-    index, loaded = stored.open_training_index(
-        con, train, stored.AuditConfig(), store=False, memory_limit=2**30
-    )
+    execution = Execution(store_index=False, memory_limit=2**30)
+    index, loaded = stored.open_training_index(con, train, stored.AuditConfig(), execution)
     assert isinstance(index, ShardedIndex) and not loaded and not index.resident
     scratch = Path(index.keep.name)  # type: ignore[attr-defined]
     assert len(list(scratch.iterdir())) == 3

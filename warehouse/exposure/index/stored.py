@@ -31,14 +31,20 @@ from warehouse import __version__
 from warehouse.basics import Notify, silent
 from warehouse.errors import UsageError
 from warehouse.exposure.config import AuditConfig
-from warehouse.exposure.memory import index_budget, release_cached_blocks, shard_size, size_text
-from warehouse.exposure.retrieval import (
+from warehouse.exposure.execution import LOCAL, Execution
+from warehouse.exposure.index.memory import (
+    index_budget,
+    release_cached_blocks,
+    shard_size,
+    size_text,
+)
+from warehouse.exposure.index.retrieval import (
     RetrievalIndex,
     SearchIndex,
     index_of_normalized,
     normalized_utf8,
 )
-from warehouse.exposure.shards import ShardedIndex, ShardPart
+from warehouse.exposure.index.shards import ShardedIndex, ShardPart
 from warehouse.native import native
 from warehouse.store.corpora import (
     CorpusInfo,
@@ -300,29 +306,28 @@ def open_training_index(
     con: duckdb.DuckDBPyConnection,
     train: CorpusInfo,
     config: AuditConfig,
+    execution: Execution = LOCAL,
     *,
-    threads: int | None = None,
-    store: bool | None = None,
-    memory_limit: int | None = None,
-    shard_rows: int | None = None,
     notify: Notify = silent,
     saves: BackgroundSaves | None = None,
 ) -> tuple[SearchIndex, bool]:
-    """The index of `train` for an audit, and whether it was loaded rather than built: the
-    stored one when present (one file, else the shards of a sharded one; a missing or unusable
-    file is rebuilt), else built, and stored when `store` (by default the `index.store`
-    setting; on threads of `saves` when given, the caller waits for them); with `shard_rows`,
-    shards of that many rows. With `memory_limit` (bytes), see `open_within` (which stores
-    each shard before building the next)."""
+    """The index of `train` for an audit run as `execution` says, and whether it was loaded
+    rather than built: the stored one when present (one file, else the shards of a sharded one;
+    a missing or unusable file is rebuilt), else built, and stored unless the execution says not
+    to (by default the `index.store` setting; on threads of `saves` when given, the caller waits
+    for them); in shards of the execution's `shard_rows` when set. With a memory limit, see
+    `open_within` (which stores each shard before building the next)."""
     directory = index_directory(con)
+    store = execution.store_index
     if store is None:
         store = storing_enabled(con)
-    if memory_limit is not None:
+    threads, shard_rows = execution.threads, execution.shard_rows
+    if execution.memory_limit is not None:
         return open_within(
             con,
             train,
             config,
-            memory_limit,
+            execution.memory_limit,
             directory=directory,
             store=store,
             threads=threads,

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
-from warehouse.exposure.config import DEFAULT_ORDERS, DEFAULT_RARE_GRAMS, DEFAULT_SHORTLIST
+from warehouse.exposure.config import DEFAULT_ORDERS, EXACT_SEARCH, Mode, SearchSettings
 from warehouse.exposure.normalize import (
     DEFAULT_CONFIG,
     NormalizationConfig,
@@ -40,6 +40,7 @@ __all__ = [
     "Mode",
     "RetrievalIndex",
     "SearchIndex",
+    "SearchSettings",
     "audit",
     "audit_exposures",
     "build_index",
@@ -49,18 +50,16 @@ __all__ = [
     "target_exposures",
 ]
 
-Mode = Literal["exact", "fast"]
-
 
 class SearchIndex(Protocol):
     """What the searches need of an index: `RetrievalIndex`, or shards of one
-    (`warehouse.exposure.shards.ShardedIndex`), with the same buffers out."""
+    (`warehouse.exposure.index.shards.ShardedIndex`), with the same buffers out."""
 
     def audit(
         self,
         sources: Sequence[str],
         refs: Sequence[Sequence[str]],
-        mode: Literal["exact", "fast"],
+        mode: Mode,
         rare_grams: int,
         shortlist: int,
         threads: int | None = None,
@@ -71,7 +70,7 @@ class SearchIndex(Protocol):
     def search_source(
         self,
         queries: Sequence[str],
-        mode: Literal["exact", "fast"],
+        mode: Mode,
         rare_grams: int,
         shortlist: int,
         threads: int | None = None,
@@ -82,7 +81,7 @@ class SearchIndex(Protocol):
     def search_target(
         self,
         refs: Sequence[Sequence[str]],
-        mode: Literal["exact", "fast"],
+        mode: Mode,
         rare_grams: int,
         shortlist: int,
         threads: int | None = None,
@@ -217,18 +216,16 @@ def audit_exposures(
     sources: Sequence[str],
     refs: Sequence[Sequence[str]],
     config: NormalizationConfig = DEFAULT_CONFIG,
-    mode: Mode = "exact",
-    rare_grams: int = DEFAULT_RARE_GRAMS,
-    shortlist: int = DEFAULT_SHORTLIST,
+    search: SearchSettings = EXACT_SEARCH,
     threads: int | None = None,
 ) -> Exposures:
     """Normalise test sources and their references, then audit them against `index`."""
     raw = index.audit(
         normalize_many(sources, config),
         _normalize_refs(refs, config),
-        mode,
-        rare_grams,
-        shortlist,
+        search.mode,
+        search.rare_grams,
+        search.shortlist,
         threads,
     )
     return Exposures.of_audit(raw)
@@ -238,13 +235,12 @@ def source_exposures(
     index: SearchIndex,
     queries: Sequence[str],
     config: NormalizationConfig = DEFAULT_CONFIG,
-    mode: Mode = "exact",
-    rare_grams: int = DEFAULT_RARE_GRAMS,
-    shortlist: int = DEFAULT_SHORTLIST,
+    search: SearchSettings = EXACT_SEARCH,
     threads: int | None = None,
 ) -> Exposures:
     """Normalise queries and find their nearest training sources."""
-    raw = index.search_source(normalize_many(queries, config), mode, rare_grams, shortlist, threads)
+    queries = normalize_many(queries, config)
+    raw = index.search_source(queries, search.mode, search.rare_grams, search.shortlist, threads)
     return Exposures.of_source_search(raw)
 
 
@@ -252,13 +248,12 @@ def target_exposures(
     index: SearchIndex,
     refs: Sequence[Sequence[str]],
     config: NormalizationConfig = DEFAULT_CONFIG,
-    mode: Mode = "exact",
-    rare_grams: int = DEFAULT_RARE_GRAMS,
-    shortlist: int = DEFAULT_SHORTLIST,
+    search: SearchSettings = EXACT_SEARCH,
     threads: int | None = None,
 ) -> Exposures:
     """Normalise each query's references and find their nearest training targets."""
-    raw = index.search_target(_normalize_refs(refs, config), mode, rare_grams, shortlist, threads)
+    normalized = _normalize_refs(refs, config)
+    raw = index.search_target(normalized, search.mode, search.rare_grams, search.shortlist, threads)
     return Exposures.of_target_search(raw)
 
 
@@ -267,40 +262,30 @@ def audit(
     sources: Sequence[str],
     refs: Sequence[Sequence[str]],
     config: NormalizationConfig = DEFAULT_CONFIG,
-    mode: Mode = "exact",
-    rare_grams: int = DEFAULT_RARE_GRAMS,
-    shortlist: int = DEFAULT_SHORTLIST,
+    search: SearchSettings = EXACT_SEARCH,
     threads: int | None = None,
 ) -> dict[str, Any]:
     """`audit_exposures` as lists: source_*, target_* and pair_* columns, and "stats"."""
-    return audit_exposures(
-        index, sources, refs, config, mode, rare_grams, shortlist, threads
-    ).to_pydict()
+    return audit_exposures(index, sources, refs, config, search, threads).to_pydict()
 
 
 def search_source(
     index: SearchIndex,
     queries: Sequence[str],
     config: NormalizationConfig = DEFAULT_CONFIG,
-    mode: Mode = "exact",
-    rare_grams: int = DEFAULT_RARE_GRAMS,
-    shortlist: int = DEFAULT_SHORTLIST,
+    search: SearchSettings = EXACT_SEARCH,
     threads: int | None = None,
 ) -> dict[str, Any]:
     """`source_exposures` as lists: exposure, nn, exact, and "stats"."""
-    return source_exposures(
-        index, queries, config, mode, rare_grams, shortlist, threads
-    ).to_pydict()
+    return source_exposures(index, queries, config, search, threads).to_pydict()
 
 
 def search_target(
     index: SearchIndex,
     refs: Sequence[Sequence[str]],
     config: NormalizationConfig = DEFAULT_CONFIG,
-    mode: Mode = "exact",
-    rare_grams: int = DEFAULT_RARE_GRAMS,
-    shortlist: int = DEFAULT_SHORTLIST,
+    search: SearchSettings = EXACT_SEARCH,
     threads: int | None = None,
 ) -> dict[str, Any]:
     """`target_exposures` as lists: exposure, nn, ref_idx, exact, and "stats"."""
-    return target_exposures(index, refs, config, mode, rare_grams, shortlist, threads).to_pydict()
+    return target_exposures(index, refs, config, search, threads).to_pydict()

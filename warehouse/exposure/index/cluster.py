@@ -24,10 +24,10 @@ import pyarrow as pa
 from warehouse.basics import Notify, first_line, silent
 from warehouse.errors import RemoteError, UsageError
 from warehouse.exposure.config import AuditConfig
-from warehouse.exposure.normalize import NormalizationConfig
-from warehouse.exposure.retrieval import build_index
-from warehouse.exposure.shards import merge_side, pack_side, shift_rows, unpack_side
-from warehouse.exposure.stored import (
+from warehouse.exposure.execution import Execution
+from warehouse.exposure.index.retrieval import build_index
+from warehouse.exposure.index.shards import merge_side, pack_side, shift_rows, unpack_side
+from warehouse.exposure.index.stored import (
     IndexFileError,
     Shard,
     index_directory,
@@ -36,6 +36,7 @@ from warehouse.exposure.stored import (
     stored_plans,
     storing_enabled,
 )
+from warehouse.exposure.normalize import NormalizationConfig
 from warehouse.native import RetrievalIndex
 from warehouse.store.corpora import CorpusInfo, training_texts
 
@@ -279,20 +280,20 @@ def open_on_cluster(
     con: duckdb.DuckDBPyConnection,
     train: CorpusInfo,
     config: AuditConfig,
+    execution: Execution,
     *,
-    address: str | None = None,
-    shard_rows: int | None = None,
-    store: bool | None = None,
-    threads: int | None = None,
     notify: Notify = silent,
 ) -> tuple[ClusterIndex, bool]:
-    """The index of `train` on the Ray cluster at `address`, and whether every shard is stored
-    (so no task builds): the stored sharded layout when there is one, else shards of
-    `shard_rows` rows, else one shard per CPU of the cluster."""
-    ray = connect(address)
+    """The index of `train` on the Ray cluster at the execution's `ray_address` (default
+    `$RAY_ADDRESS`), and whether every shard is stored (so no task builds): the stored sharded
+    layout when there is one, else shards of the execution's `shard_rows`, else one shard per
+    CPU of the cluster."""
+    ray = connect(execution.ray_address)
     directory = index_directory(con)
+    store = execution.store_index
     if store is None:
         store = storing_enabled(con)
+    shard_rows = execution.shard_rows
     layouts = [size for size in stored_plans(directory, train, config) if size is not None]
     if shard_rows is None:
         if layouts:

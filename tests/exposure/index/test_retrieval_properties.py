@@ -12,15 +12,20 @@ from hypothesis import strategies as st
 
 from tests.exposure.brute_force import BruteForce, Exposure
 from warehouse import _native
-from warehouse.exposure.config import DEFAULT_ORDERS, DEFAULT_RARE_GRAMS, DEFAULT_SHORTLIST
-from warehouse.exposure.normalize import NormalizationConfig, normalize, normalize_many
-from warehouse.exposure.retrieval import (
+from warehouse.exposure.config import (
+    DEFAULT_ORDERS,
+    DEFAULT_RARE_GRAMS,
+    DEFAULT_SHORTLIST,
+    SearchSettings,
+)
+from warehouse.exposure.index.retrieval import (
     Exposures,
     audit,
     build_index,
     search_source,
     search_target,
 )
+from warehouse.exposure.normalize import NormalizationConfig, normalize, normalize_many
 
 # Pieces chosen to stress normalisation and gram boundaries: combining marks, NFKC-sensitive
 # characters (ligature, fullwidth, superscript, NBSP), curly quotes and dashes, case pairs with
@@ -180,7 +185,7 @@ def test_fast_mode_is_valid(data, orders, rare_grams, shortlist):
     sources, targets, queries, refs = data
     index = build_index(sources, targets, orders)
     exact = audit(index, queries, refs)
-    fast = audit(index, queries, refs, mode="fast", rare_grams=rare_grams, shortlist=shortlist)
+    fast = audit(index, queries, refs, search=SearchSettings("fast", rare_grams, shortlist))
     for side in ("source", "target", "pair"):
         assert fast[f"{side}_exact"] == exact[f"{side}_exact"]
         for f, e in zip(fast[f"{side}_exposure"], exact[f"{side}_exposure"], strict=True):

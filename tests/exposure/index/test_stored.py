@@ -15,8 +15,8 @@ from warehouse.errors import UsageError
 from warehouse.exposure.audit import run_audit
 from warehouse.exposure.config import AuditConfig
 from warehouse.exposure.direction import reversed_direction, sample_lines
-from warehouse.exposure.normalize import NormalizationConfig
-from warehouse.exposure.stored import (
+from warehouse.exposure.execution import Execution
+from warehouse.exposure.index.stored import (
     BackgroundSaves,
     IndexFileError,
     base_key,
@@ -27,6 +27,7 @@ from warehouse.exposure.stored import (
     load_shard,
     plan,
 )
+from warehouse.exposure.normalize import NormalizationConfig
 from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
 from warehouse.native import native
 from warehouse.store.corpora import add_corpus, get_corpus, training_lines, training_texts
@@ -64,7 +65,8 @@ def con(db_path, write_lines, corpus):
 def _audit(con, **kwargs):
     """Run (or rerun) the audit; its exposure rows, its timings and what it said."""
     said: list[str] = []
-    result = run_audit(con, "train", "test", force=True, notify=said.append, **kwargs)
+    execution = Execution(**kwargs)
+    result = run_audit(con, "train", "test", execution=execution, force=True, notify=said.append)
     rows = con.execute(
         f"SELECT {EXPOSURE_COLUMNS} FROM exposures WHERE audit_id = ? ORDER BY seg_idx",
         [result.audit_id],

@@ -23,9 +23,10 @@ import pytest
 
 from tests.exposure.synthetic_corpus import make_corpus
 from warehouse.errors import UsageError
-from warehouse.exposure import cluster
 from warehouse.exposure.audit import run_audit
-from warehouse.exposure.stored import list_stored_indexes
+from warehouse.exposure.execution import Execution
+from warehouse.exposure.index import cluster
+from warehouse.exposure.index.stored import list_stored_indexes
 from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
 from warehouse.store.corpora import add_corpus
 from warehouse.store.schema import open_warehouse
@@ -120,7 +121,8 @@ def con(db_path, write_lines):
 
 def _audit(con, **kwargs):
     said: list[str] = []
-    result = run_audit(con, "train", "test", force=True, notify=said.append, **kwargs)
+    execution = Execution(**kwargs)
+    result = run_audit(con, "train", "test", execution=execution, force=True, notify=said.append)
     rows = con.execute(
         f"SELECT {EXPOSURE_COLUMNS} FROM exposures WHERE audit_id = ? ORDER BY seg_idx",
         [result.audit_id],
@@ -184,7 +186,8 @@ def test_an_unreachable_cluster_is_a_one_line_error_and_writes_nothing(con):
         port = s.getsockname()[1]  # nothing listens there once closed
     before = snapshot_of(con)
     with pytest.raises(UsageError, match=f"Ray cluster at 127.0.0.1:{port} cannot be reached"):
-        run_audit(con, "train", "test", executor="ray", ray_address=f"127.0.0.1:{port}")
+        unreachable = Execution(executor="ray", ray_address=f"127.0.0.1:{port}")
+        run_audit(con, "train", "test", execution=unreachable)
     assert snapshot_of(con) == before
 
 

@@ -13,8 +13,9 @@ import pytest
 
 from tests.exposure.brute_force import BruteForce
 from tests.exposure.synthetic_corpus import Corpus, make_corpus
+from warehouse.exposure.config import SearchSettings
+from warehouse.exposure.index.retrieval import audit, build_index
 from warehouse.exposure.normalize import normalize, normalize_many
-from warehouse.exposure.retrieval import audit, build_index
 
 tame_exposure = pytest.importorskip("tame_mt.exposure")
 tame_config = pytest.importorskip("tame_mt.config")
@@ -109,7 +110,7 @@ def test_pair_side_at_least_tame_mt_and_equal_to_brute_force(corpus, ours, their
 
 def test_fast_mode_agrees_with_exact_on_templated_corpus(corpus, ours):
     index = build_index(corpus.train_src, corpus.train_tgt)
-    fast = audit(index, corpus.test_src, corpus.test_refs, mode="fast")
+    fast = audit(index, corpus.test_src, corpus.test_refs, search=SearchSettings("fast"))
     n = len(fast["source_exposure"])
     for side in ("source", "target", "pair"):
         assert fast[f"{side}_exact"] == ours[f"{side}_exact"]

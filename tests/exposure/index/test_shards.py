@@ -11,21 +11,21 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.exposure.brute_force import BruteForce
-from tests.exposure.test_retrieval_properties import (
+from tests.exposure.index.test_retrieval_properties import (
     PROPERTY_SETTINGS,
     configs,
     corpora,
     orders_st,
 )
-from warehouse.exposure.normalize import NormalizationConfig, normalize, normalize_many
-from warehouse.exposure.retrieval import (
+from warehouse.exposure.index.retrieval import (
     Exposures,
     audit_exposures,
     build_index,
     source_exposures,
     target_exposures,
 )
-from warehouse.exposure.shards import ShardedIndex, ShardPart, unpack_side
+from warehouse.exposure.index.shards import ShardedIndex, ShardPart, unpack_side
+from warehouse.exposure.normalize import NormalizationConfig, normalize, normalize_many
 
 
 def sharded(
