@@ -29,6 +29,7 @@ from warehouse.frontend import (
     DEFAULT_RARE_GRAMS,
     DEFAULT_SHORTLIST,
     EXECUTORS,
+    MEASURES,
     MODES,
     TM_ZERO_POLICIES,
     parse_size,
@@ -99,6 +100,14 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             default="exact",
             show_default=True,
             help="exact = true maximum; fast = approximate.",
+        ),
+        click.option(
+            "--measure",
+            type=click.Choice(MEASURES),
+            default="jaccard",
+            show_default=True,
+            help="jaccard = shared / all grams of both; containment = shared / the test text's "
+            "grams (training documents).",
         ),
         *INDEX_OPTIONS,
         click.option(
@@ -197,6 +206,7 @@ def _audit_options(opts: dict[str, Any]) -> AuditOptions:
         rare_grams=opts["rare_grams"],
         shortlist=opts["shortlist"],
         validate_sample=opts["validate_sample"],
+        measure=opts["measure"],
         tm_zero_policy=opts["tm_zero_policy"],
     )
 

@@ -205,6 +205,7 @@ class RetrievalIndex:
         rare_grams: int,
         shortlist: int,
         threads: int | None = None,
+        measure: Literal["jaccard", "containment"] = "jaccard",
     ) -> AuditBuffers:
         """Source, target and pair exposure of each test segment (normalised texts)."""
 
@@ -215,6 +216,7 @@ class RetrievalIndex:
         rare_grams: int,
         shortlist: int,
         threads: int | None = None,
+        measure: Literal["jaccard", "containment"] = "jaccard",
     ) -> SourceSearch:
         """Source exposure of each query."""
 
@@ -225,5 +227,6 @@ class RetrievalIndex:
         rare_grams: int,
         shortlist: int,
         threads: int | None = None,
+        measure: Literal["jaccard", "containment"] = "jaccard",
     ) -> TargetSearch:
         """Target exposure of each query's references."""

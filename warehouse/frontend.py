@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from warehouse.exposure.config import DEFAULT_ORDERS as DEFAULT_ORDERS
     from warehouse.exposure.config import DEFAULT_RARE_GRAMS as DEFAULT_RARE_GRAMS
     from warehouse.exposure.config import DEFAULT_SHORTLIST as DEFAULT_SHORTLIST
+    from warehouse.exposure.config import MEASURES as MEASURES
     from warehouse.exposure.config import MODES as MODES
     from warehouse.exposure.config import TM_ZERO_POLICIES as TM_ZERO_POLICIES
     from warehouse.exposure.execution import EXECUTORS as EXECUTORS
@@ -112,6 +113,7 @@ _HOMES = {
     "DEFAULT_RARE_GRAMS": "warehouse.exposure.config",
     "DEFAULT_SHORTLIST": "warehouse.exposure.config",
     "EXECUTORS": "warehouse.exposure.execution",
+    "MEASURES": "warehouse.exposure.config",
     "MODES": "warehouse.exposure.config",
     "TM_ZERO_POLICIES": "warehouse.exposure.config",
     "parse_size": "warehouse.exposure.index.memory",

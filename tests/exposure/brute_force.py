@@ -29,6 +29,16 @@ def similarity(a: frozenset[str], b: frozenset[str]) -> Fraction:
     return Fraction(len(a & b), len(a | b))
 
 
+def containment(a: frozenset[str], b: frozenset[str]) -> Fraction:
+    """Share of the query's grams `a` that `b` holds; an empty query: 1 against empty, else 0."""
+    if not a:
+        return Fraction(1 if not b else 0)
+    return Fraction(len(a & b), len(a))
+
+
+MEASURES = {"jaccard": similarity, "containment": containment}
+
+
 @dataclass(frozen=True)
 class Exposure:
     """Expected exposures of one test segment."""
@@ -49,9 +59,14 @@ class BruteForce:
     """Exposure of test segments against training pairs by scoring every row."""
 
     def __init__(
-        self, sources: Sequence[str], targets: Sequence[str], orders: Sequence[int] = (3, 4, 5)
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        orders: Sequence[int] = (3, 4, 5),
+        measure: str = "jaccard",
     ) -> None:
         assert len(sources) == len(targets)
+        self.measure = MEASURES[measure]
         self.orders = tuple(orders)
         self.sources = list(sources)
         self.targets = list(targets)
@@ -65,7 +80,7 @@ class BruteForce:
         gx = grams(x, self.orders)
         best, best_row = Fraction(0), None
         for j, gu in enumerate(self.source_grams):
-            s = similarity(gx, gu)
+            s = self.measure(gx, gu)
             if s > best:
                 best, best_row = s, j
         return best, best_row, False
@@ -79,7 +94,7 @@ class BruteForce:
         best, best_row, best_ref = Fraction(0), None, None
         for j, gv in enumerate(self.target_grams):
             for r, gr in enumerate(ref_grams):
-                s = similarity(gr, gv)
+                s = self.measure(gr, gv)
                 if s > best:
                     best, best_row, best_ref = s, j, r
         return best, best_row, best_ref, False
@@ -93,7 +108,7 @@ class BruteForce:
         ref_grams = [grams(r, self.orders) for r in refs]
         best, best_row = Fraction(0), None
         for j, (gu, gv) in enumerate(zip(self.source_grams, self.target_grams, strict=True)):
-            value = min(similarity(gx, gu), max(similarity(gr, gv) for gr in ref_grams))
+            value = min(self.measure(gx, gu), max(self.measure(gr, gv) for gr in ref_grams))
             if value > best:
                 best, best_row = value, j
         return best, best_row, False

@@ -58,10 +58,12 @@ def _exposures(con, audit_id):
     ).fetchall()
 
 
-def test_stored_exposures_equal_brute_force(loaded, corpus):
-    result = run_audit(loaded, "train", "test")
+@pytest.mark.parametrize("measure", ["jaccard", "containment"])
+def test_stored_exposures_equal_brute_force(loaded, corpus, measure):
+    result = run_audit(loaded, "train", "test", AuditConfig(measure=measure))
     assert result.action == "computed" and result.n_segments == 60
-    brute = BruteForce(normalize_many(corpus.train_src), normalize_many(corpus.train_tgt))
+    train = normalize_many(corpus.train_src), normalize_many(corpus.train_tgt)
+    brute = BruteForce(*train, measure=measure)
     rows = _exposures(loaded, result.audit_id)
     assert len(rows) == 60
     for row, src, refs in zip(rows, corpus.test_src, corpus.test_refs, strict=True):
@@ -298,6 +300,7 @@ def test_warnings_name_small_far_bin_pair_leak_and_exact_pairs(db_path, write_li
         (["--leak", "0.5,0.6"], "--leak: expected three thresholds"),
         (["--validate-sample", "5"], "--validate-sample only applies to --mode fast"),
         (["--mode", "fast", "--shortlist", "0"], "must be at least 1"),
+        (["--measure", "cosine"], "'cosine' is not one of 'jaccard', 'containment'"),
     ],
 )
 def test_bad_audit_options_exit_2_and_change_nothing(run_cli, loaded, db_path, args, message):
@@ -410,3 +413,62 @@ def test_a_test_set_facing_the_other_way_is_warned_about_before_the_search(run_c
     assert any("wrong way round" in w for w in stored["warnings"])
     fine = run_cli("audit", "--train", "tr", "--testset", "ok")
     assert fine.exit_code == 0 and "wrong way round" not in fine.stderr
+
+
+def test_a_containment_audit_is_stored_beside_the_jaccard_one_with_its_own_id(loaded):
+    jaccard = run_audit(loaded, "train", "test")
+    contained = run_audit(loaded, "train", "test", AuditConfig(measure="containment"))
+    assert contained.audit_id != jaccard.audit_id and contained.action == "computed"
+    signatures = dict(loaded.execute("SELECT audit_id, signature FROM audits").fetchall())
+    assert "|measure:containment|" in signatures[contained.audit_id]
+    assert "measure" not in signatures[jaccard.audit_id]
+    # A row holds at least the grams it shares, so containment never falls below Jaccard.
+    rows = zip(
+        _exposures(loaded, jaccard.audit_id), _exposures(loaded, contained.audit_id), strict=True
+    )
+    assert all(c[i] >= j[i] - 1e-12 for j, c in rows for i in (0, 3, 7))
+
+
+def test_a_jaccard_audit_keeps_the_id_it_had_before_measures():
+    # Audits stored before measures existed are found again (not recomputed) by the same command.
+    assert AuditConfig().identity().keys() == {
+        "orders", "normalization", "mode", "pair", "near", "far", "leak", "tm_zero_policy",
+    }  # fmt: skip
+    assert AuditConfig(measure="containment").identity()["measure"] == "containment"
+
+
+def test_a_sentence_inside_a_training_document_is_contained_but_far_by_jaccard(run_cli, tmp_path):
+    words = ["river", "garden", "window", "teacher", "ticket", "letter"]
+    sentences = [
+        f"the {words[i % 6]} of station {i} opens at {i % 12} near the {words[(i * 5) % 6]} market"
+        for i in range(120)
+    ]
+    docs = [" ".join(sentences[k : k + 40]) for k in range(0, len(sentences), 40)]
+    files = {
+        "docs.en": docs,
+        "docs.fr": [d.upper() for d in docs],
+        "t.src": [sentences[57]],
+        "t.ref": [sentences[57].upper()],
+    }
+    for name, lines in files.items():
+        (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    added = run_cli("corpus", "add", "docs", "--src", tmp_path / "docs.en",
+                    "--tgt", tmp_path / "docs.fr", db=db)  # fmt: skip
+    assert added.exit_code == 0, added.output
+    added = run_cli("testset", "add", "t", "--src", tmp_path / "t.src",
+                    "--ref", tmp_path / "t.ref", db=db)  # fmt: skip
+    assert added.exit_code == 0, added.output
+    exposures = {}
+    for measure in ("jaccard", "containment"):
+        out = run_cli("audit", "--train", "docs", "--testset", "t", "--measure", measure,
+                      "--json", db=db)  # fmt: skip
+        assert out.exit_code == 0, out.output
+        con = open_warehouse(db)
+        exposures[measure] = _exposures(con, json.loads(out.stdout)["audit_id"])[0]
+        con.close()
+    # Document 1 holds the sentence verbatim: fully contained, yet far by Jaccard.
+    assert exposures["containment"][:3] == (1.0, 1, False)
+    assert exposures["containment"][7:9] == (1.0, 1)
+    assert exposures["containment"][11] == "near"
+    assert exposures["jaccard"][0] < 0.3 and exposures["jaccard"][11] == "far"

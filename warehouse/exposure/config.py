@@ -23,6 +23,8 @@ from warehouse.metrics.surface import metric_settings
 from warehouse.store.settings import read_settings
 
 MODES = ("exact", "fast", "auto")
+# How a test text's grams are compared with a training text's (docs/exposure.md, "Measures").
+MEASURES = ("jaccard", "containment")
 TM_ZERO_POLICIES = ("empty", "source")
 DEFAULT_ORDERS: tuple[int, ...] = (3, 4, 5)
 DEFAULT_RARE_GRAMS = 8  # fast mode: rarest query grams used for candidates
@@ -32,16 +34,19 @@ DEFAULT_FAR = 0.30
 DEFAULT_LEAK: tuple[float, float, float] = (0.70, 0.85, 0.95)
 
 Mode = Literal["exact", "fast"]
+Measure = Literal["jaccard", "containment"]
 
 
 @dataclass(frozen=True)
 class SearchSettings:
     """How nearest neighbours are searched: `mode` "exact", or "fast" (candidates from each
-    query's `rare_grams` rarest grams, a `shortlist` of them reranked exactly; docs/exposure.md)."""
+    query's `rare_grams` rarest grams, a `shortlist` of them reranked exactly), scoring rows by
+    `measure` (Jaccard, or the share of the query's grams the row holds; docs/exposure.md)."""
 
     mode: Mode = "exact"
     rare_grams: int = DEFAULT_RARE_GRAMS
     shortlist: int = DEFAULT_SHORTLIST
+    measure: Measure = "jaccard"
 
 
 EXACT_SEARCH = SearchSettings()
@@ -57,6 +62,7 @@ class AuditConfig:
     rare_grams: int = DEFAULT_RARE_GRAMS
     shortlist: int = DEFAULT_SHORTLIST
     validate_sample: int = 0
+    measure: str = "jaccard"
     near: float = DEFAULT_NEAR
     far: float = DEFAULT_FAR
     leak: tuple[float, float, float] = DEFAULT_LEAK
@@ -75,6 +81,10 @@ class AuditConfig:
             raise UsageError(f"--orders: repeated gram order in {self.orders}")
         if self.mode not in MODES:
             raise UsageError(f"--mode: expected one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.measure not in MEASURES:
+            raise UsageError(
+                f"--measure: expected one of {', '.join(MEASURES)}, got {self.measure!r}"
+            )
         for name, value in (("--near", self.near), ("--far", self.far)):
             _check_unit(name, value)
         if self.far > self.near:
@@ -100,9 +110,10 @@ class AuditConfig:
     @property
     def search(self) -> SearchSettings:
         """The search these settings ask for (the fast-mode knobs count in fast mode only)."""
+        measure: Measure = "containment" if self.measure == "containment" else "jaccard"
         if self.mode == "fast":
-            return SearchSettings("fast", self.rare_grams, self.shortlist)
-        return EXACT_SEARCH
+            return SearchSettings("fast", self.rare_grams, self.shortlist, measure)
+        return SearchSettings("exact", measure=measure)
 
     def identity(self) -> dict[str, Any]:
         """The settings that define the audit's numbers (fast-mode knobs only in fast mode)."""
@@ -122,6 +133,8 @@ class AuditConfig:
                 shortlist=self.shortlist,
                 validate_sample=self.validate_sample,
             )
+        if self.measure != "jaccard":  # Jaccard audits keep the ids they had before measures
+            out["measure"] = self.measure
         return out
 
     def signature(self) -> str:
@@ -142,6 +155,7 @@ class AuditConfig:
             f"norm:{self.normalization.signature_part()}",
             f"grams:char{grams}",
             f"mode:{mode}",
+            *([f"measure:{self.measure}"] if self.measure != "jaccard" else []),
             f"pair:{'exact' if self.mode == 'exact' else 'rerank'}",
             f"bins:far{self.far:g},near{self.near:g}",
             f"leak:{','.join(f'{t:g}' for t in self.leak)}",
@@ -196,6 +210,7 @@ class AuditOptions:
     rare_grams: int | None = None
     shortlist: int | None = None
     validate_sample: int | None = None
+    measure: str | None = None
     near: float | None = None
     far: float | None = None
     leak: tuple[float, float, float] | None = None

@@ -10,8 +10,8 @@ use pyo3::types::{PyBytes, PyDict};
 use super::columns::{bitmap, float64, nullable, uint64};
 use super::error::{invalid, IndexFileError};
 use crate::retrieval::{
-    kernel_name, rows_from_joined, with_threads, Hit, Mode, RetrievalError, RetrievalIndex, Stats,
-    FORMAT_VERSION,
+    kernel_name, rows_from_joined, with_threads, Hit, Measure, Mode, RetrievalError,
+    RetrievalIndex, Search, Stats, FORMAT_VERSION,
 };
 
 /// Newline-joined texts as a `str`, or as UTF-8 `bytes` (which spare Python a wide copy of
@@ -51,19 +51,25 @@ fn count(name: &str, value: i64) -> PyResult<usize> {
     usize::try_from(value).map_err(|_| invalid(format!("{name} must be at least 1, got {value}")))
 }
 
-/// The search mode and thread count of a search call.
+/// The search (mode and measure) and thread count of a search call.
 fn search_args(
     mode: &str,
     rare_grams: i64,
     shortlist: i64,
     threads: Option<i64>,
-) -> PyResult<(Mode, Option<usize>)> {
+    measure: &str,
+) -> PyResult<(Search, Option<usize>)> {
     let mode = Mode::parse(
         mode,
         count("rare_grams", rare_grams)?,
         count("shortlist", shortlist)?,
     )?;
-    Ok((mode, at_least_one("threads", threads)?))
+    let measure = Measure::parse(measure).ok_or_else(|| {
+        invalid(format!(
+            "measure must be 'jaccard' or 'containment', got {measure:?}"
+        ))
+    })?;
+    Ok((Search { mode, measure }, at_least_one("threads", threads)?))
 }
 
 fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict>> {
@@ -213,7 +219,7 @@ impl PyRetrievalIndex {
 
     /// Source, target and pair exposure of each test segment (normalised texts):
     /// dict(source, target, pair, stats), each side a dict of column buffers.
-    #[pyo3(signature = (sources, refs, mode, rare_grams, shortlist, threads = None))]
+    #[pyo3(signature = (sources, refs, mode, rare_grams, shortlist, threads = None, measure = "jaccard"))]
     #[allow(clippy::too_many_arguments)]
     fn audit<'py>(
         &self,
@@ -224,9 +230,10 @@ impl PyRetrievalIndex {
         rare_grams: i64,
         shortlist: i64,
         threads: Option<i64>,
+        measure: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (mode, threads) = search_args(mode, rare_grams, shortlist, threads)?;
-        let (rows, stats) = py.detach(|| self.inner.audit(&sources, &refs, mode, threads))?;
+        let (search, threads) = search_args(mode, rare_grams, shortlist, threads, measure)?;
+        let (rows, stats) = py.detach(|| self.inner.audit(&sources, &refs, search, threads))?;
         let target = hit_columns(py, rows.iter().map(|r| &r.target.hit))?;
         add_ref_idx(&target, rows.iter().map(|r| r.target.ref_idx))?;
         let d = PyDict::new(py);
@@ -239,7 +246,8 @@ impl PyRetrievalIndex {
 
     /// Source exposure of each query: the column buffers (exposure, nn, nn_valid, exact) and
     /// stats.
-    #[pyo3(signature = (queries, mode, rare_grams, shortlist, threads = None))]
+    #[pyo3(signature = (queries, mode, rare_grams, shortlist, threads = None, measure = "jaccard"))]
+    #[allow(clippy::too_many_arguments)]
     fn search_source<'py>(
         &self,
         py: Python<'py>,
@@ -248,9 +256,10 @@ impl PyRetrievalIndex {
         rare_grams: i64,
         shortlist: i64,
         threads: Option<i64>,
+        measure: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (mode, threads) = search_args(mode, rare_grams, shortlist, threads)?;
-        let (hits, stats) = py.detach(|| self.inner.search_source(&queries, mode, threads))?;
+        let (search, threads) = search_args(mode, rare_grams, shortlist, threads, measure)?;
+        let (hits, stats) = py.detach(|| self.inner.search_source(&queries, search, threads))?;
         let d = hit_columns(py, hits.iter())?;
         d.set_item("stats", stats_dict(py, &stats)?)?;
         Ok(d)
@@ -258,7 +267,8 @@ impl PyRetrievalIndex {
 
     /// Target exposure of each query's references: the column buffers (exposure, nn, nn_valid,
     /// ref_idx, ref_idx_valid, exact) and stats.
-    #[pyo3(signature = (refs, mode, rare_grams, shortlist, threads = None))]
+    #[pyo3(signature = (refs, mode, rare_grams, shortlist, threads = None, measure = "jaccard"))]
+    #[allow(clippy::too_many_arguments)]
     fn search_target<'py>(
         &self,
         py: Python<'py>,
@@ -267,9 +277,10 @@ impl PyRetrievalIndex {
         rare_grams: i64,
         shortlist: i64,
         threads: Option<i64>,
+        measure: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (mode, threads) = search_args(mode, rare_grams, shortlist, threads)?;
-        let (hits, stats) = py.detach(|| self.inner.search_target(&refs, mode, threads))?;
+        let (search, threads) = search_args(mode, rare_grams, shortlist, threads, measure)?;
+        let (hits, stats) = py.detach(|| self.inner.search_target(&refs, search, threads))?;
         let d = hit_columns(py, hits.iter().map(|h| &h.hit))?;
         add_ref_idx(&d, hits.iter().map(|h| h.ref_idx))?;
         d.set_item("stats", stats_dict(py, &stats)?)?;

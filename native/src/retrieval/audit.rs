@@ -5,13 +5,14 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use super::counting::{
-    best_pair, best_row, best_target, narrowest_counts, Buffers, Counter, ManyBuffers, RowCounts,
+    best_pair, best_row, best_target, narrowest_counts, Buffers, ManyBuffers, RowCounts,
 };
 use super::error::{internal, invalid, Result};
 use super::grams::Orders;
 use super::index::{SideIndex, TrainingIndex};
+use super::kernels::Counter;
 use super::pair::pair_value;
-use super::score::{Best, Ratio};
+use super::score::{Best, Measure, Ratio};
 use super::search::{search_fast, Query, Scratch, Stats};
 
 /// Queries handled together by one parallel task.
@@ -54,6 +55,22 @@ impl Mode {
             other => Err(invalid(format!(
                 "mode must be 'exact' or 'fast', got {other:?}"
             ))),
+        }
+    }
+}
+
+/// How to search (`mode`) and how rows are scored (`measure`). A bare `Mode` scores by Jaccard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Search {
+    pub mode: Mode,
+    pub measure: Measure,
+}
+
+impl From<Mode> for Search {
+    fn from(mode: Mode) -> Search {
+        Search {
+            mode,
+            measure: Measure::Jaccard,
         }
     }
 }
@@ -149,6 +166,7 @@ struct Worker<'a> {
     scratch: Scratch,
     stats: Stats,
     mode: Mode,
+    measure: Measure,
     /// Row counts of the exact search, as narrow as the queries allow: a row's count never
     /// exceeds its query's known grams (`u8` up to 255 of them, `u16` up to 65,535).
     tiny: Buffers<u8>,
@@ -161,7 +179,13 @@ struct Worker<'a> {
 
 impl<'a> Worker<'a> {
     fn prepare<'t>(&mut self, text: &'t str, side: &SideIndex) -> Result<Query<'t>> {
-        Query::prepare(text, side, &self.index.orders, &mut self.scratch)
+        Query::prepare(
+            text,
+            side,
+            &self.index.orders,
+            &mut self.scratch,
+            self.measure,
+        )
     }
 
     /// Exact source (when `x` is given), target (when `refs` are) and pair (when both are)
@@ -566,7 +590,7 @@ impl RetrievalIndex {
         self.index.heap_bytes()
     }
 
-    fn worker(&self, mode: Mode) -> Worker<'_> {
+    fn worker(&self, search: Search) -> Worker<'_> {
         let (scratch, tiny, small, large, tiny_many, small_many) = self
             .pool
             .lock()
@@ -586,7 +610,8 @@ impl RetrievalIndex {
             index: &self.index,
             scratch,
             stats: Stats::default(),
-            mode,
+            mode: search.mode,
+            measure: search.measure,
             tiny,
             small,
             large,
@@ -610,11 +635,11 @@ impl RetrievalIndex {
     fn run<T: Send, I: Sync>(
         &self,
         items: &[I],
-        mode: Mode,
+        search: Search,
         threads: Option<usize>,
         each: impl Fn(&mut Worker<'_>, &I) -> Result<T> + Sync,
     ) -> Result<(Vec<T>, Stats)> {
-        self.run_chunks(items, mode, threads, |worker, chunk| {
+        self.run_chunks(items, search, threads, |worker, chunk| {
             chunk.iter().map(|item| each(worker, item)).collect()
         })
     }
@@ -623,7 +648,7 @@ impl RetrievalIndex {
     fn run_chunks<T: Send, I: Sync>(
         &self,
         items: &[I],
-        mode: Mode,
+        search: Search,
         threads: Option<usize>,
         each: impl Fn(&mut Worker<'_>, &[I]) -> Result<Vec<T>> + Sync,
     ) -> Result<(Vec<T>, Stats)> {
@@ -631,7 +656,7 @@ impl RetrievalIndex {
             items
                 .par_chunks(QUERY_CHUNK)
                 .map(|chunk| {
-                    let mut worker = self.worker(mode);
+                    let mut worker = self.worker(search);
                     let out = each(&mut worker, chunk);
                     let stats = self.release(worker);
                     out.map(|rows| (rows, stats))
@@ -652,9 +677,10 @@ impl RetrievalIndex {
         &self,
         sources: &[S],
         refs: &[Vec<S>],
-        mode: Mode,
+        search: impl Into<Search>,
         threads: Option<usize>,
     ) -> Result<(Vec<AuditRow>, Stats)> {
+        let search = search.into();
         if sources.len() != refs.len() {
             return Err(invalid(format!(
                 "sources and refs must have the same length, got {} and {}",
@@ -678,7 +704,7 @@ impl RetrievalIndex {
             .iter()
             .filter_map(|&i| Some((sources.get(i)?, refs.get(i)?)))
             .collect();
-        let (sorted, stats) = self.run_chunks(&items, mode, threads, |w, chunk| {
+        let (sorted, stats) = self.run_chunks(&items, search, threads, |w, chunk| {
             let index = w.index;
             let prepared = chunk
                 .iter()
@@ -726,10 +752,10 @@ impl RetrievalIndex {
     pub fn search_source<S: AsRef<str> + Sync>(
         &self,
         queries: &[S],
-        mode: Mode,
+        search: impl Into<Search>,
         threads: Option<usize>,
     ) -> Result<(Vec<Hit>, Stats)> {
-        self.run(queries, mode, threads, |w, x| {
+        self.run(queries, search.into(), threads, |w, x| {
             let xq = w.prepare(x.as_ref(), &w.index.src)?;
             match w.mode {
                 Mode::Exact => Ok(w.counted(Some(&xq), &[]).source),
@@ -744,11 +770,11 @@ impl RetrievalIndex {
     pub fn search_target<S: AsRef<str> + Sync>(
         &self,
         refs: &[Vec<S>],
-        mode: Mode,
+        search: impl Into<Search>,
         threads: Option<usize>,
     ) -> Result<(Vec<TargetHit>, Stats)> {
         check_refs(refs)?;
-        self.run(refs, mode, threads, |w, rs| {
+        self.run(refs, search.into(), threads, |w, rs| {
             let index = w.index;
             let rqs = rs
                 .iter()

@@ -1,5 +1,5 @@
 //! Read-only arrays of the index: built in memory, or views into a memory-mapped stored index
-//! (see `persist.rs`). Both read as plain slices.
+//! (see `sections.rs`). Both read as plain slices.
 
 use std::fmt;
 use std::ops::Deref;

@@ -2,39 +2,20 @@
 //! row) instead of a postings list.
 //!
 //! The bitmaps are gram-major: each dense gram's bitmap is one run of cache lines, one line per
-//! tile of 512 rows. Counting a query's dense grams for every row (`counting.rs`) sums one line
-//! per gram and tile into bit planes (`planes.rs`) and adds the planes to the tile's 512
-//! counters; tile after tile, each gram's lines are read in order, so the line a gram needs next
-//! is the one after the line it reads now, and is fetched then (tile-major lines, a tile's lines
-//! side by side, were 7–9% slower on the real corpus). With the threshold at 1/64 of the rows a
-//! bitmap costs at most four times the list it replaces, and summing it costs far less than
-//! adding that list one row at a time.
+//! tile of 512 rows (`tiles.rs`). Counting a query's dense grams for every row (`counting.rs`)
+//! sums one line per gram and tile into bit planes (`kernels/`) and adds the planes to the
+//! tile's 512 counters; tile after tile, each gram's lines are read in order, so the line a gram
+//! needs next is the one after the line it reads now, and is fetched then (tile-major lines, a
+//! tile's lines side by side, were 7–9% slower on the real corpus). With the threshold at 1/64
+//! of the rows a bitmap costs at most four times the list it replaces, and summing it costs far
+//! less than adding that list one row at a time.
 
 use rayon::prelude::*;
 
-use super::buf::{Buf, Plain};
+use super::buf::Buf;
 use super::error::{internal, Result};
-use super::index::BLOCK_ROWS;
-use super::persist::{bad, Problem, SectionsIn, SectionsOut};
-
-/// 64-bit words per tile.
-pub const TILE_WORDS: usize = 8;
-/// Rows per tile.
-pub const TILE_ROWS: usize = TILE_WORDS * 64;
-
-/// One tile's worth of bits: bit `b` of word `w` is row `64·w + b` of the tile.
-pub type Lanes = [u64; TILE_WORDS];
-
-/// No bits set.
-pub const ZERO: Lanes = [0; TILE_WORDS];
-
-/// One tile of one gram's bitmap, aligned to a cache line so a tile is read in one line.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C, align(64))]
-pub struct Line(pub Lanes);
-
-// SAFETY: a `Line` is eight `u64`s (64 bytes, alignment 64): no padding, any bit pattern.
-unsafe impl Plain for Line {}
+use super::sections::{bad, Problem, SectionsIn, SectionsOut};
+use super::tiles::{Lanes, Line, BLOCK_ROWS, TILE_ROWS, ZERO};
 
 /// The dense grams of one side: ids `first..first + count` (the most frequent).
 #[derive(Debug, Default)]
@@ -86,7 +67,7 @@ impl DenseGrams {
         })
     }
 
-    /// The arrays to store (see `persist.rs`).
+    /// The arrays to store (see `sections.rs`).
     pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>, p: &str) {
         let shape = [u64::from(self.first), self.count as u64, self.rows as u64];
         out.put_u64s(format!("{p}.shape"), &shape);

@@ -8,11 +8,9 @@ use super::dense::DenseGrams;
 use super::error::{internal, invalid, Result};
 use super::grams::{for_each_gram_key, Orders};
 use super::memory::{hand_back_large_buffers, release_free_memory, written_zeros};
-use super::persist::{bad, Problem, SectionsIn, SectionsOut};
+use super::sections::{bad, Problem, SectionsIn, SectionsOut};
 use super::store::{PairTable, TextStore, Vocab, VocabBuilder};
-
-/// Rows per postings block: a row is stored as its offset in the block, in 16 bits.
-pub const BLOCK_ROWS: usize = 1 << 16;
+use super::tiles::BLOCK_ROWS;
 
 /// Largest number of rows (`u32::MAX` marks "no row").
 pub const MAX_ROWS: usize = (u32::MAX - 1) as usize;
@@ -450,7 +448,7 @@ impl SideIndex {
             + self.texts.heap_bytes()
     }
 
-    /// The arrays to store (see `persist.rs`).
+    /// The arrays to store (see `sections.rs`).
     pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>, p: &str) {
         out.put(format!("{p}.doc_lens"), &self.doc_lens);
         out.put(format!("{p}.dfs"), &self.dfs);
@@ -576,7 +574,7 @@ impl TrainingIndex {
         self.src.heap_bytes() + self.tgt.heap_bytes() + self.pairs.heap_bytes()
     }
 
-    /// The arrays to store (see `persist.rs`).
+    /// The arrays to store (see `sections.rs`).
     pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>) {
         let orders: Vec<u64> = self.orders.as_slice().iter().map(|&n| n as u64).collect();
         out.put_u64s("orders", &orders);

@@ -4,8 +4,6 @@
 //! Pure Rust; the Python binding lives in `python/retrieval.rs`.
 
 mod audit;
-#[cfg(target_arch = "x86_64")]
-mod avx2;
 mod buf;
 mod cache;
 mod counting;
@@ -13,24 +11,28 @@ mod dense;
 mod error;
 mod grams;
 mod index;
+mod kernels;
 mod memory;
 mod pair;
 mod persist;
 mod planes;
 mod score;
 mod search;
+mod sections;
 mod store;
 mod text;
+mod tiles;
 mod uncached;
 
 #[cfg(test)]
 mod tests;
 
-pub use audit::{with_threads, AuditRow, Hit, Mode, RetrievalIndex, TargetHit};
-pub use counting::kernel_name;
+pub use audit::{with_threads, AuditRow, Hit, Mode, RetrievalIndex, Search, TargetHit};
 pub use error::{Result, RetrievalError};
 pub use grams::Orders;
-pub use persist::{IndexInfo, PersistError, Problem, FORMAT_VERSION};
-pub use score::Ratio;
+pub use kernels::kernel_name;
+pub use persist::IndexInfo;
+pub use score::{Measure, Ratio};
 pub use search::Stats;
+pub use sections::{PersistError, Problem, FORMAT_VERSION};
 pub use text::rows_from_joined;

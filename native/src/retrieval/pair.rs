@@ -7,8 +7,8 @@ use super::search::Query;
 
 /// Pair value of row `row`: min(s(x, u_row), max_r s(r, v_row)).
 pub fn pair_value(index: &TrainingIndex, x: &Query<'_>, refs: &[Query<'_>], row: u32) -> Ratio {
-    let s = x.jaccard(&index.src, row);
-    capped_by_references(s, refs.iter().map(|r| r.jaccard(&index.tgt, row)))
+    let s = x.similarity(&index.src, row);
+    capped_by_references(s, refs.iter().map(|r| r.similarity(&index.tgt, row)))
 }
 
 /// min(s, max of the reference similarities `refs`), reading references only until one

@@ -7,10 +7,8 @@
 //! into the higher planes.
 
 use super::cache::prefetch;
-use super::dense::{DenseGrams, Lanes, TILE_WORDS, ZERO};
-
-/// Bit planes kept: counts up to 2^16 − 1 (the caller adds fewer bitmaps than that).
-pub const PLANES: usize = 16;
+use super::dense::DenseGrams;
+use super::tiles::{Lanes, PLANES, TILE_WORDS, ZERO};
 
 /// One tile's counts as bit planes.
 #[derive(Debug, Clone)]

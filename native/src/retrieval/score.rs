@@ -63,6 +63,47 @@ impl Ratio {
     }
 }
 
+/// How a query's gram set is compared with a row's (docs/exposure.md, "Measures").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Measure {
+    /// |Q ∩ R| / |Q ∪ R|.
+    #[default]
+    Jaccard,
+    /// |Q ∩ R| / |Q|: the share of the query's grams the row holds (any row length).
+    Containment,
+}
+
+impl Measure {
+    /// The measure named `name` ("jaccard" or "containment").
+    pub fn parse(name: &str) -> Option<Measure> {
+        match name {
+            "jaccard" => Some(Measure::Jaccard),
+            "containment" => Some(Measure::Containment),
+            _ => None,
+        }
+    }
+
+    /// The score of a row of `row` grams sharing `inter` with a query of `query` grams. An
+    /// empty query scores 1 against an empty row and 0 against any other, by either measure.
+    #[inline]
+    pub fn score(self, inter: u64, query: u64, row: u64) -> Ratio {
+        match self {
+            Measure::Jaccard => Ratio::jaccard(inter, query, row),
+            Measure::Containment if query == 0 => {
+                if row == 0 {
+                    Ratio::ONE
+                } else {
+                    Ratio::ZERO
+                }
+            }
+            Measure::Containment => Ratio {
+                num: inter,
+                den: query,
+            },
+        }
+    }
+}
+
 /// Marks "no row".
 pub const NO_ROW: u32 = u32::MAX;
 
@@ -127,6 +168,21 @@ mod tests {
         assert_eq!(Ratio { num: 2, den: 5 }.cmp_exact(a), Ordering::Greater);
         assert_eq!(Ratio::jaccard(0, 0, 0), Ratio::ONE);
         assert_eq!(Ratio::jaccard(0, 3, 0), Ratio { num: 0, den: 3 });
+    }
+
+    #[test]
+    fn containment_is_the_share_of_the_query_held_by_the_row() {
+        let c = Measure::Containment;
+        assert_eq!(c.score(3, 4, 1000), Ratio { num: 3, den: 4 });
+        assert!(c.score(4, 4, 4).cmp_exact(Ratio::ONE).is_eq());
+        assert_eq!(c.score(0, 0, 0), Ratio::ONE);
+        assert_eq!(c.score(0, 0, 5), Ratio::ZERO);
+        assert_eq!(
+            Measure::Jaccard.score(3, 4, 1000),
+            Ratio::jaccard(3, 4, 1000)
+        );
+        assert_eq!(Measure::parse("containment"), Some(c));
+        assert_eq!(Measure::parse("cosine"), None);
     }
 
     #[test]

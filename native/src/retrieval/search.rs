@@ -9,7 +9,7 @@
 use super::error::{invalid, Result};
 use super::grams::{for_each_gram, for_each_gram_at, Orders};
 use super::index::{SideIndex, MAX_GRAMS_PER_TEXT};
-use super::score::{Best, Ratio};
+use super::score::{Best, Measure, Ratio};
 
 /// A prepared query: its known gram ids (ascending = rarest first) and its total gram count.
 #[derive(Debug, Clone, Default)]
@@ -23,6 +23,8 @@ pub struct Query<'t> {
     pub size: u64,
     /// `seen[..sparse]` are sparse grams, the rest dense.
     pub sparse: usize,
+    /// How rows are scored against the query.
+    pub measure: Measure,
 }
 
 impl<'t> Query<'t> {
@@ -32,6 +34,7 @@ impl<'t> Query<'t> {
         side: &SideIndex,
         orders: &Orders,
         scratch: &mut Scratch,
+        measure: Measure,
     ) -> Result<Self> {
         // Known grams are deduplicated by id (cheap integer sort, first occurrence kept);
         // only the unknown ones, usually few, are deduplicated by their text.
@@ -68,6 +71,7 @@ impl<'t> Query<'t> {
             spans,
             size: size as u64,
             sparse,
+            measure,
         })
     }
 
@@ -100,10 +104,11 @@ impl<'t> Query<'t> {
         intersect(&ids, &self.seen)
     }
 
-    /// Exact Jaccard similarity with row `d` of `side`.
+    /// Exact similarity (by the query's measure) with row `d` of `side`.
     #[inline]
-    pub fn jaccard(&self, side: &SideIndex, d: u32) -> Ratio {
-        Ratio::jaccard(self.intersection(side, d), self.size, side.doc_len(d))
+    pub fn similarity(&self, side: &SideIndex, d: u32) -> Ratio {
+        self.measure
+            .score(self.intersection(side, d), self.size, side.doc_len(d))
     }
 
     /// Total postings length of the query's known grams.
@@ -151,7 +156,8 @@ impl Stats {
 }
 
 /// Fewest shared grams with which any row could still win: a row sharing `i` grams scores at most
-/// i / |Q| (when it has no other grams), so i >= best · |Q| (rounded up; equality may tie).
+/// i / |Q| (its Jaccard when it has no other grams, its containment always), so i >= best · |Q|
+/// (rounded up; equality may tie).
 pub(crate) fn min_shared(best: &Best, q: u64) -> u64 {
     let Ratio { num, den } = best.score;
     if num == 0 {
@@ -306,7 +312,7 @@ pub fn search_fast(
     shortlist_pass(side, query, scratch, stats, rare, shortlist);
     for &(d, _) in &scratch.order {
         stats.candidates_verified += 1;
-        best.offer(query.jaccard(side, d), d);
+        best.offer(query.similarity(side, d), d);
         out.push(d);
     }
 }

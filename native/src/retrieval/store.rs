@@ -2,13 +2,13 @@
 //!
 //! `Vocab` interns distinct grams (id = insertion order); `TextStore` keeps every training text in
 //! row order and maps each distinct text to the lowest row holding it. Their arrays and hash
-//! tables are flat, so a stored index maps them as they are (see `persist.rs`).
+//! tables are flat, so a stored index maps them as they are (see `sections.rs`).
 
 use super::buf::Buf;
 use super::cache::prefetch;
 use super::grams::{hash_bytes, hash_pair, short_key};
 use super::memory::written_zeros;
-use super::persist::{bad, Problem, SectionsIn, SectionsOut};
+use super::sections::{bad, Problem, SectionsIn, SectionsOut};
 
 /// Strings in one byte arena, addressed by a dense `u32` id.
 #[derive(Debug, Default)]
@@ -451,7 +451,7 @@ impl Vocab {
             + self.long_table.heap_bytes()
     }
 
-    /// The arrays to store (see `persist.rs`).
+    /// The arrays to store (see `sections.rs`).
     pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>, prefix: &str) {
         out.put_u64s(format!("{prefix}.len"), &[self.len as u64]);
         out.put(format!("{prefix}.slots"), &self.slots);
@@ -549,7 +549,7 @@ impl TextStore {
         self.arena.heap_bytes() + self.first.heap_bytes()
     }
 
-    /// The arrays to store (see `persist.rs`).
+    /// The arrays to store (see `sections.rs`).
     pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>, prefix: &str) {
         self.arena.to_sections(out, prefix);
         out.put(format!("{prefix}.first"), &self.first.slots);
@@ -601,7 +601,7 @@ impl PairTable {
         self.first.heap_bytes()
     }
 
-    /// The arrays to store (see `persist.rs`).
+    /// The arrays to store (see `sections.rs`).
     pub fn to_sections<'a>(&'a self, out: &mut SectionsOut<'a>, prefix: &str) {
         out.put(format!("{prefix}.first"), &self.first.slots);
     }

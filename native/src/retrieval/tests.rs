@@ -2,9 +2,9 @@
 
 use rustc_hash::FxHashMap;
 
-use super::audit::{AuditRow, Hit, Mode, RetrievalIndex, TargetHit};
+use super::audit::{AuditRow, Hit, Mode, RetrievalIndex, Search, TargetHit};
 use super::grams::{distinct_grams, Orders};
-use super::score::{Best, Ratio};
+use super::score::{Best, Measure, Ratio};
 use super::search::{intersect, Stats};
 
 /// A text's distinct grams as sorted ids (each training gram has one id; a query gram seen in
@@ -20,6 +20,7 @@ struct Brute {
     ids: FxHashMap<String, u32>,
     src_grams: Vec<Grams>,
     tgt_grams: Vec<Grams>,
+    measure: Measure,
 }
 
 impl Brute {
@@ -45,7 +46,13 @@ impl Brute {
             ids,
             src_grams,
             tgt_grams,
+            measure: Measure::Jaccard,
         }
+    }
+
+    fn scored_by(mut self, measure: Measure) -> Self {
+        self.measure = measure;
+        self
     }
 
     fn grams(&self, text: &str) -> Grams {
@@ -58,9 +65,10 @@ impl Brute {
         })
     }
 
-    fn sim(a: &Grams, b: &Grams) -> Ratio {
+    /// The similarity of query grams `a` to row grams `b`, by the measure.
+    fn sim(&self, a: &Grams, b: &Grams) -> Ratio {
         let inter = intersect(a, b);
-        Ratio::jaccard(inter, a.len() as u64, b.len() as u64)
+        self.measure.score(inter, a.len() as u64, b.len() as u64)
     }
 
     fn source(&self, x: &str) -> Hit {
@@ -74,7 +82,7 @@ impl Brute {
         let gx = self.grams(x);
         let mut best = Best::NONE;
         for (j, gu) in self.src_grams.iter().enumerate() {
-            best.offer(Self::sim(&gx, gu), j as u32);
+            best.offer(self.sim(&gx, gu), j as u32);
         }
         hit(best)
     }
@@ -97,7 +105,7 @@ impl Brute {
         let (mut best, mut best_ref) = (Best::NONE, None);
         for (j, gv) in self.tgt_grams.iter().enumerate() {
             for (r, gr) in grs.iter().enumerate() {
-                if best.offer(Self::sim(gr, gv), j as u32) {
+                if best.offer(self.sim(gr, gv), j as u32) {
                     best_ref = Some(r as u32);
                 }
             }
@@ -125,8 +133,8 @@ impl Brute {
         for (j, (gu, gv)) in self.src_grams.iter().zip(&self.tgt_grams).enumerate() {
             let t = grs
                 .iter()
-                .fold(Ratio::ZERO, |t, gr| t.max(Self::sim(gr, gv)));
-            best.offer(Self::sim(&gx, gu).min(t), j as u32);
+                .fold(Ratio::ZERO, |t, gr| t.max(self.sim(gr, gv)));
+            best.offer(self.sim(&gx, gu).min(t), j as u32);
         }
         hit(best)
     }
@@ -227,7 +235,9 @@ fn check_hit(what: &str, got: &Hit, want: &Hit) {
     );
 }
 
-fn run_case(seed: u64, orders: &[i64], mode: Mode, dense: Option<u64>) -> Stats {
+fn run_case(seed: u64, orders: &[i64], search: impl Into<Search>, dense: Option<u64>) -> Stats {
+    let search = search.into();
+    let mode = search.mode;
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let n = 1 + rng.below(25);
     let mut src = Vec::new();
@@ -238,13 +248,13 @@ fn run_case(seed: u64, orders: &[i64], mode: Mode, dense: Option<u64>) -> Stats 
         src.push(s);
         tgt.push(t);
     }
-    let brute = Brute::new(orders, &src, &tgt);
+    let brute = Brute::new(orders, &src, &tgt).scored_by(search.measure);
     let index = RetrievalIndex::build_with(&src, &tgt, orders, Some(2), dense).unwrap();
     let queries: Vec<String> = (0..12).map(|_| rng.text(&src)).collect();
     let refs: Vec<Vec<String>> = (0..12)
         .map(|_| (0..1 + rng.below(3)).map(|_| rng.text(&tgt)).collect())
         .collect();
-    let (rows, stats) = index.audit(&queries, &refs, mode, Some(2)).unwrap();
+    let (rows, stats) = index.audit(&queries, &refs, search, Some(2)).unwrap();
     for (
         i,
         AuditRow {
@@ -283,8 +293,8 @@ fn run_case(seed: u64, orders: &[i64], mode: Mode, dense: Option<u64>) -> Stats 
             }
         }
     }
-    let (hits, _) = index.search_source(&queries, mode, None).unwrap();
-    let (thits, _) = index.search_target(&refs, mode, None).unwrap();
+    let (hits, _) = index.search_source(&queries, search, None).unwrap();
+    let (thits, _) = index.search_target(&refs, search, None).unwrap();
     for (i, row) in rows.iter().enumerate() {
         assert_eq!(hits[i], row.source);
         assert_eq!(thits[i], row.target);
@@ -305,6 +315,60 @@ fn exact_mode_equals_brute_force() {
     }
     assert!(total.searches_counted > 1000, "{total:?}");
     assert!(total.pairs_counted > 300, "{total:?}");
+}
+
+#[test]
+fn containment_equals_brute_force() {
+    let containment = |mode| Search {
+        mode,
+        measure: Measure::Containment,
+    };
+    let mut total = Stats::default();
+    for dense in [None, Some(1), Some(3)] {
+        for seed in 0..200 {
+            for orders in [&[3, 4, 5][..], &[1], &[2, 4]] {
+                total.add(&run_case(seed, orders, containment(Mode::Exact), dense));
+                let fast = Mode::Fast {
+                    rare: 1 + (seed as usize % 4),
+                    shortlist: 1 + (seed as usize % 5),
+                };
+                run_case(seed, orders, containment(fast), dense);
+            }
+        }
+    }
+    assert!(total.searches_counted > 1000, "{total:?}");
+}
+
+#[test]
+fn a_sentence_inside_a_long_document_is_fully_contained_but_far_by_jaccard() {
+    let mut rng = Rng(0x5EED);
+    let sentences: Vec<String> = (0..400).map(|_| sentence(&mut rng).0).collect();
+    // Documents of 50 sentences each; the query is sentence 123, inside document 2.
+    let docs: Vec<String> = sentences.chunks(50).map(|c| c.join(" ")).collect();
+    let index = RetrievalIndex::build(&docs, &docs, &[3, 4, 5], None).unwrap();
+    let query = vec![sentences[123].clone()];
+    let refs = vec![vec![sentences[123].clone()]];
+    let by = |measure| Search {
+        mode: Mode::Exact,
+        measure,
+    };
+    let (contained, _) = index
+        .audit(&query, &refs, by(Measure::Containment), None)
+        .unwrap();
+    let (jaccard, _) = index.audit(&query, &refs, Mode::Exact, None).unwrap();
+    let row = &contained[0];
+    // Document 2 holds the sentence (an earlier one may hold all its grams too).
+    for hit in [&row.source, &row.target.hit, &row.pair] {
+        let whole = hit.score.cmp_exact(Ratio::ONE).is_eq();
+        assert!(whole && hit.row <= Some(2) && !hit.exact, "{hit:?}");
+    }
+    assert!(
+        jaccard[0].source.score.to_f64() < 0.3,
+        "{:?}",
+        jaccard[0].source
+    );
+    let brute = Brute::new(&[3, 4, 5], &docs, &docs).scored_by(Measure::Containment);
+    brute.check_audit("documents", &query, &refs, &contained);
 }
 
 #[test]
@@ -516,12 +580,12 @@ fn exact_mode_equals_brute_force_on_benchmark_like_sentences() {
 
 #[test]
 fn the_portable_dense_kernel_counts_the_same() {
-    super::counting::with_portable_kernel(benchmark_like_case);
+    super::kernels::with_portable_kernel(benchmark_like_case);
 }
 
 #[test]
 fn the_avx2_dense_kernel_counts_the_same() {
-    super::counting::with_kernel(super::counting::Kernel::Avx2, benchmark_like_case);
+    super::kernels::with_kernel(super::kernels::Kernel::Avx2, benchmark_like_case);
 }
 
 #[test]
@@ -530,10 +594,10 @@ fn wider_counters_count_the_same() {
     super::counting::with_counters_for(256, benchmark_like_case);
     super::counting::with_counters_for(65_536, benchmark_like_case);
     super::counting::with_counters_for(256, || {
-        super::counting::with_portable_kernel(benchmark_like_case)
+        super::kernels::with_portable_kernel(benchmark_like_case)
     });
     super::counting::with_counters_for(256, || {
-        super::counting::with_kernel(super::counting::Kernel::Avx2, benchmark_like_case)
+        super::kernels::with_kernel(super::kernels::Kernel::Avx2, benchmark_like_case)
     });
 }
 

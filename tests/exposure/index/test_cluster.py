@@ -24,6 +24,7 @@ import pytest
 from tests.exposure.synthetic_corpus import make_corpus
 from warehouse.errors import UsageError
 from warehouse.exposure.audit import run_audit
+from warehouse.exposure.config import AuditConfig
 from warehouse.exposure.execution import Execution
 from warehouse.exposure.index import cluster
 from warehouse.exposure.index.stored import list_stored_indexes
@@ -119,10 +120,10 @@ def con(db_path, write_lines):
     con.close()
 
 
-def _audit(con, **kwargs):
+def _audit(con, config=None, **kwargs):
     said: list[str] = []
     execution = Execution(**kwargs)
-    result = run_audit(con, "train", "test", execution=execution, force=True, notify=said.append)
+    result = run_audit(con, "train", "test", config, execution, force=True, notify=said.append)
     rows = con.execute(
         f"SELECT {EXPOSURE_COLUMNS} FROM exposures WHERE audit_id = ? ORDER BY seg_idx",
         [result.audit_id],
@@ -140,6 +141,12 @@ def test_an_audit_on_the_cluster_equals_the_local_audit(con, ray_address):
     assert [i.row_offset for i in list_stored_indexes(con)] == list(range(0, 4000, 700))
     rows, timings, _ = _audit(con, executor="ray", ray_address=ray_address)
     assert rows == reference and timings["index_loaded"] == 1.0
+    # The tasks score by the audit's measure.
+    containment = AuditConfig(measure="containment")
+    reference, _, _ = _audit(con, containment, store_index=False)
+    assert reference != rows
+    rows, _, _ = _audit(con, containment, executor="ray", ray_address=ray_address)
+    assert rows == reference
 
 
 def test_a_damaged_shard_is_rebuilt_on_the_cluster(con, ray_address):

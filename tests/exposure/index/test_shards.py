@@ -17,6 +17,7 @@ from tests.exposure.index.test_retrieval_properties import (
     corpora,
     orders_st,
 )
+from warehouse.exposure.config import MEASURES, SearchSettings
 from warehouse.exposure.index.retrieval import (
     Exposures,
     audit_exposures,
@@ -59,27 +60,38 @@ def ratios(raw: dict[str, Any], side: str, n: int) -> list[Fraction]:
 
 
 @PROPERTY_SETTINGS
-@given(corpora(), orders_st, configs, st.lists(st.integers(0, 20), max_size=6), st.booleans())
-def test_sharded_audit_equals_unsharded_and_brute_force(data, orders, config, cuts, resident):
+@given(
+    corpora(),
+    orders_st,
+    configs,
+    st.lists(st.integers(0, 20), max_size=6),
+    st.booleans(),
+    st.sampled_from(MEASURES),
+)
+def test_sharded_audit_equals_unsharded_and_brute_force(
+    data, orders, config, cuts, resident, measure
+):
     sources, targets, queries, refs = data
     whole = build_index(sources, targets, orders, config)
     shards = sharded(sources, targets, cuts, orders, config, resident)
-    want = audit_exposures(whole, queries, refs, config)
-    got = audit_exposures(shards, queries, refs, config)
+    search = SearchSettings(measure=measure)
+    want = audit_exposures(whole, queries, refs, config, search)
+    got = audit_exposures(shards, queries, refs, config, search)
     assert without_stats(got) == without_stats(want)
-    assert (
-        source_exposures(shards, queries, config).to_pydict()["nn"] == got.to_pydict()["source_nn"]
-    )
-    target = target_exposures(shards, refs, config).to_pydict()
+    source = source_exposures(shards, queries, config, search).to_pydict()
+    assert source["nn"] == got.to_pydict()["source_nn"]
+    target = target_exposures(shards, refs, config, search).to_pydict()
     assert target["ref_idx"] == got.to_pydict()["target_ref_idx"]
     # The exact ratios equal the oracle's fractions.
-    oracle = BruteForce(normalize_many(sources, config), normalize_many(targets, config), orders)
+    train = normalize_many(sources, config), normalize_many(targets, config)
+    oracle = BruteForce(*train, orders, measure=measure)
     raw = shards.audit(
         normalize_many(queries, config),
         [normalize_many(r, config) for r in refs],
         "exact",
         8,
         64,
+        measure=measure,
     )
     for side in ("source", "target", "pair"):
         got_ratios = ratios(raw, side, len(queries))

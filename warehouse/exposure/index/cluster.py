@@ -15,7 +15,7 @@ import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import numpy as np
@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from warehouse.basics import Notify, first_line, silent
 from warehouse.errors import RemoteError, UsageError
-from warehouse.exposure.config import AuditConfig
+from warehouse.exposure.config import AuditConfig, Measure, Mode
 from warehouse.exposure.execution import Execution
 from warehouse.exposure.index.retrieval import build_index
 from warehouse.exposure.index.shards import merge_side, pack_side, shift_rows, unpack_side
@@ -163,8 +163,10 @@ def shard_audit(
             except (IndexFileError, OSError) as exc:
                 problem = f"the shard index could not be stored ({exc})"
     sources, refs = queries
-    mode, rare, short, threads = (task[k] for k in ("mode", "rare_grams", "shortlist", "threads"))
-    raw = index.audit(sources, refs, mode, rare, short, threads)
+    mode, rare, short, threads, measure = (
+        task[k] for k in ("mode", "rare_grams", "shortlist", "threads", "measure")
+    )
+    raw = index.audit(sources, refs, mode, rare, short, threads, measure)
     return _table(raw, len(sources), task["offset"]), problem
 
 
@@ -216,49 +218,60 @@ class ClusterIndex:
 
     @staticmethod
     def _settings(
-        mode: str, rare_grams: int, shortlist: int, threads: int | None
+        mode: str, rare_grams: int, shortlist: int, threads: int | None, measure: str
     ) -> dict[str, Any]:
         """The search settings every task gets."""
-        return {"mode": mode, "rare_grams": rare_grams, "shortlist": shortlist, "threads": threads}
+        return {
+            "mode": mode,
+            "rare_grams": rare_grams,
+            "shortlist": shortlist,
+            "threads": threads,
+            "measure": measure,
+        }
 
     def audit(
         self,
         sources: Sequence[str],
         refs: Sequence[Sequence[str]],
-        mode: Literal["exact", "fast"],
+        mode: Mode,
         rare_grams: int,
         shortlist: int,
         threads: int | None = None,
+        measure: Measure = "jaccard",
     ) -> AuditBuffers:
         """Source, target and pair exposure of each test segment over every shard."""
         queries = (list(sources), [list(r) for r in refs])
-        out = self._run(self._settings(mode, rare_grams, shortlist, threads), queries)
+        out = self._run(self._settings(mode, rare_grams, shortlist, threads, measure), queries)
         return out  # type: ignore[return-value]
 
     def search_source(
         self,
         queries: Sequence[str],
-        mode: Literal["exact", "fast"],
+        mode: Mode,
         rare_grams: int,
         shortlist: int,
         threads: int | None = None,
+        measure: Measure = "jaccard",
     ) -> SourceSearch:
         """Source exposure of each query (the source side of an audit, which no reference
         changes)."""
-        out = self.audit(queries, [[""]] * len(queries), mode, rare_grams, shortlist, threads)
+        out = self.audit(
+            queries, [[""]] * len(queries), mode, rare_grams, shortlist, threads, measure
+        )
         return {**out["source"], "stats": out["stats"]}
 
     def search_target(
         self,
         refs: Sequence[Sequence[str]],
-        mode: Literal["exact", "fast"],
+        mode: Mode,
         rare_grams: int,
         shortlist: int,
         threads: int | None = None,
+        measure: Measure = "jaccard",
     ) -> TargetSearch:
         """Target exposure of each query's references (the target side of an audit, which no
         source changes)."""
-        out = self.audit([""] * len(refs), refs, mode, rare_grams, shortlist, threads)
+        out = self.audit([""] * len(refs), refs, mode, rare_grams, shortlist, threads, measure)
         return {**out["target"], "stats": out["stats"]}
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
-from warehouse.exposure.config import DEFAULT_ORDERS, EXACT_SEARCH, Mode, SearchSettings
+from warehouse.exposure.config import DEFAULT_ORDERS, EXACT_SEARCH, Measure, Mode, SearchSettings
 from warehouse.exposure.normalize import (
     DEFAULT_CONFIG,
     NormalizationConfig,
@@ -63,6 +63,7 @@ class SearchIndex(Protocol):
         rare_grams: int,
         shortlist: int,
         threads: int | None = None,
+        measure: Measure = "jaccard",
     ) -> AuditBuffers:
         """Source, target and pair exposure of each test segment (normalised texts)."""
         ...
@@ -74,6 +75,7 @@ class SearchIndex(Protocol):
         rare_grams: int,
         shortlist: int,
         threads: int | None = None,
+        measure: Measure = "jaccard",
     ) -> SourceSearch:
         """Source exposure of each query."""
         ...
@@ -85,6 +87,7 @@ class SearchIndex(Protocol):
         rare_grams: int,
         shortlist: int,
         threads: int | None = None,
+        measure: Measure = "jaccard",
     ) -> TargetSearch:
         """Target exposure of each query's references."""
         ...
@@ -227,6 +230,7 @@ def audit_exposures(
         search.rare_grams,
         search.shortlist,
         threads,
+        search.measure,
     )
     return Exposures.of_audit(raw)
 
@@ -240,7 +244,9 @@ def source_exposures(
 ) -> Exposures:
     """Normalise queries and find their nearest training sources."""
     queries = normalize_many(queries, config)
-    raw = index.search_source(queries, search.mode, search.rare_grams, search.shortlist, threads)
+    raw = index.search_source(
+        queries, search.mode, search.rare_grams, search.shortlist, threads, search.measure
+    )
     return Exposures.of_source_search(raw)
 
 
@@ -253,7 +259,9 @@ def target_exposures(
 ) -> Exposures:
     """Normalise each query's references and find their nearest training targets."""
     normalized = _normalize_refs(refs, config)
-    raw = index.search_target(normalized, search.mode, search.rare_grams, search.shortlist, threads)
+    raw = index.search_target(
+        normalized, search.mode, search.rare_grams, search.shortlist, threads, search.measure
+    )
     return Exposures.of_target_search(raw)
 
 

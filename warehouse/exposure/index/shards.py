@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from warehouse.exposure.config import Measure, Mode
 from warehouse.native import RetrievalIndex
 
 if TYPE_CHECKING:
@@ -139,14 +140,15 @@ class ShardedIndex:
         self,
         sources: Sequence[str],
         refs: Sequence[Sequence[str]],
-        mode: Literal["exact", "fast"],
+        mode: Mode,
         rare_grams: int,
         shortlist: int,
         threads: int | None = None,
+        measure: Measure = "jaccard",
     ) -> AuditBuffers:
         """Source, target and pair exposure of each test segment over every shard."""
         out = self._merged(
-            lambda ix: ix.audit(sources, refs, mode, rare_grams, shortlist, threads),
+            lambda ix: ix.audit(sources, refs, mode, rare_grams, shortlist, threads, measure),
             len(sources),
             _SIDES,
         )
@@ -155,14 +157,15 @@ class ShardedIndex:
     def search_source(
         self,
         queries: Sequence[str],
-        mode: Literal["exact", "fast"],
+        mode: Mode,
         rare_grams: int,
         shortlist: int,
         threads: int | None = None,
+        measure: Measure = "jaccard",
     ) -> SourceSearch:
         """Source exposure of each query over every shard."""
         out = self._merged(
-            lambda ix: ix.search_source(queries, mode, rare_grams, shortlist, threads),
+            lambda ix: ix.search_source(queries, mode, rare_grams, shortlist, threads, measure),
             len(queries),
             None,
         )
@@ -171,14 +174,15 @@ class ShardedIndex:
     def search_target(
         self,
         refs: Sequence[Sequence[str]],
-        mode: Literal["exact", "fast"],
+        mode: Mode,
         rare_grams: int,
         shortlist: int,
         threads: int | None = None,
+        measure: Measure = "jaccard",
     ) -> TargetSearch:
         """Target exposure of each query's references over every shard."""
         out = self._merged(
-            lambda ix: ix.search_target(refs, mode, rare_grams, shortlist, threads),
+            lambda ix: ix.search_target(refs, mode, rare_grams, shortlist, threads, measure),
             len(refs),
             None,
         )

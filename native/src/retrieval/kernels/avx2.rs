@@ -1,8 +1,8 @@
-//! AVX2 kernels of the counting search (`counting.rs`) for CPUs without AVX-512: the bit-plane
-//! sums of a tile's dense grams and the "count at least" masks on 256-bit vectors, two per tile
-//! line. A plane bit becomes a counter lane by broadcasting the plane's word, spreading it so
-//! each lane holds the byte with its bit, and comparing that bit; the counts equal the portable
-//! and AVX-512 kernels' (tests run every kernel the CPU has on the same bitmaps).
+//! AVX2 kernels of the counting search for CPUs without AVX-512: the bit-plane sums of a tile's
+//! dense grams and the "count at least" masks on 256-bit vectors, two per tile line. A plane bit
+//! becomes a counter lane by broadcasting the plane's word, spreading it so each lane holds the
+//! byte with its bit, and comparing that bit; the counts equal the portable and AVX-512 kernels'
+//! (tests run every kernel the CPU has on the same bitmaps).
 
 use std::arch::x86_64::{
     __m256i, _mm256_add_epi16, _mm256_add_epi8, _mm256_and_si256, _mm256_castsi256_si128,
@@ -14,9 +14,10 @@ use std::arch::x86_64::{
     _mm256_xor_si256,
 };
 
-use super::cache::prefetch;
-use super::dense::{DenseGrams, TILE_ROWS, TILE_WORDS};
-use super::planes::PLANES;
+use super::portable::{add_dense_by_planes, at_least_scalar};
+use crate::retrieval::cache::prefetch;
+use crate::retrieval::dense::DenseGrams;
+use crate::retrieval::tiles::{PLANES, TILE_ROWS, TILE_WORDS};
 
 /// One tile line (512 rows) as two vectors.
 type Line2 = [__m256i; 2];
@@ -171,7 +172,7 @@ fn low_bytes(low: &[[u64; TILE_WORDS]], g: usize) -> __m256i {
 #[target_feature(enable = "avx2")]
 pub unsafe fn add_dense_u8(block: &mut [u8], dense: &DenseGrams, tile: usize, locals: &[usize]) {
     if block.len() < TILE_ROWS {
-        super::counting::add_dense_by_planes(block, dense, tile, locals);
+        add_dense_by_planes(block, dense, tile, locals);
         return;
     }
     let mut words = [[0u64; TILE_WORDS]; PLANES];
@@ -199,7 +200,7 @@ pub unsafe fn add_dense_u8(block: &mut [u8], dense: &DenseGrams, tile: usize, lo
 #[target_feature(enable = "avx2")]
 pub unsafe fn add_dense_u16(block: &mut [u16], dense: &DenseGrams, tile: usize, locals: &[usize]) {
     if block.len() < TILE_ROWS {
-        super::counting::add_dense_by_planes(block, dense, tile, locals);
+        add_dense_by_planes(block, dense, tile, locals);
         return;
     }
     let mut words = [[0u64; TILE_WORDS]; PLANES];
@@ -259,7 +260,7 @@ pub unsafe fn add_dense_u16(block: &mut [u16], dense: &DenseGrams, tile: usize, 
 #[target_feature(enable = "avx2")]
 pub unsafe fn at_least_u8(chunk: &[u8], at_least: u64) -> u64 {
     let Ok(chunk) = <&[u8; 64]>::try_from(chunk) else {
-        return super::counting::at_least_scalar(chunk, at_least);
+        return at_least_scalar(chunk, at_least);
     };
     let Ok(bound) = u8::try_from(at_least) else {
         return 0;
@@ -282,7 +283,7 @@ pub unsafe fn at_least_u8(chunk: &[u8], at_least: u64) -> u64 {
 #[target_feature(enable = "avx2")]
 pub unsafe fn at_least_u16(chunk: &[u16], at_least: u64) -> u64 {
     let Ok(chunk) = <&[u16; 64]>::try_from(chunk) else {
-        return super::counting::at_least_scalar(chunk, at_least);
+        return at_least_scalar(chunk, at_least);
     };
     let Ok(bound) = u16::try_from(at_least) else {
         return 0;
