@@ -104,10 +104,9 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--measure",
             type=click.Choice(MEASURES),
-            default="jaccard",
-            show_default=True,
+            default=None,
             help="jaccard = shared / all grams of both; containment = shared / the test text's "
-            "grams (training documents).",
+            "grams (default: containment for --text corpora, else jaccard).",
         ),
         *INDEX_OPTIONS,
         click.option(

@@ -12,9 +12,11 @@ from warehouse.cli.context import AppContext, confirm, json_option, pass_app
 from warehouse.cli.output import emit_json, print_fields, print_table, say, status
 from warehouse.frontend import (
     TABLE_FORMATS,
+    TEXT_FORMATS,
     CorpusData,
     read_test_set,
     read_test_set_table,
+    read_text_corpus,
     read_training_corpus,
 )
 
@@ -122,6 +124,7 @@ def _show(info: CorpusInfo, as_json: bool) -> None:
         ("sha256", info.sha256),
         ("segments", info.n_segments),
         ("references", info.n_refs),
+        ("kind", "documents / monolingual text" if info.kind == "text" else info.kind),
         ("languages", f"{info.src_lang or '?'} -> {info.tgt_lang or '?'}"),
         ("added (UTC)", info.added_at),
     ]
@@ -140,11 +143,26 @@ def corpus() -> None:
 @corpus.command("add")
 @click.argument("name")
 @click.option(
-    "--src", "src", type=_input_file, required=True, help="Source side, one segment per line."
+    "--src", "src", type=_input_file, default=None, help="Source side, one segment per line."
 )
 @click.option(
-    "--tgt", "tgt", type=_input_file, required=True, help="Target side, aligned with --src."
+    "--tgt", "tgt", type=_input_file, default=None, help="Target side, aligned with --src."
 )
+@click.option(
+    "--text",
+    "text",
+    type=_input_file,
+    default=None,
+    help="Instead of --src/--tgt: documents or monolingual text, one per line or JSON Lines.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(TEXT_FORMATS),
+    default=None,
+    help="With --text: lines, or jsonl (a string field text); default by the file's extension.",
+)
+@click.option("--lang", **_lang, help="With --text: the text's language code.")
 @click.option("--src-lang", **_lang, help="Source language code.")
 @click.option("--tgt-lang", **_lang, help="Target language code.")
 @click.option(
@@ -156,17 +174,31 @@ def corpus() -> None:
 def corpus_add(
     app: AppContext,
     name: str,
-    src: Path,
-    tgt: Path,
+    src: Path | None,
+    tgt: Path | None,
+    text: Path | None,
+    fmt: str | None,
+    lang: str | None,
     src_lang: str | None,
     tgt_lang: str | None,
     replace: bool,
     yes: bool,
     as_json: bool,
 ) -> None:
-    """Register a parallel training corpus (.gz accepted)."""
-    with status(f"reading {src} and {tgt}"):
-        data = read_training_corpus(name, src, tgt, src_lang, tgt_lang)
+    """Register a training corpus: parallel text (--src, --tgt; .gz accepted), or documents
+    and monolingual text (--text)."""
+    if text is not None:
+        if src is not None or tgt is not None or src_lang or tgt_lang:
+            raise UsageError("--text: leave out --src, --tgt, --src-lang and --tgt-lang")
+        with status(f"reading {text}"):
+            data = read_text_corpus(name, text, lang, fmt)
+    else:
+        if src is None or tgt is None:
+            raise UsageError("give --src and --tgt (a parallel corpus) or --text (documents)")
+        if lang or fmt:
+            raise UsageError("--lang and --format apply to --text only")
+        with status(f"reading {src} and {tgt}"):
+            data = read_training_corpus(name, src, tgt, src_lang, tgt_lang)
     _report_add(_add(app, data, replace, yes), as_json)
 
 

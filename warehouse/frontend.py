@@ -40,9 +40,11 @@ if TYPE_CHECKING:
     from warehouse.html.markdown import regressions_markdown as regressions_markdown
     from warehouse.html.markdown import replicates_markdown as replicates_markdown
     from warehouse.ingest.batch import IngestRequest as IngestRequest
+    from warehouse.inputs.corpus_files import TEXT_FORMATS as TEXT_FORMATS
     from warehouse.inputs.corpus_files import CorpusData as CorpusData
     from warehouse.inputs.corpus_files import read_test_set as read_test_set
     from warehouse.inputs.corpus_files import read_test_set_table as read_test_set_table
+    from warehouse.inputs.corpus_files import read_text_corpus as read_text_corpus
     from warehouse.inputs.corpus_files import read_training_corpus as read_training_corpus
     from warehouse.inputs.foreign import FOREIGN_FORMATS as FOREIGN_FORMATS
     from warehouse.inputs.foreign import Columns as Columns
@@ -166,6 +168,8 @@ _HOMES = {
     "Columns": "warehouse.inputs.foreign",
     "parse_metric_columns": "warehouse.inputs.foreign",
     "read_training_corpus": "warehouse.inputs.corpus_files",
+    "read_text_corpus": "warehouse.inputs.corpus_files",
+    "TEXT_FORMATS": "warehouse.inputs.corpus_files",
     "reclaim_after_failed_write": "warehouse.store.connection",
     "remote_failure": "warehouse.store.remote",
     "run_letters": "warehouse.analysis.compare",

@@ -615,6 +615,23 @@ class Warehouse:
         data = read_training_corpus(name, src, tgt, src_lang, tgt_lang)
         return add_corpus(self._writable("add_corpus"), data, replace=replace)
 
+    def add_text_corpus(
+        self,
+        name: str,
+        path: str | Path,
+        *,
+        lang: str | None = None,
+        fmt: str | None = None,
+        replace: bool = False,
+    ) -> AddResult:
+        """Register documents or monolingual text as a training corpus (one document per line,
+        or JSON Lines with a `text` field); audits of it score by containment by default."""
+        from warehouse.inputs.corpus_files import read_text_corpus
+        from warehouse.store.corpora import add_corpus
+
+        data = read_text_corpus(name, path, lang, fmt)
+        return add_corpus(self._writable("add_text_corpus"), data, replace=replace)
+
     def add_test_set(
         self,
         name: str,
@@ -769,7 +786,7 @@ class Warehouse:
             con,
             train,
             testset,
-            (options or AuditOptions()).resolve(con),
+            (options or AuditOptions()).resolve(con, train_name=train),
             execution or LOCAL,
             force=force,
             progress=progress,

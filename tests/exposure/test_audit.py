@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import duckdb
@@ -472,3 +473,77 @@ def test_a_sentence_inside_a_training_document_is_contained_but_far_by_jaccard(r
     assert exposures["containment"][7:9] == (1.0, 1)
     assert exposures["containment"][11] == "near"
     assert exposures["jaccard"][0] < 0.3 and exposures["jaccard"][11] == "far"
+
+
+def test_a_text_corpus_is_audited_by_containment_equal_to_brute_force(run_cli, tmp_path):
+    rng = random.Random(5)
+    words = [
+        "the",
+        "a",
+        "river",
+        "garden",
+        "window",
+        "teacher",
+        "ticket",
+        "letter",
+        "market",
+        "station",
+    ]
+    sentences = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 9))) for _ in range(90)]
+    docs = [" ".join(sentences[k : k + rng.randint(5, 30)]) for k in range(0, 90, 15)]
+    records = [json.dumps({"text": d.replace(" ", "\n", 1), "n": i}) for i, d in enumerate(docs)]
+    (tmp_path / "web.jsonl").write_text("\n".join(records) + "\n", encoding="utf-8")
+    picked = [sentences[i] for i in (3, 40, 77)] + ["no river here at all", ""]
+    (tmp_path / "t.src").write_text("\n".join(picked) + "\n", encoding="utf-8")
+    (tmp_path / "t.ref").write_text("\n".join(s.upper() for s in picked) + "\n", encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    added = run_cli("corpus", "add", "web", "--text", tmp_path / "web.jsonl", "--lang", "en",
+                    "--json", db=db)  # fmt: skip
+    assert added.exit_code == 0, added.output
+    assert json.loads(added.stdout)["corpus"]["kind"] == "text"
+    assert "documents / monolingual text" in run_cli("corpus", "show", "web", db=db).stdout
+    assert run_cli("testset", "add", "t", "--src", tmp_path / "t.src", "--ref",
+                   tmp_path / "t.ref", db=db).exit_code == 0  # fmt: skip
+    out = run_cli("audit", "--train", "web", "--testset", "t", "--json", db=db)
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    assert "|measure:containment|" in doc["signature"]
+    con = open_warehouse(db)
+    rows = _exposures(con, doc["audit_id"])
+    con.close()
+    texts = normalize_many([json.loads(r)["text"] for r in records])
+    brute = BruteForce(texts, texts, measure="containment")
+    for row, src in zip(rows, picked, strict=True):
+        want = brute.exposure(normalize_many([src])[0], normalize_many([src.upper()]))
+        assert row[0] == pytest.approx(float(want.source_exposure), abs=1e-12)
+        assert row[1:3] == (want.source_nn, want.source_exact)
+        assert row[3] == pytest.approx(float(want.target_exposure), abs=1e-12)
+        assert row[7] == pytest.approx(float(want.pair_exposure), abs=1e-12)
+    assert [r[0] for r in rows[:3]] == [1.0, 1.0, 1.0]  # each sentence sits in a document
+    # Jaccard when asked for: another audit beside it.
+    jaccard = run_cli("audit", "--train", "web", "--testset", "t", "--measure", "jaccard",
+                      "--json", db=db)  # fmt: skip
+    assert json.loads(jaccard.stdout)["audit_id"] != doc["audit_id"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--text", "docs.txt", "--src", "docs.txt"], "--text: leave out --src"),
+        (["--src", "docs.txt"], "give --src and --tgt"),
+        (["--src", "docs.txt", "--tgt", "docs.txt", "--lang", "en"], "apply to --text only"),
+        (["--text", "docs.txt", "--format", "csv"], "Invalid value for '--format'"),
+        (["--text", "blob.bin"], "UTF-8"),
+    ],
+)
+def test_bad_text_corpus_options_exit_2_and_change_nothing(run_cli, tmp_path, args, message):
+    (tmp_path / "docs.txt").write_text("a document\n", encoding="utf-8")
+    (tmp_path / "blob.bin").write_bytes(b"\x00\xff\xfe\x89PNG")
+    db = tmp_path / "w.duckdb"
+    assert run_cli("init", db=db).exit_code == 0
+    before = snapshot(db)
+    paths = [str(tmp_path / a) if a in ("docs.txt", "blob.bin") else a for a in args]
+    result = run_cli("corpus", "add", "docs", *paths, db=db)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert snapshot(db) == before

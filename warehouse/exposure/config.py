@@ -20,6 +20,7 @@ from warehouse.basics import short_id
 from warehouse.errors import UsageError
 from warehouse.exposure.normalize import NormalizationConfig
 from warehouse.metrics.surface import metric_settings
+from warehouse.store.corpora import get_corpus
 from warehouse.store.settings import read_settings
 
 MODES = ("exact", "fast", "auto")
@@ -216,11 +217,22 @@ class AuditOptions:
     leak: tuple[float, float, float] | None = None
     tm_zero_policy: str | None = None
 
-    def resolve(self, con: duckdb.DuckDBPyConnection | None) -> AuditConfig:
-        """The audit configuration these choices give in the warehouse of `con`."""
+    def resolve(
+        self, con: duckdb.DuckDBPyConnection | None, *, train_name: str | None = None
+    ) -> AuditConfig:
+        """The audit configuration these choices give in the warehouse of `con` (against the
+        training corpus `train_name`: documents and monolingual text score by containment
+        unless a measure is chosen)."""
         chosen = {
             name: value
             for name, value in vars(self).items()
             if value is not None and name not in ("near", "far", "leak")
         }
+        if (
+            self.measure is None
+            and con is not None
+            and train_name is not None
+            and get_corpus(con, train_name, "train").kind == "text"
+        ):
+            chosen["measure"] = "containment"
         return resolve_audit_config(con, near=self.near, far=self.far, leak=self.leak, **chosen)

@@ -15,9 +15,9 @@ import numpy as np
 import pyarrow as pa
 
 from warehouse.basics import short_id
-from warehouse.errors import UsageError
+from warehouse.errors import InputError, UsageError
 from warehouse.inputs.segment_meta import SegmentMeta, read_segment_meta
-from warehouse.inputs.textio import check_aligned, read_lines
+from warehouse.inputs.textio import check_aligned, read_jsonl, read_lines
 
 _LANG = re.compile(r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$")
 
@@ -79,6 +79,9 @@ class CorpusData:
     seg_meta: SegmentMeta | None = None
     files: dict[str, Any] = field(default_factory=dict)
     sha256: str = ""
+    # "parallel" (aligned pairs or a test set) or "text": documents or monolingual text, whose
+    # one text serves as both sides of the training index (`read_text_corpus`).
+    kind: str = "parallel"
 
     def __post_init__(self) -> None:
         if not self.sha256:
@@ -104,6 +107,8 @@ class CorpusData:
             "n_segments": len(self.src),
             "n_refs": len(self.refs),
         }
+        if self.kind != "parallel":  # the ids of parallel corpora stay what they were
+            header["kind"] = self.kind
         digest = hashlib.sha256(json.dumps(header, sort_keys=True).encode())
         for stream in (self.src, *self.refs):
             digest.update(hashlib.sha256("\n".join(stream).encode("utf-8")).digest())
@@ -158,6 +163,34 @@ def read_training_corpus(
     check_aligned({str(src_path): src, str(tgt_path): tgt})
     files = {"src": _file_info(src_path), "tgt": _file_info(tgt_path)}
     return CorpusData(name, "train", src, [tgt], src_lang, tgt_lang, None, files)
+
+
+TEXT_FORMATS = ("lines", "jsonl")
+
+
+def read_text_corpus(
+    name: str, path: str | Path, lang: str | None = None, fmt: str | None = None
+) -> CorpusData:
+    """Read documents or monolingual text as a training corpus: one document per line
+    (`lines`), or JSON Lines whose objects hold a string `text` (`jsonl`, the default for a
+    .jsonl or .ndjson file, gzipped or not)."""
+    validate_name(name)
+    lang = validate_lang(lang, "--lang")
+    plain = str(path).lower().removesuffix(".gz")
+    fmt = fmt or ("jsonl" if plain.endswith((".jsonl", ".ndjson")) else "lines")
+    if fmt not in TEXT_FORMATS:
+        raise UsageError(f"--format: expected one of {', '.join(TEXT_FORMATS)}, got {fmt!r}")
+    if fmt == "lines":
+        docs = read_lines(path)
+    else:
+        docs = []
+        for number, record in enumerate(read_jsonl(path), start=1):
+            text = record.get("text")
+            if not isinstance(text, str):
+                raise InputError('expected a string field "text"', str(path), number)
+            docs.append(text)
+    files = {"text": {**_file_info(path), "format": fmt}}
+    return CorpusData(name, "train", docs, [docs], lang, lang, None, files, kind="text")
 
 
 def read_test_set(

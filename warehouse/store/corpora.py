@@ -40,9 +40,14 @@ class CorpusInfo:
     added_at: str
     meta: dict[str, Any]
 
+    @property
+    def kind(self) -> str:
+        """ "parallel", or "text" for documents and monolingual text (`corpus add --text`)."""
+        return str(self.meta.get("kind", "parallel"))
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return asdict(self)
+        return {**asdict(self), "kind": self.kind}
 
 
 @dataclass(frozen=True)
@@ -197,7 +202,9 @@ def add_corpus(
 
 def add_corpus_row(con: duckdb.DuckDBPyConnection, data: CorpusData) -> None:
     """Insert a new corpus row and bulk-load its segments from Arrow (no checks, no transaction)."""
-    meta = {"files": data.files, "loaded_by": f"tame-wh {__version__}"}
+    meta: dict[str, Any] = {"files": data.files, "loaded_by": f"tame-wh {__version__}"}
+    if data.kind != "parallel":
+        meta["kind"] = data.kind
     con.execute(
         "INSERT INTO corpora VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
