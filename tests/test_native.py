@@ -16,6 +16,7 @@ import warehouse
 import warehouse.native
 from warehouse import _native
 from warehouse.errors import NativeModuleError
+from warehouse.exposure.config import SearchSettings
 
 
 def test_native_module_version_matches_package():
@@ -157,7 +158,7 @@ def test_resample_sums_refuse_an_output_sharing_memory_with_an_input():
 def test_search_buffers_have_arrow_layout():
     index = _native.RetrievalIndex(["abcd", "wxyz"], ["el", "la"], [3, 4, 5])
     queries = ["abcd", "zzzz", "abcx", "wxyz", "", "qq", "abcd", "wxy", "abc"]
-    got = index.search_source(queries, "exact", 8, 64)
+    got = index.search_source(queries, SearchSettings())
     n = len(queries)
     assert len(got["exposure"]) == 8 * n and len(got["nn"]) == 8 * n
     assert len(got["nn_valid"]) == len(got["exact"]) == 2  # ceil(9 / 8) bitmap bytes
@@ -168,10 +169,10 @@ def test_search_buffers_have_arrow_layout():
     assert valid.tolist() == [1, 0, 1, 1, 0, 0, 1, 1, 1]
     assert exact.tolist() == [1, 0, 0, 1, 0, 0, 1, 0, 0]
     assert np.frombuffer(got["exposure"], dtype=np.float64)[[0, 1]].tolist() == [1.0, 0.0]
-    target = index.search_target([["la", "el"], ["xx"]], "exact", 8, 64)
+    target = index.search_target([["la", "el"], ["xx"]], SearchSettings())
     assert np.frombuffer(target["ref_idx"], dtype=np.int32).tolist() == [1, 0]
     assert target["ref_idx_valid"] == bytes([0b01])
-    assert set(index.audit(["abcd"], [["el"]], "fast", 8, 64)) == {
+    assert set(index.audit(["abcd"], [["el"]], SearchSettings("fast", 8, 64))) == {
         "source",
         "target",
         "pair",

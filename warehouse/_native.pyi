@@ -13,12 +13,24 @@ a gram with the query, or no reference reached the target hit) is stored as 0.
 
 from collections.abc import Sequence
 from os import PathLike
-from typing import Literal, TypedDict, final
+from typing import Literal, Protocol, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
 
 __version__: str
+
+class SearchLike(Protocol):
+    """How a search runs (`warehouse.exposure.config.SearchSettings`): read by attribute."""
+
+    @property
+    def mode(self) -> Literal["exact", "fast"]: ...
+    @property
+    def rare_grams(self) -> int: ...
+    @property
+    def shortlist(self) -> int: ...
+    @property
+    def measure(self) -> Literal["jaccard", "containment"]: ...
 
 # cyzil-compatible BLEU and edit distance (float32 results widened to floats).
 
@@ -201,32 +213,23 @@ class RetrievalIndex:
         self,
         sources: Sequence[str],
         refs: Sequence[Sequence[str]],
-        mode: Literal["exact", "fast"],
-        rare_grams: int,
-        shortlist: int,
+        search: SearchLike,
         threads: int | None = None,
-        measure: Literal["jaccard", "containment"] = "jaccard",
     ) -> AuditBuffers:
         """Source, target and pair exposure of each test segment (normalised texts)."""
 
     def search_source(
         self,
         queries: Sequence[str],
-        mode: Literal["exact", "fast"],
-        rare_grams: int,
-        shortlist: int,
+        search: SearchLike,
         threads: int | None = None,
-        measure: Literal["jaccard", "containment"] = "jaccard",
     ) -> SourceSearch:
         """Source exposure of each query."""
 
     def search_target(
         self,
         refs: Sequence[Sequence[str]],
-        mode: Literal["exact", "fast"],
-        rare_grams: int,
-        shortlist: int,
+        search: SearchLike,
         threads: int | None = None,
-        measure: Literal["jaccard", "containment"] = "jaccard",
     ) -> TargetSearch:
         """Target exposure of each query's references."""

@@ -11,6 +11,7 @@ import pytest
 from sacrebleu.metrics import BLEU, CHRF
 
 from tests.conftest import snapshot
+from tests.exposure.audited import loaded_warehouse
 from tests.exposure.brute_force import BruteForce
 from tests.exposure.synthetic_corpus import make_corpus
 from warehouse.exposure.audit import run_audit
@@ -38,17 +39,7 @@ def corpus():
 @pytest.fixture
 def loaded(db_path, write_lines, corpus):
     """A warehouse with the synthetic corpus registered as `train` and `test`."""
-    con = open_warehouse(db_path)
-    add_corpus(
-        con,
-        read_training_corpus(
-            "train",
-            write_lines("tr.src", corpus.train_src),
-            write_lines("tr.tgt", corpus.train_tgt),
-        ),
-    )
-    refs = [write_lines(f"te.ref{k}", stream) for k, stream in enumerate(corpus.refs_by_stream())]
-    add_corpus(con, read_test_set("test", write_lines("te.src", corpus.test_src), refs))
+    con = loaded_warehouse(db_path, write_lines, corpus)
     yield con
     con.close()
 

@@ -51,22 +51,30 @@ fn count(name: &str, value: i64) -> PyResult<usize> {
     usize::try_from(value).map_err(|_| invalid(format!("{name} must be at least 1, got {value}")))
 }
 
-/// The search (mode and measure) and thread count of a search call.
+/// The search an object describes (`warehouse.exposure.config.SearchSettings`: its `mode`,
+/// `rare_grams`, `shortlist` and `measure`) and the thread count of a search call.
 fn search_args(
-    mode: &str,
-    rare_grams: i64,
-    shortlist: i64,
+    search: &Bound<'_, PyAny>,
     threads: Option<i64>,
-    measure: &str,
 ) -> PyResult<(Search, Option<usize>)> {
+    let field = |name: &str| {
+        search.getattr(name).map_err(|_| {
+            invalid(format!(
+                "search settings need mode, rare_grams, shortlist and measure; {name} is missing"
+            ))
+        })
+    };
+    let mode: PyBackedStr = field("mode")?.extract()?;
     let mode = Mode::parse(
-        mode,
-        count("rare_grams", rare_grams)?,
-        count("shortlist", shortlist)?,
+        &mode,
+        count("rare_grams", field("rare_grams")?.extract()?)?,
+        count("shortlist", field("shortlist")?.extract()?)?,
     )?;
-    let measure = Measure::parse(measure).ok_or_else(|| {
+    let measure: PyBackedStr = field("measure")?.extract()?;
+    let measure = Measure::parse(&measure).ok_or_else(|| {
         invalid(format!(
-            "measure must be 'jaccard' or 'containment', got {measure:?}"
+            "measure must be 'jaccard' or 'containment', got {:?}",
+            &*measure
         ))
     })?;
     Ok((Search { mode, measure }, at_least_one("threads", threads)?))
@@ -219,20 +227,16 @@ impl PyRetrievalIndex {
 
     /// Source, target and pair exposure of each test segment (normalised texts):
     /// dict(source, target, pair, stats), each side a dict of column buffers.
-    #[pyo3(signature = (sources, refs, mode, rare_grams, shortlist, threads = None, measure = "jaccard"))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (sources, refs, search, threads = None))]
     fn audit<'py>(
         &self,
         py: Python<'py>,
         sources: Vec<PyBackedStr>,
         refs: Vec<Vec<PyBackedStr>>,
-        mode: &str,
-        rare_grams: i64,
-        shortlist: i64,
+        search: &Bound<'py, PyAny>,
         threads: Option<i64>,
-        measure: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (search, threads) = search_args(mode, rare_grams, shortlist, threads, measure)?;
+        let (search, threads) = search_args(search, threads)?;
         let (rows, stats) = py.detach(|| self.inner.audit(&sources, &refs, search, threads))?;
         let target = hit_columns(py, rows.iter().map(|r| &r.target.hit))?;
         add_ref_idx(&target, rows.iter().map(|r| r.target.ref_idx))?;
@@ -246,19 +250,15 @@ impl PyRetrievalIndex {
 
     /// Source exposure of each query: the column buffers (exposure, nn, nn_valid, exact) and
     /// stats.
-    #[pyo3(signature = (queries, mode, rare_grams, shortlist, threads = None, measure = "jaccard"))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (queries, search, threads = None))]
     fn search_source<'py>(
         &self,
         py: Python<'py>,
         queries: Vec<PyBackedStr>,
-        mode: &str,
-        rare_grams: i64,
-        shortlist: i64,
+        search: &Bound<'py, PyAny>,
         threads: Option<i64>,
-        measure: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (search, threads) = search_args(mode, rare_grams, shortlist, threads, measure)?;
+        let (search, threads) = search_args(search, threads)?;
         let (hits, stats) = py.detach(|| self.inner.search_source(&queries, search, threads))?;
         let d = hit_columns(py, hits.iter())?;
         d.set_item("stats", stats_dict(py, &stats)?)?;
@@ -267,19 +267,15 @@ impl PyRetrievalIndex {
 
     /// Target exposure of each query's references: the column buffers (exposure, nn, nn_valid,
     /// ref_idx, ref_idx_valid, exact) and stats.
-    #[pyo3(signature = (refs, mode, rare_grams, shortlist, threads = None, measure = "jaccard"))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (refs, search, threads = None))]
     fn search_target<'py>(
         &self,
         py: Python<'py>,
         refs: Vec<Vec<PyBackedStr>>,
-        mode: &str,
-        rare_grams: i64,
-        shortlist: i64,
+        search: &Bound<'py, PyAny>,
         threads: Option<i64>,
-        measure: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (search, threads) = search_args(mode, rare_grams, shortlist, threads, measure)?;
+        let (search, threads) = search_args(search, threads)?;
         let (hits, stats) = py.detach(|| self.inner.search_target(&refs, search, threads))?;
         let d = hit_columns(py, hits.iter().map(|h| &h.hit))?;
         add_ref_idx(&d, hits.iter().map(|h| h.ref_idx))?;

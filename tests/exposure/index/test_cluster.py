@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.exposure.audited import audited, loaded_warehouse
 from tests.exposure.synthetic_corpus import make_corpus
 from warehouse.errors import UsageError
 from warehouse.exposure.audit import run_audit
@@ -28,9 +29,6 @@ from warehouse.exposure.config import AuditConfig
 from warehouse.exposure.execution import Execution
 from warehouse.exposure.index import cluster
 from warehouse.exposure.index.stored import list_stored_indexes
-from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
-from warehouse.store.corpora import add_corpus
-from warehouse.store.schema import open_warehouse
 
 EXPOSURE_COLUMNS = (
     "seg_idx, source_exposure, source_nn, source_exact, target_exposure, target_nn, "
@@ -105,30 +103,14 @@ def con(db_path, write_lines):
     def noisy(texts):
         return [t + " " + "".join(rng.choices("abcdefghij ", k=30)) for t in texts]
 
-    con = open_warehouse(db_path)
-    add_corpus(
-        con,
-        read_training_corpus(
-            "train",
-            write_lines("tr.src", noisy(corpus.train_src)),
-            write_lines("tr.tgt", noisy(corpus.train_tgt)),
-        ),
-    )
-    refs = [write_lines(f"te.ref{k}", s) for k, s in enumerate(corpus.refs_by_stream())]
-    add_corpus(con, read_test_set("test", write_lines("te.src", corpus.test_src), refs))
+    train = noisy(corpus.train_src), noisy(corpus.train_tgt)
+    con = loaded_warehouse(db_path, write_lines, corpus, train)
     yield con
     con.close()
 
 
-def _audit(con, config=None, **kwargs):
-    said: list[str] = []
-    execution = Execution(**kwargs)
-    result = run_audit(con, "train", "test", config, execution, force=True, notify=said.append)
-    rows = con.execute(
-        f"SELECT {EXPOSURE_COLUMNS} FROM exposures WHERE audit_id = ? ORDER BY seg_idx",
-        [result.audit_id],
-    ).fetchall()
-    return rows, result.timings, said
+def _audit(con, config=None, **execution):
+    return audited(con, EXPOSURE_COLUMNS, config, **execution)
 
 
 def test_an_audit_on_the_cluster_equals_the_local_audit(con, ray_address):

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.exposure.audited import audited, loaded_warehouse
 from tests.exposure.synthetic_corpus import make_corpus
 from warehouse.errors import UsageError
-from warehouse.exposure.audit import run_audit
 from warehouse.exposure.execution import Execution
 from warehouse.exposure.index import stored
 from warehouse.exposure.index.memory import (
@@ -25,8 +25,7 @@ from warehouse.exposure.index.memory import (
     shard_size,
 )
 from warehouse.exposure.index.shards import ShardedIndex
-from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
-from warehouse.store.corpora import add_corpus, get_corpus, training_text_bytes
+from warehouse.store.corpora import get_corpus, training_text_bytes
 from warehouse.store.schema import open_warehouse
 
 EXPOSURE_COLUMNS = (
@@ -84,30 +83,13 @@ def test_a_limit_below_what_the_process_holds_is_refused():
 def con(db_path, write_lines):
     """A warehouse with a 250-pair training corpus and a 30-segment test set."""
     corpus = make_corpus(n_train=250, n_test=30, seed=8, n_refs=2)
-    con = open_warehouse(db_path)
-    add_corpus(
-        con,
-        read_training_corpus(
-            "train",
-            write_lines("tr.src", corpus.train_src),
-            write_lines("tr.tgt", corpus.train_tgt),
-        ),
-    )
-    refs = [write_lines(f"te.ref{k}", s) for k, s in enumerate(corpus.refs_by_stream())]
-    add_corpus(con, read_test_set("test", write_lines("te.src", corpus.test_src), refs))
+    con = loaded_warehouse(db_path, write_lines, corpus)
     yield con
     con.close()
 
 
-def _audit(con, **kwargs):
-    said: list[str] = []
-    execution = Execution(**kwargs)
-    result = run_audit(con, "train", "test", execution=execution, force=True, notify=said.append)
-    rows = con.execute(
-        f"SELECT {EXPOSURE_COLUMNS} FROM exposures WHERE audit_id = ? ORDER BY seg_idx",
-        [result.audit_id],
-    ).fetchall()
-    return rows, result.timings, said
+def _audit(con, **execution):
+    return audited(con, EXPOSURE_COLUMNS, **execution)
 
 
 def _small_budget(monkeypatch, con, rows_per_shard: int) -> None:

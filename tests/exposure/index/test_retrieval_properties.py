@@ -15,7 +15,6 @@ from warehouse import _native
 from warehouse.exposure.config import (
     DEFAULT_ORDERS,
     DEFAULT_RARE_GRAMS,
-    DEFAULT_SHORTLIST,
     SearchSettings,
 )
 from warehouse.exposure.index.retrieval import (
@@ -199,11 +198,7 @@ def test_fast_mode_is_valid(data, orders, rare_grams, shortlist):
 RetrievalIndex = _native.RetrievalIndex
 ORDERS = list(DEFAULT_ORDERS)
 # The binding has no defaults: every call passes the search settings.
-EXACT: dict[str, Any] = {
-    "mode": "exact",
-    "rare_grams": DEFAULT_RARE_GRAMS,
-    "shortlist": DEFAULT_SHORTLIST,
-}
+EXACT: dict[str, Any] = {"search": SearchSettings()}
 
 
 def index_of(sources, targets, orders=DEFAULT_ORDERS) -> Any:
@@ -392,14 +387,27 @@ def test_joined_texts_as_utf8_bytes_index_like_strings():
         (lambda: index_of(["a"], ["a"]).audit(["a"], [[]], **EXACT), "reference"),
         (lambda: index_of(["a"], ["a"]).audit(["a", "b"], [["a"]], **EXACT), "same length"),
         (
-            lambda: index_of(["a"], ["a"]).audit(["a"], [["a"]], **{**EXACT, "mode": "approx"}),
+            lambda: index_of(["a"], ["a"]).audit(["a"], [["a"]], SearchSettings("approx")),
             "mode",
         ),
         (
-            lambda: index_of(["a"], ["a"]).search_source(["a"], "fast", DEFAULT_RARE_GRAMS, 0),
+            lambda: index_of(["a"], ["a"]).search_source(
+                ["a"], SearchSettings("fast", DEFAULT_RARE_GRAMS, 0)
+            ),
             "1",
         ),
-        (lambda: index_of(["a"], ["a"]).search_source(["a"], "fast", -1, 8), "rare_grams"),
+        (
+            lambda: index_of(["a"], ["a"]).search_source(["a"], SearchSettings("fast", -1, 8)),
+            "rare_grams",
+        ),
+        (
+            lambda: index_of(["a"], ["a"]).search_source(
+                ["a"],
+                SearchSettings(measure="cosine"),
+            ),
+            "measure",
+        ),
+        (lambda: index_of(["a"], ["a"]).search_source(["a"], object()), "mode is missing"),
         (lambda: index_of(["a"], ["a"]).search_target([[]], **EXACT), "reference"),
     ],
 )
@@ -414,12 +422,12 @@ def test_bad_arguments_raise_value_error(call, message):
         lambda: RetrievalIndex(["a"], ["a"]),
         lambda: RetrievalIndex.from_joined("a", "a", 1),
         lambda: index_of(["a"], ["a"]).audit(["a"], [["a"]]),
-        lambda: index_of(["a"], ["a"]).search_source(["a"], "fast"),
-        lambda: index_of(["a"], ["a"]).search_target([["a"]], "exact", DEFAULT_RARE_GRAMS),
+        lambda: index_of(["a"], ["a"]).search_source(["a"]),
+        lambda: index_of(["a"], ["a"]).search_target([["a"]]),
     ],
 )
 def test_binding_has_no_tuning_defaults(call):
-    # orders, mode, rare_grams and shortlist default in warehouse.exposure.config only
+    # orders and the search settings default in warehouse.exposure.config only
     with pytest.raises(TypeError, match="missing"):
         call()
 

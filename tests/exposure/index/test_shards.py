@@ -88,10 +88,7 @@ def test_sharded_audit_equals_unsharded_and_brute_force(
     raw = shards.audit(
         normalize_many(queries, config),
         [normalize_many(r, config) for r in refs],
-        "exact",
-        8,
-        64,
-        measure=measure,
+        search,
     )
     for side in ("source", "target", "pair"):
         got_ratios = ratios(raw, side, len(queries))

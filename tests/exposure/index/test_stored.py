@@ -10,12 +10,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.exposure.audited import audited, loaded_warehouse
 from tests.exposure.synthetic_corpus import make_corpus
 from warehouse.errors import UsageError
-from warehouse.exposure.audit import run_audit
 from warehouse.exposure.config import AuditConfig
 from warehouse.exposure.direction import reversed_direction, sample_lines
-from warehouse.exposure.execution import Execution
 from warehouse.exposure.index.stored import (
     BackgroundSaves,
     IndexFileError,
@@ -28,10 +27,9 @@ from warehouse.exposure.index.stored import (
     plan,
 )
 from warehouse.exposure.normalize import NormalizationConfig
-from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
+from warehouse.inputs.corpus_files import read_training_corpus
 from warehouse.native import native
 from warehouse.store.corpora import add_corpus, get_corpus, training_lines, training_texts
-from warehouse.store.schema import open_warehouse
 
 EXPOSURE_COLUMNS = (
     "seg_idx, source_exposure, source_nn, source_exact, target_exposure, target_nn, "
@@ -47,31 +45,14 @@ def corpus():
 @pytest.fixture
 def con(db_path, write_lines, corpus):
     """A warehouse file with the synthetic corpus registered as `train` and `test`."""
-    con = open_warehouse(db_path)
-    add_corpus(
-        con,
-        read_training_corpus(
-            "train",
-            write_lines("tr.src", corpus.train_src),
-            write_lines("tr.tgt", corpus.train_tgt),
-        ),
-    )
-    refs = [write_lines(f"te.ref{k}", s) for k, s in enumerate(corpus.refs_by_stream())]
-    add_corpus(con, read_test_set("test", write_lines("te.src", corpus.test_src), refs))
+    con = loaded_warehouse(db_path, write_lines, corpus)
     yield con
     con.close()
 
 
-def _audit(con, **kwargs):
+def _audit(con, **execution):
     """Run (or rerun) the audit; its exposure rows, its timings and what it said."""
-    said: list[str] = []
-    execution = Execution(**kwargs)
-    result = run_audit(con, "train", "test", execution=execution, force=True, notify=said.append)
-    rows = con.execute(
-        f"SELECT {EXPOSURE_COLUMNS} FROM exposures WHERE audit_id = ? ORDER BY seg_idx",
-        [result.audit_id],
-    ).fetchall()
-    return rows, result.timings, said
+    return audited(con, EXPOSURE_COLUMNS, **execution)
 
 
 def _index_file(con) -> Path:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from warehouse.basics import Notify, first_line, silent
 from warehouse.errors import RemoteError, UsageError
-from warehouse.exposure.config import AuditConfig, Measure, Mode
+from warehouse.exposure.config import AuditConfig, SearchSettings
 from warehouse.exposure.execution import Execution
 from warehouse.exposure.index.retrieval import build_index
 from warehouse.exposure.index.shards import merge_side, pack_side, shift_rows, unpack_side
@@ -163,10 +163,7 @@ def shard_audit(
             except (IndexFileError, OSError) as exc:
                 problem = f"the shard index could not be stored ({exc})"
     sources, refs = queries
-    mode, rare, short, threads, measure = (
-        task[k] for k in ("mode", "rare_grams", "shortlist", "threads", "measure")
-    )
-    raw = index.audit(sources, refs, mode, rare, short, threads, measure)
+    raw = index.audit(sources, refs, SearchSettings(**task["search"]), task["threads"])
     return _table(raw, len(sources), task["offset"]), problem
 
 
@@ -217,61 +214,42 @@ class ClusterIndex:
         return _merge_tables(tables)
 
     @staticmethod
-    def _settings(
-        mode: str, rare_grams: int, shortlist: int, threads: int | None, measure: str
-    ) -> dict[str, Any]:
+    def _settings(search: SearchSettings, threads: int | None) -> dict[str, Any]:
         """The search settings every task gets."""
-        return {
-            "mode": mode,
-            "rare_grams": rare_grams,
-            "shortlist": shortlist,
-            "threads": threads,
-            "measure": measure,
-        }
+        return {"search": asdict(search), "threads": threads}
 
     def audit(
         self,
         sources: Sequence[str],
         refs: Sequence[Sequence[str]],
-        mode: Mode,
-        rare_grams: int,
-        shortlist: int,
+        search: SearchSettings,
         threads: int | None = None,
-        measure: Measure = "jaccard",
     ) -> AuditBuffers:
         """Source, target and pair exposure of each test segment over every shard."""
         queries = (list(sources), [list(r) for r in refs])
-        out = self._run(self._settings(mode, rare_grams, shortlist, threads, measure), queries)
+        out = self._run(self._settings(search, threads), queries)
         return out  # type: ignore[return-value]
 
     def search_source(
         self,
         queries: Sequence[str],
-        mode: Mode,
-        rare_grams: int,
-        shortlist: int,
+        search: SearchSettings,
         threads: int | None = None,
-        measure: Measure = "jaccard",
     ) -> SourceSearch:
         """Source exposure of each query (the source side of an audit, which no reference
         changes)."""
-        out = self.audit(
-            queries, [[""]] * len(queries), mode, rare_grams, shortlist, threads, measure
-        )
+        out = self.audit(queries, [[""]] * len(queries), search, threads)
         return {**out["source"], "stats": out["stats"]}
 
     def search_target(
         self,
         refs: Sequence[Sequence[str]],
-        mode: Mode,
-        rare_grams: int,
-        shortlist: int,
+        search: SearchSettings,
         threads: int | None = None,
-        measure: Measure = "jaccard",
     ) -> TargetSearch:
         """Target exposure of each query's references (the target side of an audit, which no
         source changes)."""
-        out = self.audit([""] * len(refs), refs, mode, rare_grams, shortlist, threads, measure)
+        out = self.audit([""] * len(refs), refs, search, threads)
         return {**out["target"], "stats": out["stats"]}
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
-from warehouse.exposure.config import DEFAULT_ORDERS, EXACT_SEARCH, Measure, Mode, SearchSettings
+from warehouse.exposure.config import DEFAULT_ORDERS, EXACT_SEARCH, Mode, SearchSettings
 from warehouse.exposure.normalize import (
     DEFAULT_CONFIG,
     NormalizationConfig,
@@ -59,11 +59,8 @@ class SearchIndex(Protocol):
         self,
         sources: Sequence[str],
         refs: Sequence[Sequence[str]],
-        mode: Mode,
-        rare_grams: int,
-        shortlist: int,
+        search: SearchSettings,
         threads: int | None = None,
-        measure: Measure = "jaccard",
     ) -> AuditBuffers:
         """Source, target and pair exposure of each test segment (normalised texts)."""
         ...
@@ -71,11 +68,8 @@ class SearchIndex(Protocol):
     def search_source(
         self,
         queries: Sequence[str],
-        mode: Mode,
-        rare_grams: int,
-        shortlist: int,
+        search: SearchSettings,
         threads: int | None = None,
-        measure: Measure = "jaccard",
     ) -> SourceSearch:
         """Source exposure of each query."""
         ...
@@ -83,11 +77,8 @@ class SearchIndex(Protocol):
     def search_target(
         self,
         refs: Sequence[Sequence[str]],
-        mode: Mode,
-        rare_grams: int,
-        shortlist: int,
+        search: SearchSettings,
         threads: int | None = None,
-        measure: Measure = "jaccard",
     ) -> TargetSearch:
         """Target exposure of each query's references."""
         ...
@@ -226,11 +217,8 @@ def audit_exposures(
     raw = index.audit(
         normalize_many(sources, config),
         _normalize_refs(refs, config),
-        search.mode,
-        search.rare_grams,
-        search.shortlist,
+        search,
         threads,
-        search.measure,
     )
     return Exposures.of_audit(raw)
 
@@ -244,9 +232,7 @@ def source_exposures(
 ) -> Exposures:
     """Normalise queries and find their nearest training sources."""
     queries = normalize_many(queries, config)
-    raw = index.search_source(
-        queries, search.mode, search.rare_grams, search.shortlist, threads, search.measure
-    )
+    raw = index.search_source(queries, search, threads)
     return Exposures.of_source_search(raw)
 
 
@@ -259,9 +245,7 @@ def target_exposures(
 ) -> Exposures:
     """Normalise each query's references and find their nearest training targets."""
     normalized = _normalize_refs(refs, config)
-    raw = index.search_target(
-        normalized, search.mode, search.rare_grams, search.shortlist, threads, search.measure
-    )
+    raw = index.search_target(normalized, search, threads)
     return Exposures.of_target_search(raw)
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from warehouse.exposure.config import Measure, Mode
+from warehouse.exposure.config import SearchSettings
 from warehouse.native import RetrievalIndex
 
 if TYPE_CHECKING:
@@ -140,15 +140,12 @@ class ShardedIndex:
         self,
         sources: Sequence[str],
         refs: Sequence[Sequence[str]],
-        mode: Mode,
-        rare_grams: int,
-        shortlist: int,
+        search: SearchSettings,
         threads: int | None = None,
-        measure: Measure = "jaccard",
     ) -> AuditBuffers:
         """Source, target and pair exposure of each test segment over every shard."""
         out = self._merged(
-            lambda ix: ix.audit(sources, refs, mode, rare_grams, shortlist, threads, measure),
+            lambda ix: ix.audit(sources, refs, search, threads),
             len(sources),
             _SIDES,
         )
@@ -157,15 +154,12 @@ class ShardedIndex:
     def search_source(
         self,
         queries: Sequence[str],
-        mode: Mode,
-        rare_grams: int,
-        shortlist: int,
+        search: SearchSettings,
         threads: int | None = None,
-        measure: Measure = "jaccard",
     ) -> SourceSearch:
         """Source exposure of each query over every shard."""
         out = self._merged(
-            lambda ix: ix.search_source(queries, mode, rare_grams, shortlist, threads, measure),
+            lambda ix: ix.search_source(queries, search, threads),
             len(queries),
             None,
         )
@@ -174,15 +168,12 @@ class ShardedIndex:
     def search_target(
         self,
         refs: Sequence[Sequence[str]],
-        mode: Mode,
-        rare_grams: int,
-        shortlist: int,
+        search: SearchSettings,
         threads: int | None = None,
-        measure: Measure = "jaccard",
     ) -> TargetSearch:
         """Target exposure of each query's references over every shard."""
         out = self._merged(
-            lambda ix: ix.search_target(refs, mode, rare_grams, shortlist, threads, measure),
+            lambda ix: ix.search_target(refs, search, threads),
             len(refs),
             None,
         )
