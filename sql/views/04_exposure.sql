@@ -125,6 +125,7 @@ SELECT
     pair.shares_at_or_above[3] AS pairleak_095,
     pair.exact_share AS pair_exact_share,
     a.mode AS audit_mode,
+    coalesce(json_extract_string(a.config, '$.measure'), 'jaccard') AS audit_measure,
     a.created_at AS audited_at
 FROM by_bin b
 JOIN audits a USING (audit_id)

@@ -33,8 +33,8 @@ WITH chosen_exposure AS (
     WHERE wanted_train IS NULL OR tr.name = wanted_train
     QUALIFY row_number() OVER (
         PARTITION BY x.run_id
-        ORDER BY x.audit_mode = 'exact' DESC, tr.n_segments DESC, x.audited_at DESC,
-                 x.audit_id) = 1
+        ORDER BY x.audit_mode = 'exact' DESC, x.audit_measure = 'jaccard' DESC,
+                 tr.n_segments DESC, x.audited_at DESC, x.audit_id) = 1
 ),
 tag AS (
     SELECT run_id, map(list(key ORDER BY key), list(value ORDER BY key)) AS tags

@@ -17,7 +17,7 @@ from tests.exposure.synthetic_corpus import make_corpus
 from warehouse.exposure.audit import run_audit
 from warehouse.exposure.config import AuditConfig
 from warehouse.exposure.normalize import normalize_many
-from warehouse.exposure.summary import tm_hypotheses
+from warehouse.exposure.summary import choose_audit, tm_hypotheses
 from warehouse.exposure.udf import register_training_corpus
 from warehouse.ingest.prepare import prepare_from_files
 from warehouse.ingest.write import write_runs
@@ -419,6 +419,25 @@ def test_a_containment_audit_is_stored_beside_the_jaccard_one_with_its_own_id(lo
         _exposures(loaded, jaccard.audit_id), _exposures(loaded, contained.audit_id), strict=True
     )
     assert all(c[i] >= j[i] - 1e-12 for j, c in rows for i in (0, 3, 7))
+
+
+def test_a_containment_audit_run_later_does_not_move_the_bins(loaded, corpus, tmp_path, db_path):
+    path = tmp_path / "hyp.txt"
+    path.write_text("".join(refs[0] + "\n" for refs in corpus.test_refs))
+    [ingested] = write_runs(
+        loaded, [prepare_from_files(db_path, testset="test", hyp_path=path, model_slug="m")]
+    )
+    jaccard = run_audit(loaded, "train", "test")
+    contained = run_audit(loaded, "train", "test", AuditConfig(measure="containment"))
+    test_id = loaded.execute("SELECT corpus_id FROM corpora WHERE name = 'test'").fetchone()[0]
+    assert choose_audit(loaded, test_id, None) == jaccard.audit_id
+    assert choose_audit(loaded, test_id, "train") == jaccard.audit_id
+    chosen = loaded.execute(
+        "SELECT audit_id FROM leaderboard_for(NULL) WHERE run_id = ?", [ingested.run_id]
+    ).fetchone()
+    assert chosen == (jaccard.audit_id,)
+    measures = dict(loaded.execute("SELECT audit_id, audit_measure FROM run_exposure").fetchall())
+    assert measures == {jaccard.audit_id: "jaccard", contained.audit_id: "containment"}
 
 
 def test_a_jaccard_audit_keeps_the_id_it_had_before_measures():

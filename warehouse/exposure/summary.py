@@ -161,12 +161,14 @@ def choose_audit(
 ) -> str | None:
     """The audit that exposure figures of a test set use, by the leaderboard's rule: against
     `train` if given, else the largest training corpus audited for the test set; an exact
-    audit before a fast one, then the newest."""
+    audit before a fast one, a Jaccard one before another measure's, then the newest."""
     train_id = get_corpus(con, train, "train").corpus_id if train is not None else None
     row = con.execute(
         "SELECT a.audit_id FROM audits a JOIN corpora tr ON tr.corpus_id = a.train_corpus_id "
         "WHERE a.test_corpus_id = ? AND (? IS NULL OR a.train_corpus_id = ?) "
-        "ORDER BY a.mode = 'exact' DESC, tr.n_segments DESC, a.created_at DESC, a.audit_id "
+        "ORDER BY a.mode = 'exact' DESC, "
+        "coalesce(json_extract_string(a.config, '$.measure'), 'jaccard') = 'jaccard' DESC, "
+        "tr.n_segments DESC, a.created_at DESC, a.audit_id "
         "LIMIT 1",
         [test_corpus_id, train_id, train_id],
     ).fetchone()
