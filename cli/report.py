@@ -118,6 +118,34 @@ def _print_exposure(doc: dict[str, Any]) -> None:
             "PairLeak: "
             + "  ".join(f"@{t} {fmt_share(v)}" for t, v in exposure["pair_leak"].items())
         )
+        _print_lenses(exposure.get("lenses"))
+
+
+def _print_lenses(lenses: dict[str, Any] | None) -> None:
+    """Where the Jaccard and containment audits of the same corpora bin segments apart."""
+    if not lenses:
+        return
+    click.echo(
+        f"lenses: Jaccard audit {lenses['jaccard_audit_id']} and containment audit "
+        f"{lenses['containment_audit_id']} bin {lenses['bins_agree']:,} of "
+        f"{lenses['segments']:,} segments alike; {lenses['contained_yet_far']:,} are wholly "
+        "contained in a training text yet far by Jaccard"
+    )
+    if lenses["examples"]:
+        print_table(
+            None,
+            ["segment", "Jaccard", "Jaccard bin", "containment", "containment bin"],
+            [
+                [
+                    e["seg_idx"],
+                    fmt_number(e["source_jaccard"], 3),
+                    e["jaccard_bin"],
+                    fmt_number(e["source_containment"], 3),
+                    e["containment_bin"],
+                ]
+                for e in lenses["examples"]
+            ],
+        )
 
 
 def _print_composite(doc: dict[str, Any]) -> None:

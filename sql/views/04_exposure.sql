@@ -132,3 +132,41 @@ JOIN audits a USING (audit_id)
 JOIN audit_exposure_summary src ON src.audit_id = b.audit_id AND src.side = 'source'
 JOIN audit_exposure_summary tgt ON tgt.audit_id = b.audit_id AND tgt.side = 'target'
 JOIN audit_exposure_summary pair ON pair.audit_id = b.audit_id AND pair.side = 'pair';
+
+-- Two lenses on one test set and training corpus, segment by segment: the newest Jaccard audit
+-- beside the newest containment audit (exact ones first), with each side's exposure and bin by
+-- both. Where they disagree is where a test segment sits inside a long training text (docs/
+-- exposure.md, "Measures").
+CREATE OR REPLACE VIEW exposure_lenses AS
+WITH measured AS (
+    SELECT audit_id, test_corpus_id, train_corpus_id, mode, created_at,
+           coalesce(json_extract_string(config, '$.measure'), 'jaccard') AS measure
+    FROM audits
+),
+newest AS (
+    SELECT * FROM measured
+    QUALIFY row_number() OVER (
+        PARTITION BY test_corpus_id, train_corpus_id, measure
+        ORDER BY mode = 'exact' DESC, created_at DESC, audit_id) = 1
+)
+SELECT
+    j.test_corpus_id,
+    j.train_corpus_id,
+    ej.seg_idx,
+    j.audit_id AS jaccard_audit_id,
+    c.audit_id AS containment_audit_id,
+    ej.source_exposure AS source_jaccard,
+    ec.source_exposure AS source_containment,
+    ej.target_exposure AS target_jaccard,
+    ec.target_exposure AS target_containment,
+    ej.pair_exposure AS pair_jaccard,
+    ec.pair_exposure AS pair_containment,
+    ej.bin AS jaccard_bin,
+    ec.bin AS containment_bin,
+    ej.bin = ec.bin AS bins_agree
+FROM newest j
+JOIN newest c
+    ON c.test_corpus_id = j.test_corpus_id AND c.train_corpus_id = j.train_corpus_id
+   AND j.measure = 'jaccard' AND c.measure = 'containment'
+JOIN exposures ej ON ej.audit_id = j.audit_id
+JOIN exposures ec ON ec.audit_id = c.audit_id AND ec.seg_idx = ej.seg_idx;

@@ -14,6 +14,8 @@ from tests.conftest import snapshot
 from tests.exposure.audited import loaded_warehouse
 from tests.exposure.brute_force import BruteForce
 from tests.exposure.synthetic_corpus import make_corpus
+from warehouse import Warehouse
+from warehouse.analysis.report import build_report
 from warehouse.exposure.audit import run_audit
 from warehouse.exposure.config import AuditConfig
 from warehouse.exposure.normalize import normalize_many
@@ -421,7 +423,9 @@ def test_a_containment_audit_is_stored_beside_the_jaccard_one_with_its_own_id(lo
     assert all(c[i] >= j[i] - 1e-12 for j, c in rows for i in (0, 3, 7))
 
 
-def test_a_containment_audit_run_later_does_not_move_the_bins(loaded, corpus, tmp_path, db_path):
+def test_a_containment_audit_run_later_does_not_move_the_bins(
+    loaded, corpus, tmp_path, db_path, run_cli
+):
     path = tmp_path / "hyp.txt"
     path.write_text("".join(refs[0] + "\n" for refs in corpus.test_refs))
     [ingested] = write_runs(
@@ -438,6 +442,25 @@ def test_a_containment_audit_run_later_does_not_move_the_bins(loaded, corpus, tm
     assert chosen == (jaccard.audit_id,)
     measures = dict(loaded.execute("SELECT audit_id, audit_measure FROM run_exposure").fetchall())
     assert measures == {jaccard.audit_id: "jaccard", contained.audit_id: "containment"}
+    # The report compares the two lenses segment by segment.
+    lenses = build_report(loaded, ingested.run_id)["exposure"]["lenses"]
+    bins = {
+        audit: dict(loaded.execute(
+            "SELECT seg_idx, bin FROM exposures WHERE audit_id = ?", [audit]
+        ).fetchall())
+        for audit in (jaccard.audit_id, contained.audit_id)
+    }  # fmt: skip
+    agree = sum(bins[jaccard.audit_id][i] == bins[contained.audit_id][i] for i in range(60))
+    assert lenses["jaccard_audit_id"] == jaccard.audit_id
+    assert lenses["containment_audit_id"] == contained.audit_id
+    assert (lenses["segments"], lenses["bins_agree"]) == (60, agree)
+    assert len(lenses["examples"]) == min(5, 60 - agree)
+    for example in lenses["examples"]:
+        assert example["jaccard_bin"] != example["containment_bin"]
+    loaded.close()
+    shown = run_cli("report", ingested.run_id)
+    assert shown.exit_code == 0, shown.output
+    assert f"{agree:,} of 60 segments alike" in shown.stdout
 
 
 def test_a_jaccard_audit_keeps_the_id_it_had_before_measures():
@@ -483,6 +506,10 @@ def test_a_sentence_inside_a_training_document_is_contained_but_far_by_jaccard(r
     assert exposures["containment"][7:9] == (1.0, 1)
     assert exposures["containment"][11] == "near"
     assert exposures["jaccard"][0] < 0.3 and exposures["jaccard"][11] == "far"
+    with Warehouse.open(db, access="read") as wh:
+        lenses = list(wh.query("SELECT * FROM exposure_lenses"))
+    assert len(lenses) == 1 and lenses[0]["bins_agree"] is False
+    assert (lenses[0]["source_containment"], lenses[0]["jaccard_bin"]) == (1.0, "far")
 
 
 def test_a_text_corpus_is_audited_by_containment_equal_to_brute_force(run_cli, tmp_path):

@@ -18,7 +18,7 @@ from warehouse.analysis.id_tables import id_table, registered
 from warehouse.analysis.leaderboard import TRAIN_RULE
 from warehouse.analysis.runs import resolve_run
 from warehouse.basics import rows_as_dicts
-from warehouse.exposure.summary import AuditResult, choose_audit, load_audit
+from warehouse.exposure.summary import AuditResult, choose_audit, lens_comparison, load_audit
 from warehouse.stats.resample import bootstrap_settings
 from warehouse.store.settings import read_settings
 
@@ -154,6 +154,7 @@ def _documents(
         audit_id: load_audit(con, audit_id, action="unchanged")
         for audit_id in dict.fromkeys(audit_of.values())
     }
+    lenses = {audit_id: lens_comparison(con, audit_id) for audit_id in summaries}
     bins = (
         _grouped(
             con,
@@ -195,6 +196,8 @@ def _documents(
     }
     for run_id, doc in docs.items():
         doc["bin_intervals"] = intervals[run_id]
+        if doc["exposure"] is not None:
+            doc["exposure"]["lenses"] = lenses[doc["exposure"]["audit_id"]]
     return docs
 
 

@@ -178,3 +178,36 @@ def choose_audit(
             f"run `tame-wh audit --train {train} --testset …` first"
         )
     return str(row[0]) if row else None
+
+
+LENS_EXAMPLES = 5  # segments shown where the lenses disagree most
+
+
+def lens_comparison(con: duckdb.DuckDBPyConnection, audit_id: str) -> dict[str, Any] | None:
+    """How the Jaccard and containment audits of the audit's test set and training corpus
+    (view `exposure_lenses`) bin its segments; None unless both exist."""
+    found = con.execute(
+        "SELECT jaccard_audit_id, containment_audit_id, count(*), count(*) FILTER (bins_agree), "
+        "count(*) FILTER (source_containment = 1 AND jaccard_bin = 'far') "
+        "FROM exposure_lenses WHERE ? IN (jaccard_audit_id, containment_audit_id) "
+        "GROUP BY ALL",
+        [audit_id],
+    ).fetchone()
+    if found is None:
+        return None
+    jaccard, containment, n, agree, contained_far = found
+    examples = con.execute(
+        "SELECT seg_idx, source_jaccard, source_containment, jaccard_bin, containment_bin "
+        "FROM exposure_lenses WHERE jaccard_audit_id = ? AND containment_audit_id = ? "
+        "AND NOT bins_agree ORDER BY source_containment - source_jaccard DESC, seg_idx LIMIT ?",
+        [jaccard, containment, LENS_EXAMPLES],
+    ).fetchall()
+    keys = ("seg_idx", "source_jaccard", "source_containment", "jaccard_bin", "containment_bin")
+    return {
+        "jaccard_audit_id": jaccard,
+        "containment_audit_id": containment,
+        "segments": n,
+        "bins_agree": agree,
+        "contained_yet_far": contained_far,
+        "examples": [dict(zip(keys, row, strict=True)) for row in examples],
+    }
