@@ -382,6 +382,12 @@ def audit(app: AppContext, force: bool, as_json: bool, **opts: Any) -> None:
 @pass_app
 def tm_baseline(app: AppContext, out: Path, as_json: bool, **opts: Any) -> None:
     """Write the translation-memory hypotheses (target of each source's nearest neighbour)."""
+    with app.existing() as wh:
+        if wh is not None and wh.corpus(opts["train"], "train").kind == "text":
+            raise UsageError(
+                f"--train {opts['train']!r} holds documents or monolingual text, not translations: "
+                "it has no TM hypotheses (docs/exposure.md)"
+            )
     result, _said = _audit(app, opts, force=False, show_progress=not as_json)
     with app.open("write") as wh:
         hyps = wh.tm_hypotheses(result.audit_id)

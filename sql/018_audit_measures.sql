@@ -3,8 +3,9 @@
 -- An audit may score training rows by containment instead of Jaccard (`audit --measure`; the
 -- measure lives in `audits.config` and `audits.signature`, and only a containment audit names
 -- it). `run_exposure` gains `audit_measure` ('jaccard' or 'containment'), and the audit that the
--- leaderboard, report and compare use for a run is a Jaccard one when the test set has one
--- against that training corpus, so a containment audit run beside it never moves the bins.
+-- leaderboard, report, compare and meta use for a run prefers, after an exact audit to a fast
+-- one, a Jaccard audit to a containment one (then the largest training corpus, then the newest),
+-- so a containment audit run beside a Jaccard one never moves the bins.
 --
 -- Its views and macros have their one current definition in sql/views/ (re-applied whenever the
 -- schema version moves).

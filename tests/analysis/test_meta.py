@@ -136,7 +136,7 @@ def test_a_wrong_request_is_refused_in_one_line(judged, run_cli, tmp_path):
     for args, problem in (
         (("--metric", "comet"), "--metric: comet not scored on every judged run"),
         (("--human", "esa"), "--human esa names none of the judgment sets"),
-        (("--train", "nothing"), "no audit against 'nothing'"),
+        (("--train", "nothing"), "unknown training corpus 'nothing'"),
     ):
         done = judged("meta", "--testset", "t", *args)
         assert done.exit_code == 2 and problem in done.output, done.output

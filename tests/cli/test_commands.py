@@ -34,14 +34,14 @@ def printed_by_child(code: str, environment: dict[str, str]) -> str:
 
 
 def test_the_command_line_keeps_blas_to_one_thread_unless_told_otherwise():
-    code = "import cli, os, numpy; print(os.environ['OPENBLAS_NUM_THREADS'])"
+    code = "import warehouse.cli, os, numpy; print(os.environ['OPENBLAS_NUM_THREADS'])"
     environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     assert printed_by_child(code, environment) == "1"
     assert printed_by_child(code, {**environment, "OPENBLAS_NUM_THREADS": "3"}) == "3"
 
 
 def test_the_command_line_gives_arrow_the_system_allocator_unless_told_otherwise():
-    code = "import cli, pyarrow; print(pyarrow.default_memory_pool().backend_name)"
+    code = "import warehouse.cli, pyarrow; print(pyarrow.default_memory_pool().backend_name)"
     environment = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
     assert printed_by_child(code, environment) == "system"
     pinned = {**environment, "ARROW_DEFAULT_MEMORY_POOL": "mimalloc"}

@@ -71,7 +71,7 @@ def _args(command: tuple[str, ...], ids: list[str]) -> list[str]:
 
 
 def _cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None):
-    """Run `python -m cli ARGS` in a child process (a separate DuckDB instance)."""
+    """Run `python -m warehouse.cli ARGS` in a child process (a separate DuckDB instance)."""
     return subprocess.run(
         [sys.executable, "-m", "warehouse.cli", *args],
         cwd=cwd or ROOT,

@@ -345,10 +345,13 @@ def test_replacing_the_training_corpus_drops_its_audits(loaded, write_lines):
         assert loaded.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,), table
 
 
-def test_fast_validation_on_every_segment_agrees_with_the_stored_exact_audit(loaded):
+@pytest.mark.parametrize("measure", ["jaccard", "containment"])
+def test_fast_validation_on_every_segment_agrees_with_the_stored_exact_audit(loaded, measure):
     n = loaded.execute("SELECT n_segments FROM corpora WHERE name = 'test'").fetchone()[0]
-    fast = run_audit(loaded, "train", "test", AuditConfig(mode="fast", validate_sample=n))
-    exact = run_audit(loaded, "train", "test")
+    fast = run_audit(
+        loaded, "train", "test", AuditConfig(mode="fast", validate_sample=n, measure=measure)
+    )
+    exact = run_audit(loaded, "train", "test", AuditConfig(measure=measure))
     same_nn, same_bin = loaded.execute(
         "SELECT avg((f.source_nn IS NOT DISTINCT FROM e.source_nn)::INT), "
         "avg((f.bin = e.bin)::INT) FROM exposures f JOIN exposures e USING (seg_idx) "
@@ -584,3 +587,43 @@ def test_bad_text_corpus_options_exit_2_and_change_nothing(run_cli, tmp_path, ar
     assert result.exit_code == 2, result.output
     assert message in result.stderr
     assert snapshot(db) == before
+
+
+def test_a_text_corpus_defaults_to_containment_everywhere_and_has_no_tm_baseline(run_cli, tmp_path):
+    docs = ["the river market opens at nine near the old station", "a garden and a window"]
+    (tmp_path / "docs.txt").write_text("\n".join(docs) + "\n", encoding="utf-8")
+    (tmp_path / "t.en").write_text("the river market opens\n", encoding="utf-8")
+    (tmp_path / "t.fr").write_text("le marché\n", encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    added = run_cli("corpus", "add", "web", "--text", tmp_path / "docs.txt", "--lang", "de", db=db)
+    assert added.exit_code == 0, added.output
+    added = run_cli("testset", "add", "t", "--src", tmp_path / "t.en", "--ref", tmp_path / "t.fr",
+                    "--src-lang", "en", "--tgt-lang", "fr", db=db)  # fmt: skip
+    assert added.exit_code == 0, added.output
+    refused = run_cli("tm-baseline", "--train", "web", "--testset", "t", "--out",
+                      tmp_path / "tm.txt", db=db)  # fmt: skip
+    assert refused.exit_code == 2 and "has no TM hypotheses" in refused.stderr
+    assert not (tmp_path / "tm.txt").exists()
+    con = open_warehouse(db)
+    try:
+        assert con.execute("SELECT count(*) FROM audits").fetchone() == (0,)
+        # From Python without a configuration, and through the SQL functions, too.
+        result = run_audit(con, "web", "t")
+        assert "|measure:containment|" in result.signature
+        # German text against an en→fr test set: neither side's language.
+        language = "test set 't' is labelled en→fr but text corpus 'web' is in de"
+        assert [w for w in result.warnings if "labelled" in w] == [language]
+        register_training_corpus(con, "web")
+        [(value,)] = con.execute(
+            "SELECT tame_source_nn('the river market opens').exposure"
+        ).fetchall()
+        assert value == 1.0
+    finally:
+        con.close()
+    # English text beside an en→fr test set is expected: no warning.
+    added = run_cli("corpus", "add", "web-en", "--text", tmp_path / "docs.txt", "--lang", "en",
+                    db=db)  # fmt: skip
+    assert added.exit_code == 0, added.output
+    audited = run_cli("audit", "--train", "web-en", "--testset", "t", "--json", db=db)
+    assert audited.exit_code == 0, audited.output
+    assert not [w for w in json.loads(audited.stdout)["warnings"] if "labelled" in w]

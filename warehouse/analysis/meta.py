@@ -11,6 +11,7 @@ import duckdb
 import numpy as np
 
 from warehouse.errors import UsageError
+from warehouse.exposure.summary import choose_audit
 from warehouse.metrics.registry import BLEU, CHRF, CHRF_ONLY, TER, higher_is_better
 from warehouse.metrics.scores import bleu_scores, chrf_from_stats, chrf_scores, ter_scores
 from warehouse.stats.agreement import (
@@ -280,27 +281,20 @@ def _segment_rows(
 def _bins(
     con: duckdb.DuckDBPyConnection, corpus_id: str, keys: Sequence[str], train: str | None
 ) -> tuple[str | None, dict[str, np.ndarray]]:
-    """The columns of `keys` in each exposure bin of the test set's audit (the latest, or the
-    one against `train`)."""
-    audit = con.execute(
-        "SELECT a.audit_id FROM audits a JOIN corpora t ON t.corpus_id = a.train_corpus_id "
-        "WHERE a.test_corpus_id = ? AND (? IS NULL OR t.name = ?) "
-        "ORDER BY a.created_at DESC LIMIT 1",
-        [corpus_id, train, train],
-    ).fetchone()
-    if audit is None:
-        if train is not None:
-            raise UsageError(f"the test set has no audit against {train!r} (tame-wh audit)")
+    """The columns of `keys` in each exposure bin of the test set's audit (the one the
+    leaderboard's bins use, or the one against `train`)."""
+    audit_id = choose_audit(con, corpus_id, train)
+    if audit_id is None:
         return None, {}
     rows = con.execute(
         "SELECT s.seg_key, x.bin FROM exposures x JOIN segments s ON s.corpus_id = ? "
         "AND s.seg_idx = x.seg_idx WHERE x.audit_id = ?",
-        [corpus_id, audit[0]],
+        [corpus_id, audit_id],
     ).fetchall()
     bin_of = dict(rows)
     labels = np.array([bin_of.get(k, "") for k in keys], dtype=object)
     order = ("source_exact", "near", "medium", "far")
-    return str(audit[0]), {b: np.flatnonzero(labels == b) for b in order if (labels == b).any()}
+    return audit_id, {b: np.flatnonzero(labels == b) for b in order if (labels == b).any()}
 
 
 def metric_human_agreement(

@@ -10,6 +10,7 @@ import json
 import random
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import duckdb
@@ -17,12 +18,7 @@ import pyarrow as pa
 
 from warehouse import __version__
 from warehouse.basics import silent, utc_now
-from warehouse.exposure.config import (
-    EXACT_SEARCH,
-    AuditConfig,
-    audit_id_for,
-    resolve_audit_config,
-)
+from warehouse.exposure.config import AuditConfig, AuditOptions, audit_id_for
 from warehouse.exposure.direction import reversed_direction, sample_lines
 from warehouse.exposure.execution import LOCAL, Execution
 from warehouse.exposure.index.memory import duckdb_budget, duckdb_memory, peak_rss, size_text
@@ -31,7 +27,7 @@ from warehouse.exposure.index.retrieval import audit as retrieval_audit
 from warehouse.exposure.index.stored import BackgroundSaves, open_training_index
 from warehouse.exposure.summary import AuditResult, load_audit, tm_hypotheses
 from warehouse.exposure.udf import EXPOSURE_FUNCTION, SearchCounters, register_exposure_functions
-from warehouse.inputs.languages import direction_conflict
+from warehouse.inputs.languages import direction_conflict, language_conflict
 from warehouse.metrics.scores import bleu_from_stats
 from warehouse.metrics.surface import compute_segment_stats
 from warehouse.store.connection import duckdb_threads, transaction
@@ -159,7 +155,8 @@ def _validate_fast(
     config: AuditConfig,
     threads: int | None,
 ) -> dict[str, Any]:
-    """Rerun a seeded sample in exact mode; top-1 agreement, bin agreement and |ΔTM-BLEU|."""
+    """Rerun a seeded sample in exact mode (by the audit's measure); top-1 agreement, bin
+    agreement and |ΔTM-BLEU|."""
     (test, train), (test_src, test_refs) = corpora, texts
     sample = sorted(
         random.Random(VALIDATION_SEED).sample(
@@ -171,7 +168,7 @@ def _validate_fast(
         [test_src[i] for i in sample],
         [test_refs[i] for i in sample],
         config.normalization,
-        EXACT_SEARCH,
+        replace(config.search, mode="exact"),
         threads,
     )
     rows = con.execute(
@@ -222,6 +219,37 @@ def _record(
     )
 
 
+def _direction_warnings(
+    con: duckdb.DuckDBPyConnection, test: CorpusInfo, train: CorpusInfo, test_src: list[str]
+) -> list[str | None]:
+    """Whether the test set faces the way the training corpus does: the labelled languages,
+    and the test sources' resemblance to each training side (on a sample of its lines; the
+    index, when stored, spares reading the rest). A text corpus has one language for both
+    sides: it should be one of the test set's."""
+    if train.kind == "text":
+        return [
+            language_conflict(
+                f"test set {test.name!r}",
+                (test.src_lang, test.tgt_lang),
+                f"text corpus {train.name!r}",
+                train.src_lang,
+            )
+        ]
+    lines = sample_lines(train.n_segments)
+    train_src, train_tgt = (
+        training_texts(con, train.corpus_id)
+        if lines is None
+        else training_lines(con, train.corpus_id, lines)
+    )
+    labels = direction_conflict(
+        f"test set {test.name!r}",
+        (test.src_lang, test.tgt_lang),
+        f"training corpus {train.name!r}",
+        (train.src_lang, train.tgt_lang),
+    )
+    return [labels, reversed_direction(test_src, train_src, train_tgt)]
+
+
 def _compute(
     con: duckdb.DuckDBPyConnection,
     audit: tuple[str, bool],
@@ -239,24 +267,8 @@ def _compute(
     timings: dict[str, float] = {}
     started = time.perf_counter()
     test_src, test_refs = corpus_texts(con, test.corpus_id)
-    # The direction check needs only a sample of the training lines (the index, when stored,
-    # spares reading the rest).
-    lines = sample_lines(train.n_segments)
-    train_src, train_tgt = (
-        training_texts(con, train.corpus_id)
-        if lines is None
-        else training_lines(con, train.corpus_id, lines)
-    )
+    input_warnings = [w for w in _direction_warnings(con, test, train, test_src) if w]
     timings["read_seconds"] = time.perf_counter() - started
-    labels = direction_conflict(
-        f"test set {test.name!r}",
-        (test.src_lang, test.tgt_lang),
-        f"training corpus {train.name!r}",
-        (train.src_lang, train.tgt_lang),
-    )
-    found = [labels, reversed_direction(test_src, train_src, train_tgt)]
-    input_warnings = [w for w in found if w]
-    del train_src, train_tgt
     for warning in input_warnings:
         notify(f"warning: {warning}")
     saves = BackgroundSaves()
@@ -333,7 +345,7 @@ def run_audit(
     does what happened to the training index (loaded when stored beside the warehouse, else
     built and stored unless the execution or the `index.store` setting says not to).
     """
-    config = config or resolve_audit_config(con)
+    config = config or AuditOptions().resolve(con, train_name=train_name)
     train = get_corpus(con, train_name, "train")
     test = get_corpus(con, test_name, "test")
     audit_id = audit_id_for(test.corpus_id, train.corpus_id, config)

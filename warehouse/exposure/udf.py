@@ -25,7 +25,7 @@ import duckdb
 import pyarrow as pa
 from duckdb.func import PythonUDFType
 
-from warehouse.exposure.config import AuditConfig, resolve_audit_config
+from warehouse.exposure.config import AuditConfig, AuditOptions
 from warehouse.exposure.index import retrieval
 from warehouse.exposure.index.retrieval import Exposures, SearchIndex, build_index
 from warehouse.store.corpora import get_corpus, training_columns
@@ -173,7 +173,7 @@ def register_training_corpus(
     threads: int | None = None,
 ) -> SearchCounters:
     """Build the index of a registered training corpus and register the functions on `con`."""
-    config = config or resolve_audit_config(con)
+    config = config or AuditOptions().resolve(con, train_name=train_name)
     sources, targets = training_columns(con, get_corpus(con, train_name, "train").corpus_id)
     index = build_index(sources, targets, config.orders, config.normalization, threads)
     return register_exposure_functions(con, index, config, threads=threads)

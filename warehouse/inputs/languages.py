@@ -50,3 +50,16 @@ def direction_conflict(
             "(is one of them registered the wrong way round?)"
         )
     return f"{what} is labelled {shown} but {other} {other_shown}"
+
+
+def language_conflict(
+    what: str, labels: tuple[str | None, str | None], other: str, language: str | None
+) -> str | None:
+    """A warning when text in one `language` (documents, monolingual text) is in neither
+    language of a labelled direction (regions and scripts aside); None when it is in one of
+    them or either is unlabelled."""
+    mine = tuple(_language(code) for code in labels)
+    theirs = _language(language) if language is not None else None
+    if theirs is None or None in mine or theirs in mine:
+        return None
+    return f"{what} is labelled {'→'.join(str(c) for c in labels)} but {other} is in {language}"
