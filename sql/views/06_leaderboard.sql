@@ -122,6 +122,7 @@ SELECT
     sp.tokens_per_second,
     sp.entries_per_minute,
     e.audit_id,
+    e.audit_measure,
     e.train_corpus,
     e.tm_bleu,
     e.tm_chrf_plus_plus,

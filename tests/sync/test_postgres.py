@@ -24,7 +24,7 @@ from warehouse.store.resources import NumberedSql, migration_files
 from warehouse.store.schema import open_warehouse
 from warehouse.sync import migrate as migrate_module
 from warehouse.sync.migrate import migrate
-from warehouse.sync.postgres import CARD_COLUMNS, REAL_COLUMNS, sync_direct
+from warehouse.sync.postgres import CARD_COLUMNS, REAL_COLUMNS, TEXT_COLUMNS, sync_direct
 from warehouse.sync.rest import sync_rest
 
 KEY = "test-service-role.key.sekrit"
@@ -119,8 +119,9 @@ def test_synced_columns_equal_the_duckdb_leaderboard(pg_dsn, demo):
                 assert theirs is None, column
             else:
                 assert math.isclose(theirs, ours, rel_tol=1e-6, abs_tol=1e-6), column
-        for column in ("model_slug", "condition", "dataset_id", "language_pair", "quality_tier"):
+        for column in TEXT_COLUMNS:
             assert card[column] == row[column], column
+        assert card["audit_measure"] == "jaccard"  # the demo's audit
 
 
 def test_raw_text_never_leaves_the_warehouse(pg_dsn, demo):

@@ -43,6 +43,7 @@ TEXT_COLUMNS = (
     "language_pair",
     "quality_tier",
     "audit_id",
+    "audit_measure",
     "tie_metric",
     "tie_method",
     "tie_correction",
