@@ -24,6 +24,7 @@ from warehouse.cli.output import ALPHA, emit_json, fmt_number, print_table, say
 from warehouse.frontend import (
     CLUSTER_SORT_KEYS,
     CORRECTIONS,
+    MEASURES,
     METHODS,
     SORT_KEYS,
     TRAIN_RULE,
@@ -55,6 +56,12 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
     "--train",
     default=None,
     help="Exposure columns against this training corpus (default: the largest one audited).",
+)
+@click.option(
+    "--bin-by",
+    type=click.Choice(MEASURES),
+    default=None,
+    help="Exposure columns from an audit by this measure (default: Jaccard before containment).",
 )
 @click.option(
     "--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only runs with this tag (repeat)."
@@ -127,6 +134,7 @@ def leaderboard_cmd(
     sort: str | None,
     limit: int | None,
     train: str | None,
+    bin_by: str | None,
     tags: tuple[str, ...],
     clusters: bool,
     bin_name: str | None,
@@ -219,6 +227,7 @@ def leaderboard_cmd(
                 sort="composite" if plugin_metrics else sort,  # then ranked by the plugin
                 limit=None if clusters else limit,
                 train=train,
+                bin_by=bin_by,
                 tags=parse_tags(tags),
                 bin_name=bin_name,
                 options=options,

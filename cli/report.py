@@ -9,6 +9,7 @@ import click
 
 from warehouse.cli.context import AppContext, as_of_option, as_of_value, json_option, pass_app
 from warehouse.cli.output import emit_json, fmt_number, fmt_share, print_fields, print_table, say
+from warehouse.frontend import MEASURES
 
 
 def _print_quality(doc: dict[str, Any]) -> None:
@@ -293,6 +294,12 @@ def _print_gengap_intervals(found: dict[str, Any] | None) -> None:
 @click.command()
 @click.argument("run")
 @click.option("--train", default=None, help="Use the audit against this training corpus.")
+@click.option(
+    "--bin-by",
+    type=click.Choice(MEASURES),
+    default=None,
+    help="Use an audit by this measure (default: Jaccard before containment).",
+)
 @click.option("--testset", default=None, help="The run of RUN (a model slug) on this test set.")
 @click.option(
     "--html",
@@ -308,6 +315,7 @@ def report(
     app: AppContext,
     run: str,
     train: str | None,
+    bin_by: str | None,
     testset: str | None,
     html_file: Path | None,
     as_of: str | None,
@@ -319,7 +327,7 @@ def report(
         # The page's libraries (altair, the Vega bundle) load only for a page (the handle
         # imports them in `report_html`): a third of a second a terminal report does not need.
         with app.open("read", when) as wh:
-            written = wh.report_html(run, html_file, train=train, testset=testset)
+            written = wh.report_html(run, html_file, train=train, testset=testset, bin_by=bin_by)
         if as_json:
             emit_json(written.to_dict())
         else:
@@ -327,7 +335,7 @@ def report(
             click.echo(f"{html_file} ({written.bytes / 1e6:.1f} MB, run {written.run_id}): {state}")
         return
     with app.open("read", when) as wh:
-        doc = wh.report(run, train=train, testset=testset)
+        doc = wh.report(run, train=train, testset=testset, bin_by=bin_by)
     if as_json:
         emit_json(doc)
     else:

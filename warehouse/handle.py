@@ -378,17 +378,19 @@ class Warehouse:
         bin_name: str | None = None,
         options: MetricOptions | None = None,
         plugin_metrics: Sequence[str] = (),
+        bin_by: str | None = None,
     ) -> Rows:
         """Runs ranked by `sort` (or by chrF++ on the exposure bin `bin_name`, each row then
         with its `bin` scores and intervals), each with every leaderboard column
         (docs/scores.md); the runs as ingested, or with `options` those scored under them, or
-        with `plugin_metrics` those the metric plugins scored, ranked by the first."""
+        with `plugin_metrics` those the metric plugins scored, ranked by the first; exposure
+        columns from an audit by the measure `bin_by` when given."""
         from warehouse.analysis.leaderboard import leaderboard
 
         rows = leaderboard(
             self.con, testset=testset, sort=sort, limit=limit, train=train,
             tags=dict(tags or {}), bin_name=bin_name, options=options,
-            plugin_metrics=plugin_metrics,
+            plugin_metrics=plugin_metrics, bin_by=bin_by,
         )  # fmt: skip
         return Rows(rows)
 
@@ -405,13 +407,19 @@ class Warehouse:
         return list_runs(self.con, testset=testset, model_slug=model_slug, tags=dict(tags or {}))
 
     def report(
-        self, run: str, *, train: str | None = None, testset: str | None = None
+        self,
+        run: str,
+        *,
+        train: str | None = None,
+        testset: str | None = None,
+        bin_by: str | None = None,
     ) -> dict[str, Any]:
         """Everything about one run (a run id, a unique prefix or a model slug, on `testset`
-        when given): the document `tame-wh report --json` prints."""
+        when given): the document `tame-wh report --json` prints; its exposure from an audit by
+        the measure `bin_by` when given."""
         from warehouse.analysis.report import build_report
 
-        return build_report(self.con, run, train=train, testset=testset)
+        return build_report(self.con, run, train=train, testset=testset, bin_by=bin_by)
 
     def replicates(
         self,
@@ -873,13 +881,14 @@ class Warehouse:
         *,
         train: str | None = None,
         testset: str | None = None,
+        bin_by: str | None = None,
     ) -> ReportFile:
         """Write one run's report as a self-contained HTML page to `path` (left alone when it
         already holds this page)."""
         from warehouse.analysis.pages import run_page_data
         from warehouse.html.report_file import write_report_html
 
-        page = run_page_data(self.con, run, train=train, testset=testset)
+        page = run_page_data(self.con, run, train=train, testset=testset, bin_by=bin_by)
         return write_report_html(page, path)
 
     def ingest(

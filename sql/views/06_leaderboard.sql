@@ -25,12 +25,13 @@ QUALIFY row_number() OVER (
 -- each test set's default: exposure columns come from an exact audit before a fast one, then
 -- from the LARGEST training corpus audited for the test set, then the newest audit. The chosen
 -- corpus is named in the `train_corpus` column (docs/exposure.md).
-CREATE OR REPLACE MACRO leaderboard_for(wanted_train) AS TABLE
+CREATE OR REPLACE MACRO leaderboard_by(wanted_train, wanted_measure) AS TABLE
 WITH chosen_exposure AS (
     SELECT x.*, tr.name AS train_corpus
     FROM run_exposure x
     JOIN corpora tr ON tr.corpus_id = x.train_corpus_id
-    WHERE wanted_train IS NULL OR tr.name = wanted_train
+    WHERE (wanted_train IS NULL OR tr.name = wanted_train)
+      AND (wanted_measure IS NULL OR x.audit_measure = wanted_measure)
     QUALIFY row_number() OVER (
         PARTITION BY x.run_id
         ORDER BY x.audit_mode = 'exact' DESC, x.audit_measure = 'jaccard' DESC,
@@ -177,6 +178,11 @@ LEFT JOIN human hu USING (run_id)
 LEFT JOIN run_tie_groups tie USING (run_id)
 LEFT JOIN tag tg USING (run_id)
 LEFT JOIN run_rescores rs USING (run_id);
+
+-- The leaderboard with the exposure columns of any audit against `wanted_train` (NULL: each test
+-- set's default corpus), of every measure (`leaderboard_by` with NULL: Jaccard first).
+CREATE OR REPLACE MACRO leaderboard_for(wanted_train) AS TABLE
+SELECT * FROM leaderboard_by(wanted_train, NULL);
 
 -- The leaderboard of the runs as ingested, with each test set's default training corpus (what
 -- sync and BI tools read; `leaderboard_for` also lists the runs `tame-wh rescore` derived).

@@ -15,6 +15,7 @@ from tests.exposure.audited import loaded_warehouse
 from tests.exposure.brute_force import BruteForce
 from tests.exposure.synthetic_corpus import make_corpus
 from warehouse import Warehouse
+from warehouse.analysis.leaderboard import leaderboard
 from warehouse.analysis.report import build_report
 from warehouse.exposure.audit import run_audit
 from warehouse.exposure.config import AuditConfig
@@ -460,10 +461,37 @@ def test_a_containment_audit_run_later_does_not_move_the_bins(
     assert len(lenses["examples"]) == min(5, 60 - agree)
     for example in lenses["examples"]:
         assert example["jaccard_bin"] != example["containment_bin"]
+    # Either lens on request: the leaderboard and the report by containment.
+    [row] = leaderboard(loaded, bin_by="containment")
+    assert (row["audit_id"], row["audit_measure"]) == (contained.audit_id, "containment")
+    by_containment = build_report(loaded, ingested.run_id, bin_by="containment")
+    assert by_containment["exposure"]["audit_id"] == contained.audit_id
+    assert by_containment["exposure"]["train_rule"].endswith("by containment (--bin-by)")
     loaded.close()
     shown = run_cli("report", ingested.run_id)
     assert shown.exit_code == 0, shown.output
     assert f"{agree:,} of 60 segments alike" in shown.stdout
+    board = run_cli("leaderboard", "--bin-by", "containment", "--json")
+    assert [r["audit_id"] for r in json.loads(board.stdout)] == [contained.audit_id]
+    board = run_cli("leaderboard", "--json")
+    assert [r["audit_id"] for r in json.loads(board.stdout)] == [jaccard.audit_id]
+
+
+def test_a_lens_the_test_set_lacks_is_refused(loaded, corpus, tmp_path, db_path, run_cli):
+    path = tmp_path / "hyp.txt"
+    path.write_text("".join(refs[0] + "\n" for refs in corpus.test_refs))
+    [ingested] = write_runs(
+        loaded, [prepare_from_files(db_path, testset="test", hyp_path=path, model_slug="m")]
+    )
+    run_audit(loaded, "train", "test")
+    loaded.close()
+    before = snapshot(db_path)
+    refused = run_cli("report", ingested.run_id, "--bin-by", "containment")
+    assert refused.exit_code == 2
+    assert "the run's test set has no containment audit" in refused.stderr
+    board = run_cli("leaderboard", "--bin-by", "containment", "--json")
+    assert board.exit_code == 0 and json.loads(board.stdout)[0]["audit_id"] is None
+    assert snapshot(db_path) == before
 
 
 def test_a_jaccard_audit_keeps_the_id_it_had_before_measures():

@@ -14,6 +14,7 @@ import numpy as np
 from warehouse.analysis.bins import runs_bin_intervals
 from warehouse.basics import grouped, rows_as_dicts
 from warehouse.errors import UsageError
+from warehouse.exposure.config import MEASURES
 from warehouse.metrics.plugins import signed_direction
 from warehouse.metrics.registry import BLEU, CHRF, HUMAN_METRICS, SORT_KEYS
 from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions, without_version
@@ -37,13 +38,15 @@ def leaderboard(
     bin_name: str | None = None,
     options: MetricOptions | None = None,
     plugin_metrics: Sequence[str] = (),
+    bin_by: str | None = None,
 ) -> list[dict[str, Any]]:
     """Leaderboard rows, best first by `sort` (NULLs last), each with a `coverage_differs` flag
     (its composite uses other metrics than most runs of its test set) and intervals of its human
     scores (`human_mqm_ci_lower`, …).
 
     Exposure columns refer to the training corpus named in each row's `train_corpus`: `train`
-    when given, else the largest training corpus audited for the row's test set (TRAIN_RULE).
+    when given, else the largest training corpus audited for the row's test set (TRAIN_RULE),
+    from an audit by the measure `bin_by` when given (else Jaccard before containment).
     Only runs carrying every tag in `tags` are listed. With `bin_name`, the runs are ranked by
     chrF++ on that exposure bin instead (`rank_by_bin`), `limit` applied after. The runs are
     those as ingested; with `options`, the runs (as ingested or re-scored) whose statistics were
@@ -59,6 +62,8 @@ def leaderboard(
         get_corpus(con, testset, "test")  # unknown names are usage errors
     if train is not None:
         get_corpus(con, train, "train")
+    if bin_by is not None and bin_by not in MEASURES:
+        raise UsageError(f"--bin-by: expected one of {', '.join(MEASURES)}, got {bin_by!r}")
     wanted = tags or {}
     column, descending = SORT_KEYS[sort]  # never interpolated from user input
     direction = "DESC" if descending else "ASC"
@@ -66,13 +71,14 @@ def leaderboard(
     if options is not None or plugin_metrics:
         chosen = scored_under(con, options or DEFAULT_OPTIONS, plugin_metrics)
     cursor = con.execute(
-        f"SELECT * FROM leaderboard_for(?) WHERE (? IS NULL OR test_set = ?) "
+        f"SELECT * FROM leaderboard_by(?, ?) WHERE (? IS NULL OR test_set = ?) "
         f"AND CASE WHEN ? THEN list_contains(?, run_id) ELSE rescored_from IS NULL END "
         f"AND (SELECT count(*) FROM (SELECT unnest(?) AS k, unnest(?) AS v) w "
         f"     WHERE map_extract_value(tags, w.k) = w.v) = ? "
         f"ORDER BY {column} {direction} NULLS LAST, run_id LIMIT ?",
         [
             train,
+            bin_by,
             testset,
             testset,
             chosen is not None,

@@ -66,9 +66,11 @@ def run_page_data(
     *,
     train: str | None = None,
     testset: str | None = None,
+    bin_by: str | None = None,
 ) -> RunPageData:
-    """What the page of one run shows (its audit: against `train`, else the default one)."""
-    doc = build_report(con, run_ref, train=train, testset=testset)
+    """What the page of one run shows (its audit: against `train` and by `bin_by` when given,
+    else the default one)."""
+    doc = build_report(con, run_ref, train=train, testset=testset, bin_by=bin_by)
     run_id = doc["run"]["run_id"]
     audit_id = doc["exposure"]["audit_id"] if doc["exposure"] else None
     test_corpus_id = doc["run"]["test_corpus_id"]

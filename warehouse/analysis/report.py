@@ -49,18 +49,22 @@ def build_report(
     *,
     train: str | None = None,
     testset: str | None = None,
+    bin_by: str | None = None,
 ) -> dict[str, Any]:
     """Everything known about one run (named on the test set `testset` when given), as a
-    stable, versioned document, with bootstrap intervals of its exposure bins and GenGap."""
+    stable, versioned document, with bootstrap intervals of its exposure bins and GenGap; its
+    exposure from the audit against `train` and by the measure `bin_by` when given."""
     run_id = resolve_run(con, run_ref, testset)
     board = rows_as_dicts(  # any run, re-scored ones too (the view lists runs as ingested)
         con.execute("SELECT * FROM leaderboard_for(NULL) WHERE run_id = ?", [run_id])
     )
-    audit_id = choose_audit(con, board[0]["test_corpus_id"], train)
+    audit_id = choose_audit(con, board[0]["test_corpus_id"], train, bin_by)
     selection = _Selection(
         "WHERE run_id = ?", [run_id], "WHERE run_id = ? AND audit_id = ?", [run_id, audit_id]
     )
     rule = "given (--train)" if train is not None else TRAIN_RULE
+    if bin_by is not None:
+        rule += f"; by {bin_by} (--bin-by)"
     audit_of = {run_id: audit_id} if audit_id is not None else {}
     return _documents(con, board, audit_of, selection, rule)[run_id]
 

@@ -157,21 +157,32 @@ def tm_hypotheses(con: duckdb.DuckDBPyConnection, audit_id: str) -> list[str]:
 
 
 def choose_audit(
-    con: duckdb.DuckDBPyConnection, test_corpus_id: str, train: str | None
+    con: duckdb.DuckDBPyConnection,
+    test_corpus_id: str,
+    train: str | None,
+    measure: str | None = None,
 ) -> str | None:
     """The audit that exposure figures of a test set use, by the leaderboard's rule: against
     `train` if given, else the largest training corpus audited for the test set; an exact
-    audit before a fast one, a Jaccard one before another measure's, then the newest."""
+    audit before a fast one, a Jaccard one before another measure's (only `measure`'s when
+    given), then the newest."""
     train_id = get_corpus(con, train, "train").corpus_id if train is not None else None
     row = con.execute(
         "SELECT a.audit_id FROM audits a JOIN corpora tr ON tr.corpus_id = a.train_corpus_id "
         "WHERE a.test_corpus_id = ? AND (? IS NULL OR a.train_corpus_id = ?) "
+        "AND (? IS NULL OR coalesce(json_extract_string(a.config, '$.measure'), 'jaccard') = ?) "
         "ORDER BY a.mode = 'exact' DESC, "
         "coalesce(json_extract_string(a.config, '$.measure'), 'jaccard') = 'jaccard' DESC, "
         "tr.n_segments DESC, a.created_at DESC, a.audit_id "
         "LIMIT 1",
-        [test_corpus_id, train_id, train_id],
+        [test_corpus_id, train_id, train_id, measure, measure],
     ).fetchone()
+    if row is None and measure is not None:
+        against = f" against {train!r}" if train is not None else ""
+        raise UsageError(
+            f"the run's test set has no {measure} audit{against}; run `tame-wh audit "
+            f"--measure {measure} --testset …` first"
+        )
     if row is None and train is not None:
         raise UsageError(
             f"the run's test set was never audited against {train!r}; "
