@@ -125,6 +125,31 @@ def test_every_command_on_every_backend(warehouse, texts, tmp_path):
     _constraints_hold(warehouse)
 
 
+def test_documents_and_the_containment_lens_on_every_backend(warehouse, texts, tmp_path):
+    good, _bad = _load(warehouse, texts)
+    lines = texts["train_src"].read_text(encoding="utf-8").splitlines()
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(
+        "".join(json.dumps({"text": "\n".join(lines[k : k + 20])}) + "\n"
+                for k in range(0, len(lines), 20)),
+        encoding="utf-8",
+    )  # fmt: skip
+    _ok(warehouse.run("corpus", "add", "web", "--text", docs, "--lang", "en"), "web")
+    audited = warehouse.run("audit", "--train", "web", "--testset", "ts", "--json")
+    _ok(audited)  # a lake's audit says on stderr what it did with the index
+    assert "|measure:containment|" in json.loads(audited.stdout)["signature"]
+    _ok(warehouse.run("audit", "--train", "tr", "--testset", "ts", "--measure", "containment"))
+    report = json.loads(_ok(warehouse.run("report", good, "--train", "tr", "--json")))
+    lenses = report["exposure"]["lenses"]
+    assert lenses["jaccard_audit_id"] == report["exposure"]["audit_id"]
+    assert lenses["segments"] == 24
+    board = json.loads(_ok(warehouse.run("leaderboard", "--bin-by", "containment", "--json")))
+    assert {r["audit_measure"] for r in board} == {"containment"}
+    rows = warehouse.sql("SELECT count(*) FROM exposure_lenses")
+    assert rows == [(24,)]
+    _constraints_hold(warehouse)
+
+
 def test_the_same_run_twice_is_stored_once(warehouse, texts):
     _ok(
         warehouse.run(
