@@ -20,3 +20,8 @@ CREATE OR REPLACE MACRO tm_hypothesis(neighbour_target, test_source, zero_policy
     CASE WHEN neighbour_target IS NOT NULL THEN neighbour_target
          WHEN zero_policy = 'source' THEN test_source
          ELSE '' END;
+
+-- The measure an audit scores rows by, from its configuration: 'jaccard' unless it names another
+-- (only a containment audit names its measure, docs/exposure.md "Measures").
+CREATE OR REPLACE MACRO audit_measure(config) AS
+    coalesce(json_extract_string(config, '$.measure'), 'jaccard');

@@ -125,7 +125,7 @@ SELECT
     pair.shares_at_or_above[3] AS pairleak_095,
     pair.exact_share AS pair_exact_share,
     a.mode AS audit_mode,
-    coalesce(json_extract_string(a.config, '$.measure'), 'jaccard') AS audit_measure,
+    audit_measure(a.config) AS audit_measure,
     a.created_at AS audited_at
 FROM by_bin b
 JOIN audits a USING (audit_id)
@@ -140,7 +140,7 @@ JOIN audit_exposure_summary pair ON pair.audit_id = b.audit_id AND pair.side = '
 CREATE OR REPLACE VIEW exposure_lenses AS
 WITH measured AS (
     SELECT audit_id, test_corpus_id, train_corpus_id, mode, created_at,
-           coalesce(json_extract_string(config, '$.measure'), 'jaccard') AS measure
+           audit_measure(config) AS measure
     FROM audits
 ),
 newest AS (

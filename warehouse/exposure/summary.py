@@ -170,9 +170,9 @@ def choose_audit(
     row = con.execute(
         "SELECT a.audit_id FROM audits a JOIN corpora tr ON tr.corpus_id = a.train_corpus_id "
         "WHERE a.test_corpus_id = ? AND (? IS NULL OR a.train_corpus_id = ?) "
-        "AND (? IS NULL OR coalesce(json_extract_string(a.config, '$.measure'), 'jaccard') = ?) "
+        "AND (? IS NULL OR audit_measure(a.config) = ?) "
         "ORDER BY a.mode = 'exact' DESC, "
-        "coalesce(json_extract_string(a.config, '$.measure'), 'jaccard') = 'jaccard' DESC, "
+        "audit_measure(a.config) = 'jaccard' DESC, "
         "tr.n_segments DESC, a.created_at DESC, a.audit_id "
         "LIMIT 1",
         [test_corpus_id, train_id, train_id, measure, measure],

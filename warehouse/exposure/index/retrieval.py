@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
-from warehouse.exposure.config import DEFAULT_ORDERS, EXACT_SEARCH, Mode, SearchSettings
+from warehouse.exposure.config import DEFAULT_ORDERS, EXACT_SEARCH, SearchSettings
 from warehouse.exposure.normalize import (
     DEFAULT_CONFIG,
     NormalizationConfig,
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Exposures",
-    "Mode",
     "RetrievalIndex",
     "SearchIndex",
     "SearchSettings",
