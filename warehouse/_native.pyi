@@ -233,3 +233,66 @@ class RetrievalIndex:
         threads: int | None = None,
     ) -> TargetSearch:
         """Target exposure of each query's references."""
+
+SUFFIX_FORMAT_VERSION: int
+MAX_SHARD_BYTES: int
+
+class ShardInfo(TypedDict):
+    """`SubstringIndex.build_shard`: the stored file's length, its arrays' xxh3-64 checksum, the
+    bytes of text indexed (documents and their end bytes) and the documents."""
+
+    bytes: int
+    checksum: int
+    text_bytes: int
+    docs: int
+
+class LensBuffers(TypedDict):
+    """`SubstringIndex.lens`: per segment `chars`, `longest` (characters shared contiguously),
+    `start` (its place in the segment), `count` (whole-segment occurrences), all uint64; `doc`
+    and `offset` of its first occurrence (int64, valid where `doc_valid`); per word order the
+    n-grams `found` and in the segment (`total`), uint64."""
+
+    chars: bytes
+    longest: bytes
+    start: bytes
+    count: bytes
+    doc: bytes
+    offset: bytes
+    doc_valid: bytes
+    found: list[bytes]
+    total: list[bytes]
+
+@final
+class SubstringIndex:
+    """Suffix-array shards of a corpus's normalised documents, in corpus order."""
+
+    @staticmethod
+    def build_shard(
+        docs: str | bytes, rows: int, path: str | PathLike[str], key: bytes, threads: int | None = None
+    ) -> ShardInfo:
+        """Build the shard of `rows` newline-joined documents and store it at `path`."""
+
+    @staticmethod
+    def from_joined(docs: str | bytes, rows: int, threads: int | None = None) -> SubstringIndex:
+        """One in-memory shard of `rows` newline-joined documents."""
+
+    @staticmethod
+    def open(paths: Sequence[str | PathLike[str]], keys: Sequence[bytes]) -> SubstringIndex:
+        """The stored shards at `paths` under `keys`, memory-mapped and verified."""
+
+    @property
+    def docs(self) -> int:
+        """Documents over all shards."""
+
+    @property
+    def text_bytes(self) -> int:
+        """Bytes of indexed text over all shards."""
+
+    @property
+    def checksums(self) -> list[int]:
+        """Each shard's checksum, in corpus order."""
+
+    def lens(
+        self, segments: str | bytes, rows: int, orders: Sequence[int], threads: int | None = None
+    ) -> LensBuffers:
+        """The substring lens of `rows` newline-joined test segments."""

@@ -10,6 +10,7 @@ pub mod bootstrap;
 pub mod cyzil;
 pub mod profile;
 pub mod retrieval;
+pub mod substring;
 pub mod surface;
 pub mod ter;
 

@@ -13,6 +13,7 @@ use pyo3::PyErr;
 use crate::bootstrap::BootstrapError;
 use crate::cyzil::CyzilError;
 use crate::retrieval::{PersistError, RetrievalError};
+use crate::substring::SubstringError;
 use crate::ter::TerError;
 
 create_exception!(
@@ -76,5 +77,14 @@ impl From<TerError> for PyErr {
 impl From<PersistError> for PyErr {
     fn from(err: PersistError) -> Self {
         IndexFileError::new_err(err.to_string())
+    }
+}
+
+impl From<SubstringError> for PyErr {
+    fn from(err: SubstringError) -> Self {
+        match err {
+            SubstringError::InvalidArgument(_) => value_error(err),
+            SubstringError::File { .. } => IndexFileError::new_err(err.to_string()),
+        }
     }
 }

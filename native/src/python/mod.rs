@@ -6,6 +6,7 @@
 //! * `bootstrap`: resample sums over numpy arrays (buffers in, a caller-allocated buffer out);
 //! * `retrieval`: the `RetrievalIndex` class, whose searches return Arrow-layout buffers
 //!   (`columns`);
+//! * `substring`: the `SubstringIndex` class (suffix-array shards and the substring lens);
 //! * `error`: the one mapping of native errors to Python exceptions (`ValueError`, and its
 //!   subclass `IndexFileError` for stored indexes).
 //!
@@ -17,6 +18,7 @@ mod error;
 mod metrics;
 mod profile;
 mod retrieval;
+mod substring;
 mod ter;
 
 use pyo3::prelude::*;
@@ -28,6 +30,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     metrics::register(m)?;
     bootstrap::register(m)?;
     retrieval::register(m)?;
+    substring::register(m)?;
     ter::register(m)?;
     profile::register(m)?;
     Ok(())

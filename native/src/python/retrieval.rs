@@ -17,14 +17,14 @@ use crate::retrieval::{
 /// Newline-joined texts as a `str`, or as UTF-8 `bytes` (which spare Python a wide copy of
 /// text with characters beyond Latin-1).
 #[derive(FromPyObject)]
-enum Joined {
+pub(super) enum Joined {
     Str(PyBackedStr),
     Bytes(PyBackedBytes),
 }
 
 impl Joined {
     /// The texts, checked to be UTF-8 when given as bytes.
-    fn text(&self, name: &str) -> PyResult<&str> {
+    pub(super) fn text(&self, name: &str) -> PyResult<&str> {
         match self {
             Self::Str(s) => Ok(s),
             Self::Bytes(b) => {
@@ -35,7 +35,7 @@ impl Joined {
 }
 
 /// An optional argument that must be a positive integer.
-fn at_least_one<T: TryFrom<i64>>(name: &str, value: Option<i64>) -> PyResult<Option<T>> {
+pub(super) fn at_least_one<T: TryFrom<i64>>(name: &str, value: Option<i64>) -> PyResult<Option<T>> {
     value
         .map(|v| {
             (v >= 1)
