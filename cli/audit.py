@@ -106,7 +106,8 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             type=click.Choice(MEASURES),
             default=None,
             help="jaccard = shared / all grams of both; containment = shared / the test text's "
-            "grams (default: containment for --text corpora, else jaccard).",
+            "grams (default: containment for --text corpora, else jaccard); substring = the "
+            "longest stretch shared verbatim, from a suffix array.",
         ),
         *INDEX_OPTIONS,
         click.option(

@@ -61,7 +61,8 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
     "--bin-by",
     type=click.Choice(MEASURES),
     default=None,
-    help="Exposure columns from an audit by this measure (default: Jaccard before containment).",
+    help="Exposure columns from an audit by this measure (default: Jaccard, then containment, "
+    "then substring).",
 )
 @click.option(
     "--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only runs with this tag (repeat)."

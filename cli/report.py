@@ -123,30 +123,57 @@ def _print_exposure(doc: dict[str, Any]) -> None:
 
 
 def _print_lenses(lenses: dict[str, Any] | None) -> None:
-    """Where the Jaccard and containment audits of the same corpora bin segments apart."""
+    """Where the audits by different measures of the same corpora bin segments apart."""
     if not lenses:
         return
+    names = [
+        f"{label} audit {lenses[key]}"
+        for label, key in (
+            ("Jaccard", "jaccard_audit_id"),
+            ("containment", "containment_audit_id"),
+            ("substring", "substring_audit_id"),
+        )
+        if lenses.get(key)
+    ]
+    facts = []
+    if lenses.get("jaccard_audit_id") and lenses.get("containment_audit_id"):
+        facts.append(
+            f"{lenses['contained_yet_far']:,} are wholly contained in a training text yet far "
+            "by Jaccard"
+        )
+    if lenses.get("jaccard_audit_id") and lenses.get("substring_audit_id"):
+        facts.append(
+            f"{lenses['verbatim_yet_far']:,} occur verbatim in training yet are far by Jaccard"
+        )
     click.echo(
-        f"lenses: Jaccard audit {lenses['jaccard_audit_id']} and containment audit "
-        f"{lenses['containment_audit_id']} bin {lenses['bins_agree']:,} of "
-        f"{lenses['segments']:,} segments alike; {lenses['contained_yet_far']:,} are wholly "
-        "contained in a training text yet far by Jaccard"
+        f"lenses: {' and '.join(names)} bin {lenses['bins_agree']:,} of "
+        f"{lenses['segments']:,} segments alike" + "".join(f"; {f}" for f in facts)
     )
     if lenses["examples"]:
-        print_table(
-            None,
-            ["segment", "Jaccard", "Jaccard bin", "containment", "containment bin"],
-            [
-                [
-                    e["seg_idx"],
-                    fmt_number(e["source_jaccard"], 3),
-                    e["jaccard_bin"],
-                    fmt_number(e["source_containment"], 3),
-                    e["containment_bin"],
-                ]
-                for e in lenses["examples"]
-            ],
-        )
+        shown = [
+            (label, key)
+            for label, key in (
+                ("Jaccard", "jaccard"),
+                ("containment", "containment"),
+                ("substring", "substring"),
+            )
+            if lenses.get(f"{key}_audit_id")
+        ]
+        header = ["segment"]
+        for label, _key in shown:
+            header += [label, f"{label} bin"]
+        rows = []
+        for e in lenses["examples"]:
+            row = [e["seg_idx"]]
+            for _, key in shown:
+                value = (
+                    f"{e['source_longest_chars']} of {e['source_chars']} chars"
+                    if key == "substring"
+                    else fmt_number(e[f"source_{key}"], 3)
+                )
+                row += [value, e[f"{key}_bin"]]
+            rows.append(row)
+        print_table(None, header, rows)
 
 
 def _print_composite(doc: dict[str, Any]) -> None:
@@ -298,7 +325,7 @@ def _print_gengap_intervals(found: dict[str, Any] | None) -> None:
     "--bin-by",
     type=click.Choice(MEASURES),
     default=None,
-    help="Use an audit by this measure (default: Jaccard before containment).",
+    help="Use an audit by this measure (default: Jaccard, then containment, then substring).",
 )
 @click.option("--testset", default=None, help="The run of RUN (a model slug) on this test set.")
 @click.option(

@@ -268,7 +268,11 @@ class SubstringIndex:
 
     @staticmethod
     def build_shard(
-        docs: str | bytes, rows: int, path: str | PathLike[str], key: bytes, threads: int | None = None
+        docs: str | bytes,
+        rows: int,
+        path: str | PathLike[str],
+        key: bytes,
+        threads: int | None = None,
     ) -> ShardInfo:
         """Build the shard of `rows` newline-joined documents and store it at `path`."""
 

@@ -133,10 +133,11 @@ JOIN audit_exposure_summary src ON src.audit_id = b.audit_id AND src.side = 'sou
 JOIN audit_exposure_summary tgt ON tgt.audit_id = b.audit_id AND tgt.side = 'target'
 JOIN audit_exposure_summary pair ON pair.audit_id = b.audit_id AND pair.side = 'pair';
 
--- Two lenses on one test set and training corpus, segment by segment: the newest Jaccard audit
--- beside the newest containment audit (exact ones first), with each side's exposure and bin by
--- both. Where they disagree is where a test segment sits inside a long training text (docs/
--- exposure.md, "Measures").
+-- Lenses on one test set and training corpus, segment by segment: the newest audit by each
+-- measure (exact ones first) side by side, with each side's exposure and bin by every lens, and
+-- the substring lens's details (docs/exposure.md, "Measures" and "Substring lens"). A row needs
+-- two lenses at least; a lens not run is NULL. Where they disagree is where a test segment sits
+-- inside a long training text, or shares a long verbatim stretch with one.
 CREATE OR REPLACE VIEW exposure_lenses AS
 WITH measured AS (
     SELECT audit_id, test_corpus_id, train_corpus_id, mode, created_at,
@@ -148,25 +149,53 @@ newest AS (
     QUALIFY row_number() OVER (
         PARTITION BY test_corpus_id, train_corpus_id, measure
         ORDER BY mode = 'exact' DESC, created_at DESC, audit_id) = 1
+),
+paired AS (
+    SELECT test_corpus_id, train_corpus_id FROM newest GROUP BY ALL HAVING count(*) >= 2
+),
+lens AS (
+    SELECT n.test_corpus_id, n.train_corpus_id, n.measure, n.audit_id, e.*,
+           s.chars AS s_chars, s.longest_chars AS s_longest, s.whole_count AS s_whole,
+           s.train_seg_idx AS s_row, s.train_offset AS s_offset,
+           s.words8_found / nullif(s.words8_total, 0) AS s_words8,
+           s.words13_found / nullif(s.words13_total, 0) AS s_words13,
+           t.longest_chars AS t_longest, t.whole_count AS t_whole
+    FROM newest n
+    JOIN paired USING (test_corpus_id, train_corpus_id)
+    JOIN exposures e ON e.audit_id = n.audit_id
+    LEFT JOIN substring_lens s
+        ON s.audit_id = e.audit_id AND s.seg_idx = e.seg_idx AND s.side = 'source'
+    LEFT JOIN substring_lens t
+        ON t.audit_id = e.audit_id AND t.seg_idx = e.seg_idx AND t.side = 'target'
 )
 SELECT
-    j.test_corpus_id,
-    j.train_corpus_id,
-    ej.seg_idx,
-    j.audit_id AS jaccard_audit_id,
-    c.audit_id AS containment_audit_id,
-    ej.source_exposure AS source_jaccard,
-    ec.source_exposure AS source_containment,
-    ej.target_exposure AS target_jaccard,
-    ec.target_exposure AS target_containment,
-    ej.pair_exposure AS pair_jaccard,
-    ec.pair_exposure AS pair_containment,
-    ej.bin AS jaccard_bin,
-    ec.bin AS containment_bin,
-    ej.bin = ec.bin AS bins_agree
-FROM newest j
-JOIN newest c
-    ON c.test_corpus_id = j.test_corpus_id AND c.train_corpus_id = j.train_corpus_id
-   AND j.measure = 'jaccard' AND c.measure = 'containment'
-JOIN exposures ej ON ej.audit_id = j.audit_id
-JOIN exposures ec ON ec.audit_id = c.audit_id AND ec.seg_idx = ej.seg_idx;
+    test_corpus_id,
+    train_corpus_id,
+    seg_idx,
+    any_value(audit_id) FILTER (measure = 'jaccard') AS jaccard_audit_id,
+    any_value(audit_id) FILTER (measure = 'containment') AS containment_audit_id,
+    any_value(audit_id) FILTER (measure = 'substring') AS substring_audit_id,
+    any_value(source_exposure) FILTER (measure = 'jaccard') AS source_jaccard,
+    any_value(source_exposure) FILTER (measure = 'containment') AS source_containment,
+    any_value(source_exposure) FILTER (measure = 'substring') AS source_substring,
+    any_value(target_exposure) FILTER (measure = 'jaccard') AS target_jaccard,
+    any_value(target_exposure) FILTER (measure = 'containment') AS target_containment,
+    any_value(target_exposure) FILTER (measure = 'substring') AS target_substring,
+    any_value(pair_exposure) FILTER (measure = 'jaccard') AS pair_jaccard,
+    any_value(pair_exposure) FILTER (measure = 'containment') AS pair_containment,
+    any_value(pair_exposure) FILTER (measure = 'substring') AS pair_substring,
+    any_value(bin) FILTER (measure = 'jaccard') AS jaccard_bin,
+    any_value(bin) FILTER (measure = 'containment') AS containment_bin,
+    any_value(bin) FILTER (measure = 'substring') AS substring_bin,
+    count(DISTINCT bin) = 1 AS bins_agree,
+    any_value(s_chars) FILTER (measure = 'substring') AS source_chars,
+    any_value(s_longest) FILTER (measure = 'substring') AS source_longest_chars,
+    any_value(s_whole) FILTER (measure = 'substring') AS source_whole_count,
+    any_value(s_row) FILTER (measure = 'substring') AS source_longest_row,
+    any_value(s_offset) FILTER (measure = 'substring') AS source_longest_offset,
+    any_value(s_words8) FILTER (measure = 'substring') AS source_words8_share,
+    any_value(s_words13) FILTER (measure = 'substring') AS source_words13_share,
+    any_value(t_longest) FILTER (measure = 'substring') AS target_longest_chars,
+    any_value(t_whole) FILTER (measure = 'substring') AS target_whole_count
+FROM lens
+GROUP BY test_corpus_id, train_corpus_id, seg_idx;

@@ -34,7 +34,7 @@ WITH chosen_exposure AS (
       AND (wanted_measure IS NULL OR x.audit_measure = wanted_measure)
     QUALIFY row_number() OVER (
         PARTITION BY x.run_id
-        ORDER BY x.audit_mode = 'exact' DESC, x.audit_measure = 'jaccard' DESC,
+        ORDER BY x.audit_mode = 'exact' DESC, measure_rank(x.audit_measure),
                  tr.n_segments DESC, x.audited_at DESC, x.audit_id) = 1
 ),
 tag AS (

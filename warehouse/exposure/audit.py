@@ -25,6 +25,7 @@ from warehouse.exposure.index.memory import duckdb_budget, duckdb_memory, peak_r
 from warehouse.exposure.index.retrieval import SearchIndex
 from warehouse.exposure.index.retrieval import audit as retrieval_audit
 from warehouse.exposure.index.stored import BackgroundSaves, open_training_index
+from warehouse.exposure.substring import compute_lenses, store_lenses
 from warehouse.exposure.summary import AuditResult, load_audit, tm_hypotheses
 from warehouse.exposure.udf import EXPOSURE_FUNCTION, SearchCounters, register_exposure_functions
 from warehouse.inputs.languages import direction_conflict, language_conflict
@@ -52,8 +53,10 @@ def _insert_audit_row(
     train: CorpusInfo,
     config: AuditConfig,
     input_warnings: list[str],
+    index_checksum: str | None = None,
 ) -> None:
-    """The `audits` row (timings and validation are added when the audit is done)."""
+    """The `audits` row (timings and validation are added when the audit is done); an audit
+    whose numbers come from a stored index names its checksum in the signature."""
     con.execute(
         "INSERT INTO audits (audit_id, test_corpus_id, train_corpus_id, mode, near_threshold, "
         "far_threshold, leak_thresholds, n_segments, config, signature, backend, created_at, "
@@ -68,7 +71,7 @@ def _insert_audit_row(
             list(config.leak),
             test.n_segments,
             json.dumps(config.identity()),
-            config.signature(),
+            config.signature() + (f"|index:xxh3:{index_checksum}" if index_checksum else ""),
             f"tame-wh-native {__version__}",
             utc_now(),
             input_warnings,
@@ -205,14 +208,15 @@ def _record(
     con: duckdb.DuckDBPyConnection,
     audit_id: str,
     timings: dict[str, float],
-    counters: SearchCounters,
+    counters: SearchCounters | None,
     validation: dict[str, Any] | None,
 ) -> None:
     """Store the audit's timings, search counters and fast-mode validation."""
+    work = {"postings": counters.postings()} if counters is not None else {}
     con.execute(
         "UPDATE audits SET timings = ?, validation = ? WHERE audit_id = ?",
         [
-            json.dumps({**timings, "postings": counters.postings()}),
+            json.dumps({**timings, **work}),
             json.dumps(validation) if validation else None,
             audit_id,
         ],
@@ -250,6 +254,41 @@ def _direction_warnings(
     return [labels, reversed_direction(test_src, train_src, train_tgt)]
 
 
+def _compute_substring(
+    con: duckdb.DuckDBPyConnection,
+    audit: tuple[str, bool],
+    corpora: tuple[CorpusInfo, CorpusInfo],
+    config: AuditConfig,
+    execution: Execution,
+    texts: tuple[list[str], list[list[str]]],
+    input_warnings: list[str],
+    timings: dict[str, float],
+    started: float,
+    notify: Callable[[str], None],
+) -> None:
+    """Compute and store an audit by the substring lens (`_compute` for the suffix arrays)."""
+    (audit_id, exists), (test, train) = audit, corpora
+    mark = time.perf_counter()
+    answer = compute_lenses(con, train, texts, config, execution, notify=notify)
+    timings["search_seconds"] = time.perf_counter() - mark
+    timings["index_loaded"] = 1.0 if answer.shards_built == 0 else 0.0
+    timings["index_shards"] = float(answer.shards_built + answer.shards_loaded)
+    timings["index_bytes"] = float(answer.index_bytes)
+    with duckdb_threads(con, 1), transaction(con):
+        if exists:
+            delete_audits(con, [audit_id])
+        _insert_audit_row(con, audit_id, test, train, config, input_warnings, answer.index_checksum)
+        store_lenses(con, audit_id, answer, config)
+        mark = time.perf_counter()
+        _store_tm_stats(con, audit_id, texts[1])
+        refresh_audit(con, audit_id)
+        timings["tm_seconds"] = time.perf_counter() - mark
+        timings["total_seconds"] = time.perf_counter() - started
+        if execution.memory_limit is not None:
+            timings["peak_rss_bytes"] = float(peak_rss())
+        _record(con, audit_id, timings, None, None)
+
+
 def _compute(
     con: duckdb.DuckDBPyConnection,
     audit: tuple[str, bool],
@@ -271,6 +310,20 @@ def _compute(
     timings["read_seconds"] = time.perf_counter() - started
     for warning in input_warnings:
         notify(f"warning: {warning}")
+    if config.measure == "substring":
+        _compute_substring(
+            con,
+            (audit_id, exists),
+            (test, train),
+            config,
+            execution,
+            (test_src, test_refs),
+            input_warnings,
+            timings,
+            started,
+            notify,
+        )
+        return timings
     saves = BackgroundSaves()
     try:
         mark = time.perf_counter()

@@ -24,8 +24,14 @@ from warehouse.store.corpora import get_corpus
 from warehouse.store.settings import read_settings
 
 MODES = ("exact", "fast", "auto")
-# How a test text's grams are compared with a training text's (docs/exposure.md, "Measures").
-MEASURES = ("jaccard", "containment")
+# How a test text is compared with the training texts (docs/exposure.md, "Measures"): by their
+# character grams (Jaccard, containment), or by the longest substring they share.
+MEASURES = ("jaccard", "containment", "substring")
+GRAM_MEASURES = ("jaccard", "containment")
+# The substring lens counts which word n-grams of a segment occur in training, for these orders
+# (GPT-3's 13-gram overlap, and 8-grams for shorter segments); `substring_lens` has a column pair
+# for each.
+WORD_ORDERS: tuple[int, ...] = (8, 13)
 TM_ZERO_POLICIES = ("empty", "source")
 DEFAULT_ORDERS: tuple[int, ...] = (3, 4, 5)
 DEFAULT_RARE_GRAMS = 8  # fast mode: rarest query grams used for candidates
@@ -107,6 +113,8 @@ class AuditConfig:
             raise UsageError("--validate-sample must not be negative")
         if self.validate_sample and self.mode != "fast":
             raise UsageError("--validate-sample only applies to --mode fast")
+        if self.measure == "substring" and self.mode == "fast":
+            raise UsageError("--mode fast applies to the gram measures only: substrings are exact")
 
     @property
     def search(self) -> SearchSettings:
@@ -136,6 +144,8 @@ class AuditConfig:
             )
         if self.measure != "jaccard":  # Jaccard audits keep the ids they had before measures
             out["measure"] = self.measure
+        if self.measure == "substring":
+            out["word_orders"] = list(WORD_ORDERS)
         return out
 
     def signature(self) -> str:
@@ -156,7 +166,12 @@ class AuditConfig:
             f"norm:{self.normalization.signature_part()}",
             f"grams:char{grams}",
             f"mode:{mode}",
-            *([f"measure:{self.measure}"] if self.measure != "jaccard" else []),
+            *([f"measure:{self.measure}"] if self.measure == "containment" else []),
+            *(
+                [f"measure:substring(words:{','.join(map(str, WORD_ORDERS))})"]
+                if self.measure == "substring"
+                else []
+            ),
             f"pair:{'exact' if self.mode == 'exact' else 'rerank'}",
             f"bins:far{self.far:g},near{self.near:g}",
             f"leak:{','.join(f'{t:g}' for t in self.leak)}",

@@ -172,7 +172,7 @@ def choose_audit(
         "WHERE a.test_corpus_id = ? AND (? IS NULL OR a.train_corpus_id = ?) "
         "AND (? IS NULL OR audit_measure(a.config) = ?) "
         "ORDER BY a.mode = 'exact' DESC, "
-        "audit_measure(a.config) = 'jaccard' DESC, "
+        "measure_rank(audit_measure(a.config)), "
         "tr.n_segments DESC, a.created_at DESC, a.audit_id "
         "LIMIT 1",
         [test_corpus_id, train_id, train_id, measure, measure],
@@ -195,30 +195,49 @@ LENS_EXAMPLES = 5  # segments shown where the lenses disagree most
 
 
 def lens_comparison(con: duckdb.DuckDBPyConnection, audit_id: str) -> dict[str, Any] | None:
-    """How the Jaccard and containment audits of the audit's test set and training corpus
-    (view `exposure_lenses`) bin its segments; None unless both exist."""
+    """How the audits by each measure (Jaccard, containment, substring) of the audit's test set
+    and training corpus bin its segments (view `exposure_lenses`), and the segments where they
+    disagree most; None unless two lenses exist."""
     found = con.execute(
-        "SELECT jaccard_audit_id, containment_audit_id, count(*), count(*) FILTER (bins_agree), "
-        "count(*) FILTER (source_containment = 1 AND jaccard_bin = 'far') "
-        "FROM exposure_lenses WHERE ? IN (jaccard_audit_id, containment_audit_id) "
-        "GROUP BY ALL",
+        "SELECT any_value(jaccard_audit_id), any_value(containment_audit_id), "
+        "any_value(substring_audit_id), count(*), count(*) FILTER (bins_agree), "
+        "count(*) FILTER (source_containment = 1 AND jaccard_bin = 'far'), "
+        "count(*) FILTER (source_whole_count > 0 AND jaccard_bin = 'far') "
+        "FROM exposure_lenses "
+        "WHERE ? IN (jaccard_audit_id, containment_audit_id, substring_audit_id) "
+        "GROUP BY test_corpus_id, train_corpus_id",
         [audit_id],
     ).fetchone()
     if found is None:
         return None
-    jaccard, containment, n, agree, contained_far = found
+    jaccard, containment, substring, n, agree, contained_far, verbatim_far = found
     examples = con.execute(
-        "SELECT seg_idx, source_jaccard, source_containment, jaccard_bin, containment_bin "
-        "FROM exposure_lenses WHERE jaccard_audit_id = ? AND containment_audit_id = ? "
-        "AND NOT bins_agree ORDER BY source_containment - source_jaccard DESC, seg_idx LIMIT ?",
-        [jaccard, containment, LENS_EXAMPLES],
+        "SELECT seg_idx, source_jaccard, source_containment, source_substring, "
+        "source_longest_chars, source_chars, jaccard_bin, containment_bin, substring_bin "
+        "FROM exposure_lenses WHERE ? IN (jaccard_audit_id, containment_audit_id, "
+        "substring_audit_id) AND NOT bins_agree "
+        "ORDER BY greatest(coalesce(source_containment, 0), coalesce(source_substring, 0)) "
+        "- coalesce(source_jaccard, 0) DESC, seg_idx LIMIT ?",
+        [audit_id, LENS_EXAMPLES],
     ).fetchall()
-    keys = ("seg_idx", "source_jaccard", "source_containment", "jaccard_bin", "containment_bin")
+    keys = (
+        "seg_idx",
+        "source_jaccard",
+        "source_containment",
+        "source_substring",
+        "source_longest_chars",
+        "source_chars",
+        "jaccard_bin",
+        "containment_bin",
+        "substring_bin",
+    )
     return {
         "jaccard_audit_id": jaccard,
         "containment_audit_id": containment,
+        "substring_audit_id": substring,
         "segments": n,
         "bins_agree": agree,
         "contained_yet_far": contained_far,
+        "verbatim_yet_far": verbatim_far,
         "examples": [dict(zip(keys, row, strict=True)) for row in examples],
     }

@@ -22,7 +22,13 @@ RUN_TABLES = (
     "human_judgments",
     "runs",
 )
-AUDIT_TABLES = ("exposures", "tm_segment_stats", "run_bin_sums", "audits")
+AUDIT_TABLES = (
+    "exposures",
+    "substring_lens",
+    "tm_segment_stats",
+    "run_bin_sums",
+    "audits",
+)
 HUMAN_SET_TABLES = ("human_errors", "human_judgments", "human_sets")  # keyed by set_id
 
 
