@@ -1,6 +1,7 @@
 """Exposure measures against documents: containment vs Jaccard on real text joined into documents.
 
 Run: python bench/lenses.py --real /tmp/rd/en-fr [--repeat 3] [--seen 2000]
+     python bench/lenses.py --real /tmp/rd/en-fr --scale 1.0 [--segments 2000]
 
 The real en-fr training corpus (230,986 pairs, the unpacked folder or en-fr.tar.gz) is shuffled
 (seed 7) and joined into documents of 50-500 lines each (English and French documents aligned line
@@ -10,14 +11,27 @@ English monolingual text (`corpus add --text --lang en`). Two test sets:
   document, a known answer;
 - `unseen`: the real in-domain test set, whose sources were held out of training.
 Audits (each a child process, medians of --repeat runs, a fresh copy of the loaded warehouse each
-time, so no audit or stored index is reused): Jaccard (the reference) and containment against the
-parallel documents, containment against the monolingual text. Printed: wall and CPU seconds and
-peak memory as ratios of the Jaccard audit; then, per test set, the share of segments whose source
-(and pair) exposure is 1, the share in the far bin and the median source exposure. Checked (exit
-1 otherwise): by containment every seen segment has source exposure 1 (against the parallel
-documents, target and pair exposure too) at a document holding it or an earlier one holding all
-its grams, except a text shorter than the smallest gram order (one gram, itself); by Jaccard
-every seen segment is in the far bin.
+time, so no audit or stored index is reused): Jaccard (the reference), containment and the
+substring lens against the parallel documents, containment against the monolingual text. Printed:
+wall and CPU seconds and peak memory as ratios of the Jaccard audit; then, per test set, the share
+of segments whose source (and pair) exposure is 1, the share in the far bin and the median source
+exposure. Checked (exit 1 otherwise): by containment every seen segment has source exposure 1
+(against the parallel documents, target and pair exposure too) at a document holding it or an
+earlier one holding all its grams, except a text shorter than the smallest gram order (one gram,
+itself); by Jaccard every seen segment is in the far bin; by the substring lens every seen segment
+occurs whole (source exposure 1, exact) in its own document or an earlier one.
+
+--scale GIB instead measures the substring lens on at least GIB GiB of text: the en-fr training
+text (English and French) shuffled into documents of 50-500 lines, round after round, each round
+after the first perturbed (seed = round: in a third of the lines two neighbouring words swap, in a
+fifth one word is replaced by another word of the corpus) until the size is reached, registered as
+a text corpus. The test set: --segments training pairs of the first round (seen verbatim). Printed:
+the text corpus's registration; the substring audit that builds the suffix arrays (wall, CPU, peak
+memory, shards, bytes on disk per text byte) and a second one that memory-maps them (time per
+segment); checked (exit 1 otherwise): every segment occurs whole, and on 20 of them the stored
+place of the longest match and the whole-segment count equal a scan of the text; then the lens on
+a subsample of 300 documents against the brute-force oracle, segment by segment. With --gram-audits
+also the containment and the Jaccard audits of the same corpus (within --memory-limit).
 """
 
 from __future__ import annotations
@@ -30,12 +44,16 @@ import statistics
 import sys
 import tarfile
 import tempfile
+import time
 from pathlib import Path
 
 from measure import Measurement, compile_package_sources, machine, median_each, run_child
 
 from warehouse import Warehouse
 from warehouse.exposure.normalize import normalize
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.exposure.substring_brute import lens as brute_lens
 
 SEED_DOCS, SEED_SEEN = 7, 11
 SMALLEST_ORDER = 3  # of the default gram orders 3, 4, 5 (docs/exposure.md)
@@ -123,18 +141,216 @@ def _summary(rows: list[tuple]) -> str:
     )
 
 
+def _perturbed(line: str, rng: random.Random, vocab: list[str]) -> str:
+    """The line with, in a third of cases, two neighbouring words swapped and, in a fifth, one
+    word replaced by another word of the corpus."""
+    words = line.split(" ")
+    if len(words) > 1 and rng.random() < 1 / 3:
+        i = rng.randrange(len(words) - 1)
+        words[i], words[i + 1] = words[i + 1], words[i]
+    if words and rng.random() < 0.2:
+        words[rng.randrange(len(words))] = rng.choice(vocab)
+    return " ".join(words)
+
+
+def _big_corpus(src: list[str], tgt: list[str], path: Path, size: int) -> tuple[int, int, int]:
+    """Documents of 50-500 lines of English or French, round after round until `size` bytes;
+    returns documents, bytes and rounds."""
+    vocab = random.Random(0).sample(" ".join(src[:20000] + tgt[:20000]).split(" "), 5000)
+    total = docs = rounds = 0
+    with path.open("w", encoding="utf-8") as out:
+        while total < size:
+            rng = random.Random(rounds)
+            order = list(range(len(src)))
+            rng.shuffle(order)
+            at = 0
+            while at < len(order):
+                rows = order[at : at + rng.randint(50, 500)]
+                for lines in (src, tgt):
+                    picked = (lines[r] for r in rows)
+                    if rounds:
+                        picked = (_perturbed(line, rng, vocab) for line in picked)
+                    text = " ".join(picked) + "\n"
+                    out.write(text)
+                    total += len(text.encode())
+                    docs += 1
+                at += len(rows)
+            rounds += 1
+    return docs, total, rounds
+
+
+def _lens_rows(db: Path, audit_id: str) -> list[tuple]:
+    with Warehouse.open(str(db), access="read") as wh:
+        return wh.con.execute(
+            "SELECT seg_idx, side, chars, longest_chars, longest_start, train_seg_idx, "
+            "train_offset, whole_count, words8_found, words8_total, words13_found, "
+            "words13_total FROM substring_lens WHERE audit_id = ? ORDER BY seg_idx, side",
+            [audit_id],
+        ).fetchall()
+
+
+def _collapsed(text: str) -> str:
+    return " ".join(normalize(text).split())
+
+
+def _overlapping(text: str, piece: str) -> int:
+    count, at = 0, text.find(piece)
+    while at >= 0:
+        count += 1
+        at = text.find(piece, at + 1)
+    return count
+
+
+def _timed_audit(db: Path, work: Path, label: str, *args: str) -> tuple[Measurement, dict]:
+    out = work / "audit.json"
+    with out.open("w") as stdout:
+        m = run_child(label, _tame(db, "audit", *args, "--json"), stdout=stdout)
+    return m, json.loads(out.read_text())
+
+
+def _scale(args: argparse.Namespace, work: Path, src: list[str], tgt: list[str]) -> None:
+    """The substring lens on at least `args.scale` GiB of real text (see the module's text)."""
+    size = int(args.scale * 2**30)
+    docs_path = work / "big.txt"
+    started = time.perf_counter()
+    n_docs, text_bytes, rounds = _big_corpus(src, tgt, docs_path, size)
+    print(
+        f"\nScale: {text_bytes / 2**30:.2f} GiB of en-fr text in {n_docs:,} documents of 50-500 "
+        f"lines ({rounds} rounds, the first unperturbed), written in "
+        f"{time.perf_counter() - started:.0f} s"
+    )
+    print(machine())
+    seen = random.Random(SEED_SEEN).sample(range(len(src)), args.segments)
+    db = work / "big.duckdb"
+    added = run_child("corpus add", _tame(db, "corpus", "add", "big", "--text", str(docs_path),
+                                          "--lang", "en"))  # fmt: skip
+    print(f"corpus add --text: {added.seconds:.1f} s wall, peak {added.peak_mib:,.0f} MiB")
+    seen_en = _write(work / "s.en", [src[i] for i in seen])
+    seen_fr = _write(work / "s.fr", [tgt[i] for i in seen])
+    run_child("testset add", _tame(db, "testset", "add", "seen", "--src", str(seen_en),
+                                   "--ref", str(seen_fr)))  # fmt: skip
+    limit = ["--memory-limit", args.memory_limit] if args.memory_limit else []
+    base = ["--train", "big", "--testset", "seen", "--measure", "substring", *limit]
+    built, first = _timed_audit(db, work, "substring audit, building", *base)
+    loaded, second = _timed_audit(db, work, "substring audit, stored", *base, "--force")
+    t1, t2 = first["timings"], second["timings"]
+    index_bytes = t1["index_bytes"]
+    print(
+        f"build (audit 1): {built.seconds:.1f} s wall ({t1['index_seconds']:.1f} s reading, "
+        f"normalising and building {t1['index_shards']:.0f} shard(s)), {built.cpu_seconds:.1f} s "
+        f"CPU, peak {built.peak_mib:,.0f} MiB; on disk {index_bytes / 2**30:.2f} GiB = "
+        f"{index_bytes / text_bytes:.2f} bytes per text byte"
+    )
+    per_segment = t2["search_seconds"] / args.segments * 1000
+    print(
+        f"stored (audit 2): {loaded.seconds:.1f} s wall, opening and verifying "
+        f"{t2['index_seconds']:.1f} s, lens of {args.segments:,} segments (source and reference) "
+        f"{t2['search_seconds']:.2f} s = {per_segment:.2f} ms per segment, peak "
+        f"{loaded.peak_mib:,.0f} MiB"
+    )
+    failures = []
+    if index_bytes / text_bytes > 8:
+        failures.append(f"{index_bytes / text_bytes:.2f} bytes per text byte (target <= 8)")
+    if t1["index_seconds"] > 15 * 60:
+        failures.append(f"build took {t1['index_seconds']:.0f} s (target < 15 min)")
+    if per_segment > 20:
+        failures.append(f"{per_segment:.1f} ms per segment (target < 20)")
+    rows = _lens_rows(db, second["audit_id"])
+    if rows != _lens_rows(db, first["audit_id"]):
+        failures.append("the stored shards answered differently from the fresh ones")
+    whole = sum(r[7] > 0 for r in rows if r[1] == "source")
+    print(f"seen segments occurring whole: {whole:,} of {args.segments:,} sources")
+    if whole != args.segments:
+        failures.append(f"only {whole} of {args.segments} seen sources occur whole")
+    # The stored place and count of 20 segments against a scan of the text.
+    checked = rows[: 2 * 20 : 2]
+    segs = [_collapsed(src[seen[r[0]]]) for r in checked]
+    counts = [0] * len(segs)
+    places: dict[int, str] = {}
+    wanted = {r[5]: None for r in checked}
+    with docs_path.open(encoding="utf-8") as lines:
+        for d, line in enumerate(lines):
+            doc = _collapsed(line)
+            for k, seg in enumerate(segs):
+                counts[k] += _overlapping(doc, seg)
+            if d in wanted:
+                places[d] = doc
+    for r, seg, count in zip(checked, segs, counts, strict=True):
+        at, start, longest = r[6], r[4], r[3]
+        if places[r[5]][at : at + longest] != seg[start : start + longest] or r[7] != count:
+            failures.append(f"segment {r[0]}: stored {r} but the text scan disagrees")
+    print(f"scan of the text: place and whole count of {len(checked)} segments agree")
+    _subsample(work, docs_path, src, failures)
+    if args.gram_audits:
+        for measure in ("containment", "jaccard"):
+            m, doc = _timed_audit(db, work, measure, "--train", "big", "--testset", "seen",
+                                  "--measure", measure, *limit)  # fmt: skip
+            ratio = m.seconds / built.seconds
+            print(f"{measure} audit: {m.seconds:.1f} s wall, peak {m.peak_mib:,.0f} MiB "
+                  f"({ratio:.2f}x the substring audit that built its index)")  # fmt: skip
+    if failures:
+        raise SystemExit("FAIL: " + "; ".join(failures))
+    print("PASS: within every target, every seen segment found whole, equal to the scans")
+
+
+SUBSAMPLE_DOCS, PROBES = 60, 40
+
+
+def _subsample(work: Path, docs_path: Path, src: list[str], failures: list[str]) -> None:
+    """The lens of probes on the first documents of the corpus against the brute-force oracle:
+    spans of those documents (seen) and unseen training lines."""
+    with docs_path.open(encoding="utf-8") as lines:
+        docs = [next(lines).rstrip("\n") for _ in range(SUBSAMPLE_DOCS)]
+    rng = random.Random(SEED_SEEN)
+    probes = []
+    for _ in range(PROBES // 2):
+        words = rng.choice(docs).split(" ")
+        at = rng.randrange(max(len(words) - 20, 1))
+        probes.append(" ".join(words[at : at + rng.randint(8, 20)]))
+    probes += rng.sample(src, PROBES - len(probes))
+    db = work / "sub.duckdb"
+    run_child("sub corpus", _tame(db, "corpus", "add", "sub", "--text",
+                                  str(_write(work / "sub.txt", docs)), "--lang", "en"))  # fmt: skip
+    run_child("sub testset", _tame(db, "testset", "add", "probe",
+                                   "--src", str(_write(work / "p.src", probes)),
+                                   "--ref", str(_write(work / "p.ref", probes))))  # fmt: skip
+    _, doc = _timed_audit(db, work, "sub audit", "--train", "sub", "--testset", "probe",
+                          "--measure", "substring")  # fmt: skip
+    normal = [normalize(d) for d in docs]
+    wrong = 0
+    for r in _lens_rows(db, doc["audit_id"]):
+        if r[1] != "source":
+            continue
+        want = brute_lens(normal, normalize(probes[r[0]]))
+        got = (r[2], r[3], r[4], (r[5], r[6]) if r[5] is not None else None, r[7],
+               ((r[8], r[9]), (r[10], r[11])))  # fmt: skip
+        if got != (want.chars, want.longest, want.start, want.place, want.count, want.grams):
+            wrong += 1
+    print(f"subsample ({SUBSAMPLE_DOCS} documents, {PROBES} probes): {PROBES - wrong} of "
+          f"{PROBES} equal to the brute-force oracle")  # fmt: skip
+    if wrong:
+        failures.append(f"{wrong} probes differ from brute force on the subsample")
+
+
 def main() -> None:
     """Parse arguments and run the comparison."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--real", required=True, help="real en-fr data: folder or .tar.gz")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each audit (median)")
     parser.add_argument("--seen", type=int, default=2000, help="training pairs as a test set")
+    parser.add_argument("--scale", type=float, help="measure the substring lens on GIB GiB")
+    parser.add_argument("--segments", type=int, default=2000, help="--scale: test segments")
+    parser.add_argument("--memory-limit", help="--scale: the audits' --memory-limit")
+    parser.add_argument("--gram-audits", action="store_true", help="--scale: gram audits too")
     args = parser.parse_args()
     compile_package_sources()
     with tempfile.TemporaryDirectory(prefix="tame-bench-lenses-") as tmp:
         work = Path(tmp)
         real = _real_folder(Path(args.real), work)
         src, tgt = _lines(real / "train.src"), _lines(real / "train.tgt")
+        if args.scale:
+            _scale(args, work, src, tgt)
+            return
         docs_en, docs_fr, doc_of = _documents(src, tgt)
         seen = random.Random(SEED_SEEN).sample(range(len(src)), args.seen)
         loaded = work / "loaded.duckdb"
@@ -164,6 +380,7 @@ def main() -> None:
             ("jaccard, parallel documents", "docs", ["--measure", "jaccard"]),
             ("containment, parallel documents", "docs", ["--measure", "containment"]),
             ("containment (default), English text", "web", []),
+            ("substring, parallel documents", "docs", ["--measure", "substring"]),
         ):
             ids = {}
             measured = None
@@ -198,6 +415,18 @@ def main() -> None:
                 db = next(d for d in dbs if f"{label.replace(' ', '-')}-{testset}" in d.name)
                 rows = _exposures(db, audit_id)
                 print(f"  {testset:<7} {_summary(rows)}")
+                if testset == "seen" and "substring" in label:
+                    missed = sum(
+                        1
+                        for k, row in enumerate(rows)
+                        if normalize(src[seen[k]]).strip()
+                        and not (row[0] == 1.0 and row[1] is not None and row[1] <= doc_of[seen[k]])
+                    )
+                    failures += missed
+                    print(
+                        f"  known answer: {len(rows) - missed:,} of {len(rows):,} seen segments "
+                        "occur whole in their document or an earlier one (source exposure 1)"
+                    )
                 if testset != "seen" or "containment" not in label:
                     continue
                 # English text holds the sources only; parallel documents hold whole pairs.
@@ -227,7 +456,7 @@ def main() -> None:
             raise SystemExit(
                 f"by Jaccard only {far_by_jaccard} of {len(jaccard_seen)} seen segments are far"
             )
-        print("\nPASS: every seen segment is contained, and far by Jaccard")
+        print("\nPASS: every seen segment is contained and occurs whole, and is far by Jaccard")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from warehouse.cli.output import (
     OPTIONS,
     PROGRESS_EVERY,
     emit_json,
+    print_lenses,
     print_table,
     progress,
     say,
@@ -351,6 +352,7 @@ def _print_audit(result: AuditResult, already_said: list[str]) -> None:
             f"postings visited: {p['visited']:,} of {p['total']:,} "
             f"({p['visited'] / p['total']:.1%})"
         )
+    print_lenses(result.lenses)
     click.echo(f"signature: {result.signature}")
     for warning in result.warnings:
         if warning not in already_said:

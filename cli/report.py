@@ -8,7 +8,15 @@ from typing import Any
 import click
 
 from warehouse.cli.context import AppContext, as_of_option, as_of_value, json_option, pass_app
-from warehouse.cli.output import emit_json, fmt_number, fmt_share, print_fields, print_table, say
+from warehouse.cli.output import (
+    emit_json,
+    fmt_number,
+    fmt_share,
+    print_fields,
+    print_lenses,
+    print_table,
+    say,
+)
 from warehouse.frontend import MEASURES
 
 
@@ -119,61 +127,7 @@ def _print_exposure(doc: dict[str, Any]) -> None:
             "PairLeak: "
             + "  ".join(f"@{t} {fmt_share(v)}" for t, v in exposure["pair_leak"].items())
         )
-        _print_lenses(exposure.get("lenses"))
-
-
-def _print_lenses(lenses: dict[str, Any] | None) -> None:
-    """Where the audits by different measures of the same corpora bin segments apart."""
-    if not lenses:
-        return
-    names = [
-        f"{label} audit {lenses[key]}"
-        for label, key in (
-            ("Jaccard", "jaccard_audit_id"),
-            ("containment", "containment_audit_id"),
-            ("substring", "substring_audit_id"),
-        )
-        if lenses.get(key)
-    ]
-    facts = []
-    if lenses.get("jaccard_audit_id") and lenses.get("containment_audit_id"):
-        facts.append(
-            f"{lenses['contained_yet_far']:,} are wholly contained in a training text yet far "
-            "by Jaccard"
-        )
-    if lenses.get("jaccard_audit_id") and lenses.get("substring_audit_id"):
-        facts.append(
-            f"{lenses['verbatim_yet_far']:,} occur verbatim in training yet are far by Jaccard"
-        )
-    click.echo(
-        f"lenses: {' and '.join(names)} bin {lenses['bins_agree']:,} of "
-        f"{lenses['segments']:,} segments alike" + "".join(f"; {f}" for f in facts)
-    )
-    if lenses["examples"]:
-        shown = [
-            (label, key)
-            for label, key in (
-                ("Jaccard", "jaccard"),
-                ("containment", "containment"),
-                ("substring", "substring"),
-            )
-            if lenses.get(f"{key}_audit_id")
-        ]
-        header = ["segment"]
-        for label, _key in shown:
-            header += [label, f"{label} bin"]
-        rows = []
-        for e in lenses["examples"]:
-            row = [e["seg_idx"]]
-            for _, key in shown:
-                value = (
-                    f"{e['source_longest_chars']} of {e['source_chars']} chars"
-                    if key == "substring"
-                    else fmt_number(e[f"source_{key}"], 3)
-                )
-                row += [value, e[f"{key}_bin"]]
-            rows.append(row)
-        print_table(None, header, rows)
+        print_lenses(exposure.get("lenses"))
 
 
 def _print_composite(doc: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ a gram with the query, or no reference reached the target hit) is stored as 0.
 
 from collections.abc import Sequence
 from os import PathLike
-from typing import Literal, Protocol, TypedDict, final
+from typing import Literal, Protocol, TypedDict, final, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -262,6 +262,12 @@ class LensBuffers(TypedDict):
     found: list[bytes]
     total: list[bytes]
 
+class LensHitBuffers(LensBuffers):
+    """`SubstringIndex.lens(..., hits=True)`: also per word order `hits`, one byte per n-gram of
+    every segment, segment after segment (1 where found)."""
+
+    hits: list[bytes]
+
 @final
 class SubstringIndex:
     """Suffix-array shards of a corpus's normalised documents, in corpus order."""
@@ -296,7 +302,24 @@ class SubstringIndex:
     def checksums(self) -> list[int]:
         """Each shard's checksum, in corpus order."""
 
+    @overload
     def lens(
-        self, segments: str | bytes, rows: int, orders: Sequence[int], threads: int | None = None
-    ) -> LensBuffers:
-        """The substring lens of `rows` newline-joined test segments."""
+        self,
+        segments: str | bytes,
+        rows: int,
+        orders: Sequence[int],
+        threads: int | None = None,
+        hits: Literal[False] = False,
+    ) -> LensBuffers: ...
+    @overload
+    def lens(
+        self,
+        segments: str | bytes,
+        rows: int,
+        orders: Sequence[int],
+        threads: int | None = None,
+        *,
+        hits: Literal[True],
+    ) -> LensHitBuffers:
+        """The substring lens of `rows` newline-joined test segments (with `hits`, which of
+        their word n-grams occur, one byte each)."""

@@ -4,22 +4,23 @@ reference looked up in the suffix-array shards of the training corpus, stored in
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import duckdb
-import numpy as np
 import pyarrow as pa
 
 from warehouse.exposure.config import WORD_ORDERS, AuditConfig
 from warehouse.exposure.execution import Execution
 from warehouse.exposure.index.retrieval import normalized_utf8
-from warehouse.exposure.index.substring import checksum_text, open_side
+from warehouse.exposure.index.substring import (
+    LensColumns,
+    checksum_text,
+    lens_columns,
+    open_side,
+)
 from warehouse.store.corpora import CorpusInfo
-
-if TYPE_CHECKING:
-    from warehouse._native import LensBuffers
 
 
 @dataclass
@@ -32,34 +33,84 @@ class SubstringAnswer:
     shards_built: int
     shards_loaded: int
     index_bytes: int
+    index_seconds: float  # opening (loading or building) the shards
+    lens_seconds: float  # looking the texts up
 
 
-def _uint(raw: bytes) -> np.ndarray:
-    return np.frombuffer(raw, dtype=np.uint64).astype(np.int64)
-
-
-def _lens_table(raw: LensBuffers, owners: list[int], ref_idx: list[int] | None) -> pa.Table:
+def _lens_table(cols: LensColumns, owners: list[int], ref_idx: list[int] | None) -> pa.Table:
     """One row per looked-up text, with the test segment (`seg_idx`) it belongs to."""
     n = len(owners)
-    valid = pa.py_buffer(raw["doc_valid"])
-    doc = pa.Array.from_buffers(pa.int64(), n, [valid, pa.py_buffer(raw["doc"])])
-    offset = pa.Array.from_buffers(pa.int64(), n, [valid, pa.py_buffer(raw["offset"])])
-    columns: dict[str, pa.Array | np.ndarray | list[int] | None] = {
+    placed = cols.doc >= 0
+    columns: dict[str, pa.Array] = {
         "seg_idx": pa.array(owners, pa.int64()),
         "ref_idx": pa.array(ref_idx, pa.int32())
         if ref_idx is not None
         else pa.nulls(n, pa.int32()),
-        "chars": _uint(raw["chars"]),
-        "longest_chars": _uint(raw["longest"]),
-        "longest_start": _uint(raw["start"]),
-        "train_seg_idx": doc,
-        "train_offset": offset,
-        "whole_count": _uint(raw["count"]),
+        "chars": pa.array(cols.chars),
+        "longest_chars": pa.array(cols.longest),
+        "longest_start": pa.array(cols.start),
+        "train_seg_idx": pa.array(cols.doc, mask=~placed),
+        "train_offset": pa.array(cols.offset, mask=~placed),
+        "whole_count": pa.array(cols.count),
     }
-    for order, found, total in zip(WORD_ORDERS, raw["found"], raw["total"], strict=True):
-        columns[f"words{order}_found"] = _uint(found)
-        columns[f"words{order}_total"] = _uint(total)
+    for order, found, total in zip(WORD_ORDERS, cols.found, cols.total, strict=True):
+        columns[f"words{order}_found"] = pa.array(found)
+        columns[f"words{order}_total"] = pa.array(total)
     return pa.table(columns)
+
+
+def _split(cols: LensColumns, at: int) -> tuple[LensColumns, LensColumns]:
+    """The lens of the first `at` texts and of the rest."""
+    parts = [slice(0, at), slice(at, None)]
+    head, tail = (
+        LensColumns(
+            cols.chars[p], cols.longest[p], cols.start[p], cols.doc[p], cols.offset[p],
+            cols.count[p], [f[p] for f in cols.found], [t[p] for t in cols.total],
+        )
+        for p in parts
+    )  # fmt: skip
+    return head, tail
+
+
+@dataclass
+class _Side:
+    """One side's lens and the shards behind it."""
+
+    columns: LensColumns
+    checksums: list[int]
+    built: int
+    loaded: int
+    file_bytes: int
+
+
+def _side_lens(
+    con: duckdb.DuckDBPyConnection,
+    train: CorpusInfo,
+    side: str,
+    config: AuditConfig,
+    execution: Execution,
+    texts: list[str],
+    notify: Callable[[str], None],
+) -> tuple[_Side, float]:
+    """The lens of `texts` over one side of the training corpus (on the cluster when the
+    execution says so), and the seconds spent opening or building its shards."""
+    queries = normalized_utf8(texts, config.normalization)
+    started = time.perf_counter()
+    if execution.on_cluster:
+        from warehouse.exposure.index.substring_cluster import lens_on_cluster  # Ray is optional
+
+        done = lens_on_cluster(
+            con, train, side, config, execution, (queries, len(texts)), list(WORD_ORDERS),
+            notify=notify,
+        )  # fmt: skip
+        return _Side(done.columns, done.checksums, done.built, done.loaded, done.file_bytes), 0.0
+    opened = open_side(con, train, side, config, execution, notify=notify)
+    seconds = time.perf_counter() - started
+    raw = opened.index.lens(queries, len(texts), list(WORD_ORDERS), execution.threads)
+    side_lens = _Side(
+        lens_columns(raw), opened.index.checksums, opened.built, opened.loaded, opened.file_bytes
+    )
+    return side_lens, seconds
 
 
 def compute_lenses(
@@ -74,30 +125,32 @@ def compute_lenses(
     """The lens of every test source (against the training sources) and reference (against the
     training targets; a text corpus answers both)."""
     sources, refs = texts
-    source_side = open_side(con, train, "source", config, execution, notify=notify)
-    target_side = (
-        source_side
-        if train.kind == "text"
-        else open_side(con, train, "target", config, execution, notify=notify)
-    )
-    norm, threads = config.normalization, execution.threads
-    source_raw = source_side.index.lens(
-        normalized_utf8(sources, norm), len(sources), list(WORD_ORDERS), threads
-    )
+    started = time.perf_counter()
     flat = [r for rs in refs for r in rs]
     owners = [i for i, rs in enumerate(refs) for _ in rs]
     which = [j for rs in refs for j in range(len(rs))]
-    target_raw = target_side.index.lens(
-        normalized_utf8(flat, norm), len(flat), list(WORD_ORDERS), threads
-    )
-    sides = [source_side] if target_side is source_side else [source_side, target_side]
+    if train.kind == "text":
+        # One text answers both: its shards are opened once, for sources and references.
+        both, opening = _side_lens(
+            con, train, "source", config, execution, [*sources, *flat], notify
+        )
+        sides = [both]
+        source_cols, target_cols = _split(both.columns, len(sources))
+    else:
+        source, open_source = _side_lens(con, train, "source", config, execution, sources, notify)
+        target, open_target = _side_lens(con, train, "target", config, execution, flat, notify)
+        sides = [source, target]
+        opening = open_source + open_target
+        source_cols, target_cols = source.columns, target.columns
     return SubstringAnswer(
-        source=_lens_table(source_raw, list(range(len(sources))), None),
-        target=_lens_table(target_raw, owners, which),
-        index_checksum=checksum_text([s.index for s in sides]),
+        source=_lens_table(source_cols, list(range(len(sources))), None),
+        target=_lens_table(target_cols, owners, which),
+        index_checksum=checksum_text([c for s in sides for c in s.checksums]),
         shards_built=sum(s.built for s in sides),
         shards_loaded=sum(s.loaded for s in sides),
         index_bytes=sum(s.file_bytes for s in sides),
+        index_seconds=opening,
+        lens_seconds=time.perf_counter() - started - opening,
     )
 
 

@@ -32,6 +32,7 @@ class AuditResult:
     warnings: list[str]
     validation: dict[str, Any] | None
     postings: dict[str, int] | None
+    lenses: dict[str, Any] | None = None  # beside the audits by other measures (lens_comparison)
 
     def to_dict(self) -> dict[str, Any]:
         """Stable JSON document (`format` versions its shape)."""
@@ -101,6 +102,7 @@ def load_audit(con: duckdb.DuckDBPyConnection, audit_id: str, *, action: str) ->
         warnings=[],
         validation=validation,
         postings=postings,
+        lenses=lens_comparison(con, audit_id),
     )
     result.warnings = [*(early or []), *audit_warnings(con, result, list(leak))]
     return result

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 use super::columns::{nullable, uint64};
 use super::error::invalid;
@@ -131,8 +131,9 @@ impl PySubstringIndex {
     /// The lens of `rows` newline-joined test segments (normalised; whitespace is collapsed
     /// here) for word n-gram `orders`: dict of column buffers `chars`, `longest`, `start`,
     /// `count` (uint64), `doc`, `offset` (int64, with `doc_valid`), and per order
-    /// `found` and `total` (lists of uint64 buffers).
-    #[pyo3(signature = (segments, rows, orders, threads = None))]
+    /// `found` and `total` (lists of uint64 buffers); with `hits`, also per order `hits`: one
+    /// byte (0 or 1) per n-gram of every segment, segment after segment.
+    #[pyo3(signature = (segments, rows, orders, threads = None, hits = false))]
     fn lens<'py>(
         &self,
         py: Python<'py>,
@@ -140,6 +141,7 @@ impl PySubstringIndex {
         rows: usize,
         orders: Vec<i64>,
         threads: Option<i64>,
+        hits: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let threads = at_least_one("threads", threads)?;
         let orders = orders_of(orders)?;
@@ -180,6 +182,18 @@ impl PySubstringIndex {
         }
         d.set_item("found", found)?;
         d.set_item("total", total)?;
+        if hits {
+            let flags: Vec<Bound<'py, PyBytes>> = (0..orders.len())
+                .map(|k| {
+                    let bytes: Vec<u8> = lenses
+                        .iter()
+                        .flat_map(|l| l.hits.get(k).into_iter().flatten().map(|&h| u8::from(h)))
+                        .collect();
+                    PyBytes::new(py, &bytes)
+                })
+                .collect();
+            d.set_item("hits", flags)?;
+        }
         Ok(d)
     }
 

@@ -29,6 +29,9 @@ pub struct SegmentLens {
     pub count: u64,
     /// Per word order: (n-grams found, n-grams in the segment).
     pub grams: Vec<(u64, u64)>,
+    /// Per word order, per n-gram of the segment (by position): whether it was found; what
+    /// shards answered apart merge by (`or`).
+    pub hits: Vec<Vec<bool>>,
 }
 
 fn is_char_start(b: u8) -> bool {
@@ -180,12 +183,20 @@ fn segment_lens(shards: &[(SuffixShard, u64)], seg: &str, orders: &[usize]) -> S
         }
     }
     let spans = words(bytes).len() as u64;
+    if found.is_empty() {
+        // No shards: nothing is found.
+        found = orders
+            .iter()
+            .map(|&n| vec![false; (spans as usize + 1).saturating_sub(n)])
+            .collect();
+    }
     for (slot, (&n, hits)) in out.grams.iter_mut().zip(orders.iter().zip(&found)) {
         *slot = (
             hits.iter().filter(|&&h| h).count() as u64,
             (spans + 1).saturating_sub(n as u64),
         );
     }
+    out.hits = found;
     out
 }
 

@@ -78,13 +78,15 @@ fn brute(docs: &[String], seg: &str, orders: &[usize]) -> SegmentLens {
     let doc_words: Vec<Vec<&str>> = docs.iter().map(|d| d.split(' ').collect()).collect();
     for &n in orders {
         let total = (words.len() + 1).saturating_sub(n);
-        let found = (0..total)
-            .filter(|&j| {
+        let hits: Vec<bool> = (0..total)
+            .map(|j| {
                 let gram = &words[j..j + n];
                 doc_words.iter().any(|dw| dw.windows(n).any(|w| w == gram))
             })
-            .count();
-        out.grams.push((found as u64, total as u64));
+            .collect();
+        out.grams
+            .push((hits.iter().filter(|&&h| h).count() as u64, total as u64));
+        out.hits.push(hits);
     }
     out
 }

@@ -200,3 +200,34 @@ def test_an_address_is_needed(monkeypatch):
         cluster.connect(None)
     with pytest.raises(UsageError, match="HOST:PORT"):
         cluster.connect("nowhere")
+
+
+def _substring_rows(con, config, **execution):
+    rows, timings, said = audited(
+        con, "seg_idx, source_exposure, source_nn, bin", config, **execution
+    )
+    audit_id = con.execute(
+        "SELECT audit_id FROM audits ORDER BY created_at DESC LIMIT 1"
+    ).fetchone()
+    details = con.execute(
+        "SELECT * EXCLUDE (audit_id) FROM substring_lens WHERE audit_id = ? ORDER BY ALL", audit_id
+    ).fetchall()
+    return rows, details, timings, said
+
+
+def test_the_substring_lens_on_the_cluster_equals_the_local_one(con, ray_address):
+    config = AuditConfig(measure="substring")
+    reference = _substring_rows(con, config, store_index=False, shard_rows=1500)
+    # Shards built by the tasks (not stored: no file is left), then stored and loaded.
+    unstored = _substring_rows(con, config, executor="ray", ray_address=ray_address,
+                               shard_rows=700, store_index=False)  # fmt: skip
+    assert unstored[:2] == reference[:2]
+    assert unstored[2]["index_shards"] == 12 and unstored[2]["index_loaded"] == 0.0
+    assert any("6 shard(s) of the target side" in m for m in unstored[3])
+    built = _substring_rows(con, config, executor="ray", ray_address=ray_address, shard_rows=700)
+    assert built[:2] == reference[:2]
+    loaded = _substring_rows(con, config, executor="ray", ray_address=ray_address, shard_rows=700)
+    assert loaded[:2] == reference[:2] and loaded[2]["index_loaded"] == 1.0
+    # The same stored shards, read by this process, answer alike.
+    local = _substring_rows(con, config, shard_rows=700)
+    assert local[:2] == reference[:2] and local[2]["index_loaded"] == 1.0

@@ -19,8 +19,10 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
+import numpy as np
 
 from warehouse import __version__
 from warehouse.exposure.config import AuditConfig
@@ -30,6 +32,9 @@ from warehouse.exposure.index.retrieval import normalized_utf8
 from warehouse.exposure.index.stored import index_directory, storing_enabled
 from warehouse.native import native
 from warehouse.store.corpora import CorpusInfo, training_columns
+
+if TYPE_CHECKING:
+    from warehouse._native import LensBuffers
 
 SUFFIX = ".sa"
 SUBDIRECTORY = "substring"
@@ -149,7 +154,7 @@ def _shard_directory(con: duckdb.DuckDBPyConnection, execution: Execution) -> It
             yield Path(tmp)
 
 
-def _shard_texts(
+def shard_texts(
     con: duckdb.DuckDBPyConnection, train: CorpusInfo, shard: ShardPlan, config: AuditConfig
 ) -> bytes:
     """A shard's rows of its side, normalised and newline-joined, as UTF-8."""
@@ -196,7 +201,7 @@ def open_side(
                     continue
                 except native.IndexFileError as exc:
                     notify(f"warning: rebuilding a stored suffix-array shard: {exc}")
-            texts = _shard_texts(con, train, shard, config)
+            texts = shard_texts(con, train, shard, config)
             native.SubstringIndex.build_shard(
                 texts, shard.stop - shard.start, path, key, threads=execution.threads
             )
@@ -206,10 +211,47 @@ def open_side(
         return OpenedSide(index, built, loaded, sum(p.stat().st_size for p in paths))
 
 
-def checksum_text(indexes: list[native.SubstringIndex]) -> str:
+def checksum_text(checksums: list[int]) -> str:
     """One checksum naming every shard an audit read (sides in order, shards in corpus order)."""
     digest = hashlib.sha256()
-    for index in indexes:
-        for value in index.checksums:
-            digest.update(value.to_bytes(8, "little"))
+    for value in checksums:
+        digest.update(value.to_bytes(8, "little"))
     return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class LensColumns:
+    """The lens of some texts as numpy int64 columns: characters, longest match, its start,
+    the row and offset of its first occurrence (-1 when nothing is shared), whole-text
+    occurrences, and per word order the n-grams found and in the text."""
+
+    chars: np.ndarray
+    longest: np.ndarray
+    start: np.ndarray
+    doc: np.ndarray
+    offset: np.ndarray
+    count: np.ndarray
+    found: list[np.ndarray]
+    total: list[np.ndarray]
+
+
+def _int64(raw: bytes) -> np.ndarray:
+    return np.frombuffer(raw, dtype=np.uint64).astype(np.int64)
+
+
+def lens_columns(raw: LensBuffers) -> LensColumns:
+    """`SubstringIndex.lens` buffers as columns."""
+    n = len(raw["chars"]) // 8
+    valid = np.unpackbits(np.frombuffer(raw["doc_valid"], np.uint8), bitorder="little")[:n]
+    doc = np.where(valid == 1, np.frombuffer(raw["doc"], np.int64), -1)
+    offset = np.where(valid == 1, np.frombuffer(raw["offset"], np.int64), -1)
+    return LensColumns(
+        _int64(raw["chars"]),
+        _int64(raw["longest"]),
+        _int64(raw["start"]),
+        doc,
+        offset,
+        _int64(raw["count"]),
+        [_int64(f) for f in raw["found"]],
+        [_int64(t) for t in raw["total"]],
+    )
