@@ -248,6 +248,7 @@ def _scale(args: argparse.Namespace, work: Path, src: list[str], tgt: list[str])
         f"{t2['search_seconds']:.2f} s = {per_segment:.2f} ms per segment, peak "
         f"{loaded.peak_mib:,.0f} MiB"
     )
+    _projection(t1, t2, text_bytes, args.segments)
     failures = []
     if index_bytes / text_bytes > 8:
         failures.append(f"{index_bytes / text_bytes:.2f} bytes per text byte (target <= 8)")
@@ -294,6 +295,32 @@ def _scale(args: argparse.Namespace, work: Path, src: list[str], tgt: list[str])
 
 
 SUBSAMPLE_DOCS, PROBES = 60, 40
+TERABYTE = 2**40
+CORES_PER_NODE = 2  # as this machine; a node builds or searches one shard per core
+
+
+def _projection(built: dict, stored: dict, text_bytes: int, segments: int) -> None:
+    """A projection (not a measurement) to 1 TiB of text on N nodes from this run's per-shard
+    figures: build, disk, and lens time per segment with the shards spread over the nodes."""
+    shards = built["index_shards"]
+    per_shard_text = text_bytes / shards
+    build_per_shard = built["index_seconds"] / shards
+    lens_per_shard = stored["search_seconds"] / segments / shards  # seconds per segment
+    disk_per_byte = built["index_bytes"] / text_bytes
+    needed = TERABYTE / per_shard_text
+    print(
+        f"PROJECTION to 1 TiB of text from these per-shard figures ({per_shard_text / 2**20:,.0f} "
+        f"MiB shards: build {build_per_shard:.1f} s each, lens {lens_per_shard * 1000:.3f} ms "
+        f"per segment each, {disk_per_byte:.2f} disk bytes per text byte): {needed:,.0f} shards, "
+        f"{TERABYTE * disk_per_byte / 2**40:.1f} TiB on disk"
+    )
+    for nodes in (1, 8, 64):
+        waves = needed / (nodes * CORES_PER_NODE)
+        hours, ms = waves * build_per_shard / 3600, waves * lens_per_shard * 1000
+        print(
+            f"  {nodes:>3} node(s) x {CORES_PER_NODE} cores: build {hours:,.1f} h, lens "
+            f"{ms:,.1f} ms per segment (shards searched in parallel)"
+        )
 
 
 def _subsample(work: Path, docs_path: Path, src: list[str], failures: list[str]) -> None:

@@ -8,6 +8,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 pub mod bootstrap;
 pub mod cyzil;
+pub mod minhash;
 pub mod profile;
 pub mod retrieval;
 pub mod substring;

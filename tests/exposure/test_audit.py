@@ -333,8 +333,10 @@ def test_audit_cli_json_is_a_stable_document(run_cli, loaded):
         "warnings",
         "validation",
         "postings",
+        "lenses",
     }
     assert doc["action"] == "computed" and doc["postings"]["total"] > 0
+    assert doc["lenses"] is None  # no audit by another measure to compare with
 
 
 def test_replacing_the_training_corpus_drops_its_audits(loaded, write_lines):

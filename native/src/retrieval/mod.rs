@@ -29,7 +29,7 @@ mod tests;
 
 pub use audit::{with_threads, AuditRow, Hit, Mode, RetrievalIndex, Search, TargetHit};
 pub use error::{Result, RetrievalError};
-pub use grams::Orders;
+pub use grams::{for_each_gram, Orders};
 pub use kernels::kernel_name;
 pub use persist::IndexInfo;
 pub use score::{Measure, Ratio};

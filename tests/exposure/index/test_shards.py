@@ -17,7 +17,7 @@ from tests.exposure.index.test_retrieval_properties import (
     corpora,
     orders_st,
 )
-from warehouse.exposure.config import MEASURES, SearchSettings
+from warehouse.exposure.config import GRAM_MEASURES, SearchSettings
 from warehouse.exposure.index.retrieval import (
     Exposures,
     audit_exposures,
@@ -66,7 +66,7 @@ def ratios(raw: dict[str, Any], side: str, n: int) -> list[Fraction]:
     configs,
     st.lists(st.integers(0, 20), max_size=6),
     st.booleans(),
-    st.sampled_from(MEASURES),
+    st.sampled_from(GRAM_MEASURES),
 )
 def test_sharded_audit_equals_unsharded_and_brute_force(
     data, orders, config, cuts, resident, measure

@@ -1,0 +1,469 @@
+//! The MinHash near-duplicate lens (docs/exposure.md, "MinHash lens"): an approximation of the
+//! Jaccard exposure that looks at a few candidate rows per query instead of counting grams.
+//!
+//! A text's gram set (the same character n-grams as the exact search) is summarised by
+//! one-permutation hashing (Li, Owen and Zhang, 2012): each gram's xxh3-64 hash picks one of
+//! `bins` bins by its high 32 bits and offers its low 32 bits, the bin keeping the smallest;
+//! empty bins borrow the value of a filled bin by optimal densification (Shrivastava, 2017), so
+//! two signatures agree in a bin with probability equal to the sets' Jaccard similarity.
+//! Locality-sensitive hashing by banding (`bands` bands of `bins / bands` bins) finds
+//! candidates: rows agreeing with the query on every bin of some band. A candidate's score is
+//! the share of bins the two signatures agree in; exact flags are string equality, as in the
+//! exact search, and override the estimate.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+use xxhash_rust::xxh3::{xxh3_128, xxh3_64, xxh3_64_with_seed};
+
+use crate::retrieval::{
+    for_each_gram, AuditRow, Hit, Orders, Ratio, Result, RetrievalError, Stats, TargetHit,
+};
+
+/// A text's MinHash signature: one value per bin (None for the empty text, which has no grams).
+type Signature = Option<Vec<u32>>;
+
+/// The signature of `text` over `bins` bins.
+fn signature(text: &str, orders: &Orders, bins: usize, bounds: &mut Vec<usize>) -> Signature {
+    let mut values = vec![u32::MAX; bins];
+    let mut filled = vec![false; bins];
+    let mut any = false;
+    for_each_gram(text, orders, bounds, |gram| {
+        let h = xxh3_64(gram.as_bytes());
+        let bin = (((h >> 32) * bins as u64) >> 32) as usize;
+        if let (Some(v), Some(f)) = (values.get_mut(bin), filled.get_mut(bin)) {
+            *v = (*v).min(h as u32);
+            *f = true;
+            any = true;
+        }
+    });
+    if !any {
+        return None;
+    }
+    let original = values.clone();
+    for i in 0..bins {
+        if filled[i] {
+            continue;
+        }
+        // Optimal densification: probe bins in an order fixed by (i, attempt) until a filled one.
+        for attempt in 0u64.. {
+            let probe = xxh3_64_with_seed(&(i as u64).to_le_bytes(), attempt);
+            let j = (((probe >> 32) * bins as u64) >> 32) as usize;
+            if filled[j] {
+                values[i] = original[j];
+                break;
+            }
+        }
+    }
+    Some(values)
+}
+
+/// The share of bins two signatures agree in; 1 for two empty texts, 0 for one.
+fn agreement(a: &Signature, b: &Signature) -> Ratio {
+    match (a, b) {
+        (None, None) => Ratio { num: 1, den: 1 },
+        (Some(a), Some(b)) => Ratio {
+            num: a.iter().zip(b).filter(|(x, y)| x == y).count() as u64,
+            den: a.len() as u64,
+        },
+        _ => Ratio::ZERO,
+    }
+}
+
+/// One side of the training corpus: its signatures, band buckets and exact-text lookup.
+struct Side {
+    signatures: Vec<Signature>,
+    buckets: Vec<HashMap<u64, Vec<u32>>>,
+    exact: HashMap<u128, Vec<u32>>,
+}
+
+fn band_key(values: &[u32]) -> u64 {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    xxh3_64(&bytes)
+}
+
+impl Side {
+    fn build<S: AsRef<str> + Sync>(
+        texts: &[S],
+        orders: &Orders,
+        bins: usize,
+        bands: usize,
+    ) -> Self {
+        let signatures: Vec<Signature> = texts
+            .par_iter()
+            .map_init(Vec::new, |bounds, t| {
+                signature(t.as_ref(), orders, bins, bounds)
+            })
+            .collect();
+        let width = bins / bands;
+        let mut buckets = vec![HashMap::<u64, Vec<u32>>::new(); bands];
+        for (row, sig) in signatures.iter().enumerate() {
+            if let Some(values) = sig {
+                for (band, bucket) in buckets.iter_mut().enumerate() {
+                    let key = band_key(&values[band * width..(band + 1) * width]);
+                    bucket.entry(key).or_default().push(row as u32);
+                }
+            }
+        }
+        let mut exact = HashMap::<u128, Vec<u32>>::new();
+        for (row, t) in texts.iter().enumerate() {
+            exact
+                .entry(xxh3_128(t.as_ref().as_bytes()))
+                .or_default()
+                .push(row as u32);
+        }
+        Self {
+            signatures,
+            buckets,
+            exact,
+        }
+    }
+
+    /// Rows sharing a band with `sig`, ascending.
+    fn candidates(&self, sig: &Signature, width: usize, into: &mut Vec<u32>) {
+        if let Some(values) = sig {
+            for (band, bucket) in self.buckets.iter().enumerate() {
+                if let Some(rows) = bucket.get(&band_key(&values[band * width..(band + 1) * width]))
+                {
+                    into.extend_from_slice(rows);
+                }
+            }
+        }
+    }
+
+    fn score(&self, row: u32, sig: &Signature) -> Ratio {
+        self.signatures
+            .get(row as usize)
+            .map_or(Ratio::ZERO, |s| agreement(sig, s))
+    }
+
+    fn exact_rows(&self, text: &str) -> &[u32] {
+        self.exact
+            .get(&xxh3_128(text.as_bytes()))
+            .map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The better of two hits: the higher score, then the lower row.
+fn better(a: Hit, b: Hit) -> Hit {
+    match a.score.cmp_exact(b.score) {
+        std::cmp::Ordering::Greater => a,
+        std::cmp::Ordering::Less => b,
+        std::cmp::Ordering::Equal => {
+            if a.row.unwrap_or(u32::MAX) <= b.row.unwrap_or(u32::MAX) {
+                a
+            } else {
+                b
+            }
+        }
+    }
+}
+
+const ONE: Ratio = Ratio::ONE;
+
+/// A MinHash index over aligned training sources and targets.
+pub struct MinHashIndex {
+    orders: Orders,
+    bins: usize,
+    bands: usize,
+    source: Side,
+    target: Side,
+}
+
+impl MinHashIndex {
+    /// The index of aligned training `sources` and `targets` (normalised, whitespace collapsed)
+    /// with signatures of `bins` bins cut into `bands` bands.
+    pub fn build<S: AsRef<str> + Sync>(
+        sources: &[S],
+        targets: &[S],
+        orders: &[i64],
+        bins: usize,
+        bands: usize,
+    ) -> Result<Self> {
+        let invalid = |m: String| RetrievalError::InvalidArgument(m);
+        if sources.len() != targets.len() {
+            return Err(invalid(format!(
+                "sources and targets must have the same length, got {} and {}",
+                sources.len(),
+                targets.len()
+            )));
+        }
+        if bins == 0 || bands == 0 || !bins.is_multiple_of(bands) {
+            return Err(invalid(format!(
+                "bins ({bins}) must be a positive multiple of bands ({bands})"
+            )));
+        }
+        if u32::try_from(sources.len()).is_err() {
+            return Err(invalid("at most 2^32 - 1 training rows".to_string()));
+        }
+        let orders = Orders::new(orders)?;
+        let (source, target) = rayon::join(
+            || Side::build(sources, &orders, bins, bands),
+            || Side::build(targets, &orders, bins, bands),
+        );
+        Ok(Self {
+            orders,
+            bins,
+            bands,
+            source,
+            target,
+        })
+    }
+
+    /// Training rows.
+    pub fn rows(&self) -> usize {
+        self.source.signatures.len()
+    }
+
+    fn sig(&self, text: &str, bounds: &mut Vec<usize>) -> Signature {
+        signature(text, &self.orders, self.bins, bounds)
+    }
+
+    /// One side's best hit for `text` (`sig` its signature): an exact row when there is one,
+    /// else the best candidate; counts candidates scored.
+    fn side_hit(
+        &self,
+        side: &Side,
+        text: &str,
+        sig: &Signature,
+        scratch: &mut Vec<u32>,
+    ) -> (Hit, u64) {
+        if let Some(&row) = side.exact_rows(text).first() {
+            return (
+                Hit {
+                    score: ONE,
+                    row: Some(row),
+                    exact: true,
+                },
+                0,
+            );
+        }
+        scratch.clear();
+        side.candidates(sig, self.bins / self.bands, scratch);
+        scratch.sort_unstable();
+        scratch.dedup();
+        let mut best = Hit {
+            score: Ratio::ZERO,
+            row: None,
+            exact: false,
+        };
+        for &row in scratch.iter() {
+            let score = side.score(row, sig);
+            if score.num > 0 {
+                best = better(
+                    best,
+                    Hit {
+                        score,
+                        row: Some(row),
+                        exact: false,
+                    },
+                );
+            }
+        }
+        (best, scratch.len() as u64)
+    }
+
+    fn audit_one(&self, source: &str, refs: &[&str], bounds: &mut Vec<usize>) -> (AuditRow, u64) {
+        let mut scratch = Vec::new();
+        let src_sig = self.sig(source, bounds);
+        let (src_hit, mut scored) = self.side_hit(&self.source, source, &src_sig, &mut scratch);
+        let mut target = TargetHit {
+            hit: Hit {
+                score: Ratio::ZERO,
+                row: None,
+                exact: false,
+            },
+            ref_idx: None,
+        };
+        let mut ref_sigs = Vec::with_capacity(refs.len());
+        let mut pool: Vec<u32> = Vec::new();
+        for (k, r) in refs.iter().enumerate() {
+            let sig = self.sig(r, bounds);
+            let (hit, n) = self.side_hit(&self.target, r, &sig, &mut scratch);
+            scored += n;
+            pool.extend_from_slice(&scratch);
+            let chosen = better(target.hit, hit);
+            if target.ref_idx.is_none() || chosen != target.hit {
+                target = TargetHit {
+                    hit: chosen,
+                    ref_idx: Some(k as u32),
+                };
+            }
+            ref_sigs.push(sig);
+        }
+        // Pair: both sides against the same row, over the rows either side found.
+        let src_exact = self.source.exact_rows(source);
+        let mut pair = Hit {
+            score: Ratio::ZERO,
+            row: None,
+            exact: false,
+        };
+        for r in refs {
+            if let Some(&row) = self
+                .target
+                .exact_rows(r)
+                .iter()
+                .find(|row| src_exact.binary_search(row).is_ok())
+            {
+                pair = better(
+                    pair,
+                    Hit {
+                        score: ONE,
+                        row: Some(row),
+                        exact: true,
+                    },
+                );
+            }
+        }
+        if !pair.exact {
+            let mut rows = pool;
+            scratch.clear();
+            self.source
+                .candidates(&src_sig, self.bins / self.bands, &mut scratch);
+            rows.extend_from_slice(&scratch);
+            rows.extend(src_hit.row);
+            rows.extend(target.hit.row);
+            rows.sort_unstable();
+            rows.dedup();
+            for row in rows {
+                let s = if src_exact.contains(&row) {
+                    ONE
+                } else {
+                    self.source.score(row, &src_sig)
+                };
+                let t = refs
+                    .iter()
+                    .zip(&ref_sigs)
+                    .map(|(r, sig)| {
+                        if self.target.exact_rows(r).contains(&row) {
+                            ONE
+                        } else {
+                            self.target.score(row, sig)
+                        }
+                    })
+                    .fold(Ratio::ZERO, Ratio::max);
+                let score = s.min(t);
+                if score.num > 0 {
+                    pair = better(
+                        pair,
+                        Hit {
+                            score,
+                            row: Some(row),
+                            exact: false,
+                        },
+                    );
+                }
+            }
+        }
+        (
+            AuditRow {
+                source: src_hit,
+                target,
+                pair,
+            },
+            scored,
+        )
+    }
+
+    /// Source, target and pair hits of each test segment (normalised, whitespace collapsed),
+    /// and the candidates scored (in `Stats::candidates_verified`).
+    pub fn audit<S: AsRef<str> + Sync>(
+        &self,
+        sources: &[S],
+        refs: &[Vec<S>],
+    ) -> Result<(Vec<AuditRow>, Stats)> {
+        if sources.len() != refs.len() {
+            return Err(RetrievalError::InvalidArgument(format!(
+                "sources and refs must have the same length, got {} and {}",
+                sources.len(),
+                refs.len()
+            )));
+        }
+        let rows: Vec<(AuditRow, u64)> = sources
+            .par_iter()
+            .zip(refs)
+            .map_init(Vec::new, |bounds, (s, rs)| {
+                let rs: Vec<&str> = rs.iter().map(AsRef::as_ref).collect();
+                self.audit_one(s.as_ref(), &rs, bounds)
+            })
+            .collect();
+        let stats = Stats {
+            candidates_verified: rows.iter().map(|r| r.1).sum(),
+            ..Stats::default()
+        };
+        Ok((rows.into_iter().map(|r| r.0).collect(), stats))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grams(text: &str) -> std::collections::HashSet<String> {
+        let orders = Orders::new(&[3, 4, 5]).expect("orders");
+        let mut out = std::collections::HashSet::new();
+        for_each_gram(text, &orders, &mut Vec::new(), |g| {
+            out.insert(g.to_string());
+        });
+        out
+    }
+
+    fn jaccard(a: &str, b: &str) -> f64 {
+        let (a, b) = (grams(a), grams(b));
+        if a.is_empty() && b.is_empty() {
+            return 1.0;
+        }
+        a.intersection(&b).count() as f64 / a.union(&b).count() as f64
+    }
+
+    #[test]
+    fn agreement_estimates_jaccard() {
+        let orders = Orders::new(&[3, 4, 5]).expect("orders");
+        let base = "the quick brown fox jumps over the lazy dog near the river bank today";
+        let mut errors = Vec::new();
+        for cut in 0..40 {
+            let other = format!("{} and {}", &base[cut..], &base[..cut]);
+            let (a, b) = (
+                signature(base, &orders, 256, &mut Vec::new()),
+                signature(&other, &orders, 256, &mut Vec::new()),
+            );
+            errors.push((agreement(&a, &b).to_f64() - jaccard(base, &other)).abs());
+        }
+        let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+        assert!(mean < 0.05, "mean absolute error {mean}");
+        let same = signature(base, &orders, 128, &mut Vec::new());
+        assert_eq!(agreement(&same, &same), Ratio { num: 128, den: 128 });
+        assert_eq!(agreement(&None, &None), ONE);
+        assert_eq!(agreement(&same, &None), Ratio::ZERO);
+    }
+
+    #[test]
+    fn near_duplicates_are_found_and_exact_rows_win() {
+        let sources = [
+            "the cat sat on the mat today",
+            "a completely different line",
+            "the cat sat on the mat",
+        ];
+        let targets = ["le chat", "autre", "le chat"];
+        let index = MinHashIndex::build(&sources, &targets, &[3, 4, 5], 128, 32).expect("index");
+        let (rows, stats) = index
+            .audit(
+                &["the cat sat on the mat", "the cat sat on the mat today!"],
+                &[vec!["le chat"], vec!["zzz"]],
+            )
+            .expect("audit");
+        assert_eq!(
+            rows[0].source,
+            Hit {
+                score: ONE,
+                row: Some(2),
+                exact: true
+            }
+        );
+        assert_eq!((rows[0].pair.row, rows[0].pair.exact), (Some(2), true));
+        assert_eq!(rows[1].source.row, Some(0));
+        assert!(!rows[1].source.exact && rows[1].source.score.to_f64() > 0.7);
+        assert!(stats.candidates_verified > 0);
+        assert!(MinHashIndex::build(&sources, &targets, &[3], 100, 32).is_err());
+    }
+}
