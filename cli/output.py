@@ -187,6 +187,7 @@ def print_lenses(lenses: dict[str, Any] | None) -> None:
             ("Jaccard", "jaccard_audit_id"),
             ("containment", "containment_audit_id"),
             ("substring", "substring_audit_id"),
+            ("MinHash", "minhash_audit_id"),
         )
         if lenses.get(key)
     ]
@@ -211,6 +212,7 @@ def print_lenses(lenses: dict[str, Any] | None) -> None:
                 ("Jaccard", "jaccard"),
                 ("containment", "containment"),
                 ("substring", "substring"),
+                ("MinHash", "minhash"),
             )
             if lenses.get(f"{key}_audit_id")
         ]

@@ -323,3 +323,32 @@ class SubstringIndex:
     ) -> LensHitBuffers:
         """The substring lens of `rows` newline-joined test segments (with `hits`, which of
         their word n-grams occur, one byte each)."""
+
+@final
+class MinHashIndex:
+    """MinHash signatures and LSH bands over aligned, normalised training sources and targets."""
+
+    @staticmethod
+    def from_joined(
+        sources: str | bytes,
+        targets: str | bytes,
+        rows: int,
+        orders: Sequence[int],
+        bins: int,
+        bands: int,
+        threads: int | None = None,
+    ) -> MinHashIndex:
+        """Index of `rows` aligned training pairs given as newline-joined texts."""
+
+    @property
+    def n_docs(self) -> int:
+        """Number of training rows."""
+
+    def audit(
+        self,
+        sources: Sequence[str],
+        refs: Sequence[Sequence[str]],
+        search: SearchLike,
+        threads: int | None = None,
+    ) -> AuditBuffers:
+        """Source, target and pair estimates of each test segment (normalised texts)."""

@@ -22,11 +22,11 @@ CREATE OR REPLACE MACRO tm_hypothesis(neighbour_target, test_source, zero_policy
          ELSE '' END;
 
 -- The measure an audit scores rows by, from its configuration: 'jaccard' unless it names another
--- (only containment and substring audits name their measure, docs/exposure.md "Measures").
+-- (only containment, substring and MinHash audits name their measure, docs/exposure.md "Measures").
 CREATE OR REPLACE MACRO audit_measure(config) AS
     coalesce(json_extract_string(config, '$.measure'), 'jaccard');
 
 -- Which audit of a test set bins its runs when several lenses were run: Jaccard first, then
--- containment, then the substring lens (lower first).
+-- containment, the substring lens and the MinHash estimate (lower first).
 CREATE OR REPLACE MACRO measure_rank(measure) AS
-    CASE measure WHEN 'jaccard' THEN 0 WHEN 'containment' THEN 1 ELSE 2 END;
+    CASE measure WHEN 'jaccard' THEN 0 WHEN 'containment' THEN 1 WHEN 'substring' THEN 2 ELSE 3 END;

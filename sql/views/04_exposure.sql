@@ -134,7 +134,7 @@ JOIN audit_exposure_summary tgt ON tgt.audit_id = b.audit_id AND tgt.side = 'tar
 JOIN audit_exposure_summary pair ON pair.audit_id = b.audit_id AND pair.side = 'pair';
 
 -- Lenses on one test set and training corpus, segment by segment: the newest audit by each
--- measure (exact ones first) side by side, with each side's exposure and bin by every lens, and
+-- measure (Jaccard, containment, substring, MinHash; exact ones first) side by side, with each side's exposure and bin by every lens, and
 -- the substring lens's details (docs/exposure.md, "Measures" and "Substring lens"). A row needs
 -- two lenses at least; a lens not run is NULL. Where they disagree is where a test segment sits
 -- inside a long training text, or shares a long verbatim stretch with one.
@@ -175,9 +175,11 @@ SELECT
     any_value(audit_id) FILTER (measure = 'jaccard') AS jaccard_audit_id,
     any_value(audit_id) FILTER (measure = 'containment') AS containment_audit_id,
     any_value(audit_id) FILTER (measure = 'substring') AS substring_audit_id,
+    any_value(audit_id) FILTER (measure = 'minhash') AS minhash_audit_id,
     any_value(source_exposure) FILTER (measure = 'jaccard') AS source_jaccard,
     any_value(source_exposure) FILTER (measure = 'containment') AS source_containment,
     any_value(source_exposure) FILTER (measure = 'substring') AS source_substring,
+    any_value(source_exposure) FILTER (measure = 'minhash') AS source_minhash,
     any_value(target_exposure) FILTER (measure = 'jaccard') AS target_jaccard,
     any_value(target_exposure) FILTER (measure = 'containment') AS target_containment,
     any_value(target_exposure) FILTER (measure = 'substring') AS target_substring,
@@ -187,6 +189,7 @@ SELECT
     any_value(bin) FILTER (measure = 'jaccard') AS jaccard_bin,
     any_value(bin) FILTER (measure = 'containment') AS containment_bin,
     any_value(bin) FILTER (measure = 'substring') AS substring_bin,
+    any_value(bin) FILTER (measure = 'minhash') AS minhash_bin,
     count(DISTINCT bin) = 1 AS bins_agree,
     any_value(s_chars) FILTER (measure = 'substring') AS source_chars,
     any_value(s_longest) FILTER (measure = 'substring') AS source_longest_chars,

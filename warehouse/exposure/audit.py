@@ -22,6 +22,7 @@ from warehouse.exposure.config import AuditConfig, AuditOptions, audit_id_for
 from warehouse.exposure.direction import reversed_direction, sample_lines
 from warehouse.exposure.execution import LOCAL, Execution
 from warehouse.exposure.index.memory import duckdb_budget, duckdb_memory, peak_rss, size_text
+from warehouse.exposure.index.minhash import build_minhash_index
 from warehouse.exposure.index.retrieval import SearchIndex
 from warehouse.exposure.index.retrieval import audit as retrieval_audit
 from warehouse.exposure.index.stored import BackgroundSaves, open_training_index
@@ -328,13 +329,23 @@ def _compute(
     try:
         mark = time.perf_counter()
         index: SearchIndex
-        if execution.on_cluster:
+        if config.measure == "minhash":
+            index, loaded = build_minhash_index(con, train, config, execution.threads), False
+        elif execution.on_cluster:
             from warehouse.exposure.index.cluster import open_on_cluster  # Ray is optional
 
             index, loaded = open_on_cluster(con, train, config, execution, notify=notify)
         else:
             index, loaded = open_training_index(
                 con, train, config, execution, notify=notify, saves=saves
+            )
+        # A MinHash audit's sample is checked against the exact Jaccard search, whose index is
+        # opened (loaded, else built and stored) before the audit's transaction starts.
+        exact_index = index
+        if config.measure == "minhash" and config.validate_sample:
+            exact_config = replace(config, measure="jaccard", mode="exact", validate_sample=0)
+            exact_index, _ = open_training_index(
+                con, train, exact_config, execution, notify=notify, saves=saves
             )
         timings["index_seconds"] = time.perf_counter() - mark
         timings["index_loaded"] = 1.0 if loaded else 0.0
@@ -358,7 +369,7 @@ def _compute(
             if config.mode == "fast" and config.validate_sample:
                 validation = _validate_fast(
                     con,
-                    index,
+                    exact_index,
                     audit_id,
                     (test, train),
                     (test_src, test_refs),

@@ -26,12 +26,17 @@ from warehouse.store.settings import read_settings
 MODES = ("exact", "fast", "auto")
 # How a test text is compared with the training texts (docs/exposure.md, "Measures"): by their
 # character grams (Jaccard, containment), or by the longest substring they share.
-MEASURES = ("jaccard", "containment", "substring")
+MEASURES = ("jaccard", "containment", "substring", "minhash")
 GRAM_MEASURES = ("jaccard", "containment")
 # The substring lens counts which word n-grams of a segment occur in training, for these orders
 # (GPT-3's 13-gram overlap, and 8-grams for shorter segments); `substring_lens` has a column pair
 # for each.
 WORD_ORDERS: tuple[int, ...] = (8, 13)
+# The MinHash lens (docs/exposure.md, "MinHash lens"): signatures of this many bins, cut into
+# this many bands for locality-sensitive hashing (4 bins each: a pair of Jaccard 0.7 shares a
+# band with probability 1 - (1 - 0.7^4)^32, above 0.999; one of 0.5, 0.87; one of 0.3, 0.23).
+MINHASH_BINS = 128
+MINHASH_BANDS = 32
 TM_ZERO_POLICIES = ("empty", "source")
 DEFAULT_ORDERS: tuple[int, ...] = (3, 4, 5)
 DEFAULT_RARE_GRAMS = 8  # fast mode: rarest query grams used for candidates
@@ -76,6 +81,8 @@ class AuditConfig:
     tm_zero_policy: str = "empty"
 
     def __post_init__(self) -> None:
+        if self.measure == "minhash":  # an estimate: approximate, like fast mode
+            object.__setattr__(self, "mode", "fast")
         self._validate()
         if self.mode == "auto":
             object.__setattr__(self, "mode", "exact")
@@ -118,8 +125,11 @@ class AuditConfig:
 
     @property
     def search(self) -> SearchSettings:
-        """The search these settings ask for (the fast-mode knobs count in fast mode only)."""
+        """The search these settings ask for (the fast-mode knobs count in fast mode only; a
+        MinHash audit's exact reference is the Jaccard search)."""
         measure: Measure = "containment" if self.measure == "containment" else "jaccard"
+        if self.measure == "minhash":
+            return SearchSettings("exact", measure="jaccard")
         if self.mode == "fast":
             return SearchSettings("fast", self.rare_grams, self.shortlist, measure)
         return SearchSettings("exact", measure=measure)
@@ -136,7 +146,14 @@ class AuditConfig:
             "leak": list(self.leak),
             "tm_zero_policy": self.tm_zero_policy,
         }
-        if self.mode == "fast":
+        if self.measure == "minhash":
+            out.update(
+                pair="minhash",
+                bins=MINHASH_BINS,
+                bands=MINHASH_BANDS,
+                validate_sample=self.validate_sample,
+            )
+        elif self.mode == "fast":
             out.update(
                 rare_grams=self.rare_grams,
                 shortlist=self.shortlist,
@@ -157,7 +174,9 @@ class AuditConfig:
             else ",".join(map(str, orders))
         )
         mode = self.mode
-        if mode == "fast":
+        if self.measure == "minhash":
+            mode = f"minhash(bins:{MINHASH_BINS},bands:{MINHASH_BANDS})"
+        elif mode == "fast":
             mode += f"(rare:{self.rare_grams},short:{self.shortlist})"
         settings = metric_settings(1)
         bleu_tok = settings["signatures"]["bleu"].split("|")[3]
@@ -172,7 +191,9 @@ class AuditConfig:
                 if self.measure == "substring"
                 else []
             ),
-            f"pair:{'exact' if self.mode == 'exact' else 'rerank'}",
+            f"pair:{'exact' if self.mode == 'exact' else 'rerank'}"
+            if self.measure != "minhash"
+            else "pair:minhash",
             f"bins:far{self.far:g},near{self.near:g}",
             f"leak:{','.join(f'{t:g}' for t in self.leak)}",
             f"tm0:{self.tm_zero_policy}",

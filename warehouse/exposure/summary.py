@@ -197,27 +197,29 @@ LENS_EXAMPLES = 5  # segments shown where the lenses disagree most
 
 
 def lens_comparison(con: duckdb.DuckDBPyConnection, audit_id: str) -> dict[str, Any] | None:
-    """How the audits by each measure (Jaccard, containment, substring) of the audit's test set
-    and training corpus bin its segments (view `exposure_lenses`), and the segments where they
-    disagree most; None unless two lenses exist."""
+    """How the audits by each measure (Jaccard, containment, substring, MinHash) of the audit's
+    test set and training corpus bin its segments (view `exposure_lenses`), and the segments
+    where they disagree most; None unless two lenses exist."""
     found = con.execute(
         "SELECT any_value(jaccard_audit_id), any_value(containment_audit_id), "
-        "any_value(substring_audit_id), count(*), count(*) FILTER (bins_agree), "
+        "any_value(substring_audit_id), any_value(minhash_audit_id), count(*), "
+        "count(*) FILTER (bins_agree), "
         "count(*) FILTER (source_containment = 1 AND jaccard_bin = 'far'), "
         "count(*) FILTER (source_whole_count > 0 AND jaccard_bin = 'far') "
         "FROM exposure_lenses "
-        "WHERE ? IN (jaccard_audit_id, containment_audit_id, substring_audit_id) "
-        "GROUP BY test_corpus_id, train_corpus_id",
+        "WHERE ? IN (jaccard_audit_id, containment_audit_id, substring_audit_id, "
+        "minhash_audit_id) GROUP BY test_corpus_id, train_corpus_id",
         [audit_id],
     ).fetchone()
     if found is None:
         return None
-    jaccard, containment, substring, n, agree, contained_far, verbatim_far = found
+    jaccard, containment, substring, minhash, n, agree, contained_far, verbatim_far = found
     examples = con.execute(
         "SELECT seg_idx, source_jaccard, source_containment, source_substring, "
-        "source_longest_chars, source_chars, jaccard_bin, containment_bin, substring_bin "
+        "source_longest_chars, source_chars, source_minhash, jaccard_bin, containment_bin, "
+        "substring_bin, minhash_bin "
         "FROM exposure_lenses WHERE ? IN (jaccard_audit_id, containment_audit_id, "
-        "substring_audit_id) AND NOT bins_agree "
+        "substring_audit_id, minhash_audit_id) AND NOT bins_agree "
         "ORDER BY greatest(coalesce(source_containment, 0), coalesce(source_substring, 0)) "
         "- coalesce(source_jaccard, 0) DESC, seg_idx LIMIT ?",
         [audit_id, LENS_EXAMPLES],
@@ -229,14 +231,17 @@ def lens_comparison(con: duckdb.DuckDBPyConnection, audit_id: str) -> dict[str, 
         "source_substring",
         "source_longest_chars",
         "source_chars",
+        "source_minhash",
         "jaccard_bin",
         "containment_bin",
         "substring_bin",
+        "minhash_bin",
     )
     return {
         "jaccard_audit_id": jaccard,
         "containment_audit_id": containment,
         "substring_audit_id": substring,
+        "minhash_audit_id": minhash,
         "segments": n,
         "bins_agree": agree,
         "contained_yet_far": contained_far,

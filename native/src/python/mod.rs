@@ -6,6 +6,8 @@
 //! * `bootstrap`: resample sums over numpy arrays (buffers in, a caller-allocated buffer out);
 //! * `retrieval`: the `RetrievalIndex` class, whose searches return Arrow-layout buffers
 //!   (`columns`);
+//! * `minhash`: the `MinHashIndex` class (the MinHash near-duplicate lens, `RetrievalIndex`'s
+//!   audit interface);
 //! * `substring`: the `SubstringIndex` class (suffix-array shards and the substring lens);
 //! * `error`: the one mapping of native errors to Python exceptions (`ValueError`, and its
 //!   subclass `IndexFileError` for stored indexes).
@@ -16,6 +18,7 @@ mod bootstrap;
 mod columns;
 mod error;
 mod metrics;
+mod minhash;
 mod profile;
 mod retrieval;
 mod substring;
@@ -31,6 +34,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bootstrap::register(m)?;
     retrieval::register(m)?;
     substring::register(m)?;
+    minhash::register(m)?;
     ter::register(m)?;
     profile::register(m)?;
     Ok(())

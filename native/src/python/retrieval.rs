@@ -80,7 +80,7 @@ fn search_args(
     Ok((Search { mode, measure }, at_least_one("threads", threads)?))
 }
 
-fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict>> {
+pub(super) fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("postings_visited", stats.postings_visited)?;
     d.set_item("postings_total", stats.postings_total)?;
@@ -93,7 +93,7 @@ fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict
 /// One side's hits as buffers: `exposure` (float64) and the exact ratio behind it, `num` over
 /// `den` (uint64, unreduced), `nn` (int64) with its validity bitmap `nn_valid`, and `exact`
 /// (bitmap).
-fn hit_columns<'py, 'a>(
+pub(super) fn hit_columns<'py, 'a>(
     py: Python<'py>,
     hits: impl ExactSizeIterator<Item = &'a Hit> + Clone,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -117,7 +117,7 @@ fn hit_columns<'py, 'a>(
 
 /// Adds the reference that reached each target hit to `d`: `ref_idx` (int32) and its validity
 /// bitmap `ref_idx_valid`.
-fn add_ref_idx(
+pub(super) fn add_ref_idx(
     d: &Bound<'_, PyDict>,
     ref_idx: impl ExactSizeIterator<Item = Option<u32>> + Clone,
 ) -> PyResult<()> {
