@@ -2,6 +2,7 @@
 
 Run: python bench/lenses.py --real /tmp/rd/en-fr [--repeat 3] [--seen 2000]
      python bench/lenses.py --real /tmp/rd/en-fr --scale 1.0 [--segments 2000]
+     python bench/lenses.py --real /tmp/rd/en-fr --minhash [--repeat 3]
 
 The real en-fr training corpus (230,986 pairs, the unpacked folder or en-fr.tar.gz) is shuffled
 (seed 7) and joined into documents of 50-500 lines each (English and French documents aligned line
@@ -32,6 +33,12 @@ segment); checked (exit 1 otherwise): every segment occurs whole, and on 20 of t
 place of the longest match and the whole-segment count equal a scan of the text; then the lens on
 a subsample of 300 documents against the brute-force oracle, segment by segment. With --gram-audits
 also the containment and the Jaccard audits of the same corpus (within --memory-limit).
+
+--minhash instead compares the MinHash lens with the exact Jaccard audit on the sentence-level
+corpus (the 230,986 training pairs) for the real held-out `test` set and --seen training pairs:
+wall and CPU time of each audit (medians of --repeat children on fresh copies, index built), and
+on every segment the agreement of the MinHash audit with the exact one: same nearest row, same
+bin, near (>= 0.7) and exact segments found, mean |estimate - Jaccard| where the row agrees.
 """
 
 from __future__ import annotations
@@ -359,6 +366,62 @@ def _subsample(work: Path, docs_path: Path, src: list[str], failures: list[str])
         failures.append(f"{wrong} probes differ from brute force on the subsample")
 
 
+def _minhash(
+    args: argparse.Namespace, work: Path, real: Path, src: list[str], tgt: list[str]
+) -> None:
+    """The MinHash lens against the exact Jaccard audit on the sentence-level corpus."""
+    seen = random.Random(SEED_SEEN).sample(range(len(src)), args.seen)
+    loaded = work / "loaded.duckdb"
+    seen_en = str(_write(work / "seen.en", [src[i] for i in seen]))
+    seen_fr = str(_write(work / "seen.fr", [tgt[i] for i in seen]))
+    setup = [
+        ["corpus", "add", "enfr", "--src", str(real / "train.src"),
+         "--tgt", str(real / "train.tgt")],
+        ["testset", "add", "seen", "--src", seen_en, "--ref", seen_fr],
+        ["testset", "add", "test", "--src", str(real / "test.src"),
+         "--ref", str(real / "test.ref")],
+    ]  # fmt: skip
+    for step in setup:
+        run_child("set-up", _tame(loaded, *step))
+    print(f"\nMinHash vs exact Jaccard: {len(src):,} training pairs; {machine()}; medians of "
+          f"{args.repeat} runs, each on a fresh copy (index built)")  # fmt: skip
+    failures = 0
+    for testset in ("test", "seen"):
+        exact, exact_id = _audit(loaded, work, f"jaccard {testset}", args.repeat,
+                                 "--train", "enfr", "--testset", testset)  # fmt: skip
+        approx, approx_id = _audit(loaded, work, f"minhash {testset}", args.repeat,
+                                   "--train", "enfr", "--testset", testset,
+                                   "--measure", "minhash")  # fmt: skip
+        dbs = sorted(work.glob("run-*.duckdb"))
+        want = _exposures(next(d for d in dbs if f"jaccard-{testset}" in d.name), exact_id)
+        got = _exposures(next(d for d in dbs if f"minhash-{testset}" in d.name), approx_id)
+        n = len(want)
+        same_row = sum(w[1] == g[1] for w, g in zip(want, got, strict=True))
+        same_bin = sum(w[4] == g[4] for w, g in zip(want, got, strict=True))
+        near = [(w, g) for w, g in zip(want, got, strict=True) if w[0] >= 0.7]
+        near_found = sum(g[1] == w[1] or g[0] >= 0.7 for w, g in near)
+        matched = [abs(w[0] - g[0]) for w, g in zip(want, got, strict=True) if w[1] == g[1]]
+        print(
+            f"{testset:<5} exact {exact.seconds:6.2f} s ({exact.cpu_seconds:6.2f} CPU, "
+            f"{exact.peak_mib:,.0f} MiB)  minhash {approx.seconds:6.2f} s "
+            f"({approx.seconds / exact.seconds:.2f}x wall, {approx.cpu_seconds:6.2f} CPU, "
+            f"{approx.peak_mib:,.0f} MiB)"
+        )
+        print(
+            f"      same nearest row {same_row / n:6.1%}  same bin {same_bin / n:6.1%}  near "
+            f"(Jaccard >= 0.7) found {near_found:,} of {len(near):,}  mean |estimate - Jaccard| "
+            f"{statistics.fmean(matched) if matched else 0:.3f} where the row agrees"
+        )
+        for path in dbs:
+            path.unlink()
+            shutil.rmtree(f"{path}.indexes", ignore_errors=True)
+        if near and near_found < 0.95 * len(near):
+            failures += 1
+    if failures:
+        raise SystemExit("FAIL: MinHash missed more than 5% of the near segments")
+    print("PASS: MinHash found at least 95% of the near segments of each test set")
+
+
 def main() -> None:
     """Parse arguments and run the comparison."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -369,6 +432,7 @@ def main() -> None:
     parser.add_argument("--segments", type=int, default=2000, help="--scale: test segments")
     parser.add_argument("--memory-limit", help="--scale: the audits' --memory-limit")
     parser.add_argument("--gram-audits", action="store_true", help="--scale: gram audits too")
+    parser.add_argument("--minhash", action="store_true", help="MinHash vs exact Jaccard")
     args = parser.parse_args()
     compile_package_sources()
     with tempfile.TemporaryDirectory(prefix="tame-bench-lenses-") as tmp:
@@ -377,6 +441,9 @@ def main() -> None:
         src, tgt = _lines(real / "train.src"), _lines(real / "train.tgt")
         if args.scale:
             _scale(args, work, src, tgt)
+            return
+        if args.minhash:
+            _minhash(args, work, real, src, tgt)
             return
         docs_en, docs_fr, doc_of = _documents(src, tgt)
         seen = random.Random(SEED_SEEN).sample(range(len(src)), args.seen)
