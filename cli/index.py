@@ -79,16 +79,21 @@ def _print_indexes(items: list[StoredIndex]) -> None:
     """The stored-index table for people."""
     print_table(
         "stored indexes",
-        ["corpus", "status", "key", "size", "created", "rows", "shard"],
+        ["corpus", "lens", "status", "key", "size", "created", "rows", "shard"],
         [
             [
                 i.corpus or (f"({i.corpus_id})" if i.corpus_id else ""),
+                i.lens,
                 _short_problem(i) or "ok",
                 i.key,
                 _size(i.bytes),
                 i.created or "",
                 "" if i.rows is None else f"{i.rows:,}",
-                "" if i.shard is None else f"{i.shard + 1}/{i.shards} from row {i.row_offset:,}",
+                f"{i.side} side from row {i.row_offset:,}"
+                if i.lens == "substring" and i.row_offset is not None
+                else (
+                    "" if i.shard is None else f"{i.shard + 1}/{i.shards} from row {i.row_offset:,}"
+                ),
             ]
             for i in items
         ],

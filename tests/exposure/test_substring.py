@@ -150,3 +150,18 @@ def test_removing_the_test_set_removes_its_substring_rows(run_cli, documents):
     assert run_cli("testset", "delete", "t", "--yes", db=db).exit_code == 0
     with Warehouse.open(db, access="read") as wh:
         assert list(wh.query("SELECT count(*) AS n FROM substring_lens")) == [{"n": 0}]
+
+
+def test_index_list_and_drop_know_the_suffix_array_shards(run_cli, documents, tmp_path):
+    db, _, _ = documents
+    _audit(run_cli, db, "--measure", "substring", "--shard-rows", "2")
+    listed = json.loads(run_cli("index", "list", "--json", db=db).stdout)
+    shards = [i for i in listed if i["lens"] == "substring"]
+    assert sorted((i["side"], i["row_offset"], i["rows"]) for i in shards) == [
+        ("source", 0, 2), ("source", 2, 1), ("target", 0, 2), ("target", 2, 1)
+    ]  # fmt: skip
+    assert all(i["corpus"] == "docs" and i["problem"] is None for i in shards)
+    table = run_cli("index", "list", db=db).stdout
+    assert "substring" in table
+    assert run_cli("index", "drop", "--train", "docs", db=db).exit_code == 0
+    assert not list((tmp_path / "w.duckdb.indexes" / "substring").iterdir())

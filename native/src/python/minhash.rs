@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyDict;
 
-use super::retrieval::{add_ref_idx, at_least_one, hit_columns, stats_dict, Joined};
+use super::retrieval::{at_least_one, audit_dict, Joined};
 use crate::minhash::MinHashIndex;
 use crate::retrieval::{rows_from_joined, with_threads, RetrievalError};
 
@@ -65,14 +65,7 @@ impl PyMinHashIndex {
         let threads = at_least_one("threads", threads)?;
         let (rows, stats) =
             py.detach(|| with_threads(threads, || self.inner.audit(&sources, &refs)))??;
-        let target = hit_columns(py, rows.iter().map(|r| &r.target.hit))?;
-        add_ref_idx(&target, rows.iter().map(|r| r.target.ref_idx))?;
-        let d = PyDict::new(py);
-        d.set_item("source", hit_columns(py, rows.iter().map(|r| &r.source))?)?;
-        d.set_item("target", target)?;
-        d.set_item("pair", hit_columns(py, rows.iter().map(|r| &r.pair))?)?;
-        d.set_item("stats", stats_dict(py, &stats)?)?;
-        Ok(d)
+        audit_dict(py, &rows, &stats)
     }
 
     fn __repr__(&self) -> String {

@@ -10,7 +10,7 @@ use pyo3::types::{PyBytes, PyDict};
 use super::columns::{bitmap, float64, nullable, uint64};
 use super::error::{invalid, IndexFileError};
 use crate::retrieval::{
-    kernel_name, rows_from_joined, with_threads, Hit, Measure, Mode, RetrievalError,
+    kernel_name, rows_from_joined, with_threads, AuditRow, Hit, Measure, Mode, RetrievalError,
     RetrievalIndex, Search, Stats, FORMAT_VERSION,
 };
 
@@ -80,7 +80,7 @@ fn search_args(
     Ok((Search { mode, measure }, at_least_one("threads", threads)?))
 }
 
-pub(super) fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict>> {
+fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("postings_visited", stats.postings_visited)?;
     d.set_item("postings_total", stats.postings_total)?;
@@ -93,7 +93,7 @@ pub(super) fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<
 /// One side's hits as buffers: `exposure` (float64) and the exact ratio behind it, `num` over
 /// `den` (uint64, unreduced), `nn` (int64) with its validity bitmap `nn_valid`, and `exact`
 /// (bitmap).
-pub(super) fn hit_columns<'py, 'a>(
+fn hit_columns<'py, 'a>(
     py: Python<'py>,
     hits: impl ExactSizeIterator<Item = &'a Hit> + Clone,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -117,7 +117,7 @@ pub(super) fn hit_columns<'py, 'a>(
 
 /// Adds the reference that reached each target hit to `d`: `ref_idx` (int32) and its validity
 /// bitmap `ref_idx_valid`.
-pub(super) fn add_ref_idx(
+fn add_ref_idx(
     d: &Bound<'_, PyDict>,
     ref_idx: impl ExactSizeIterator<Item = Option<u32>> + Clone,
 ) -> PyResult<()> {
@@ -135,6 +135,23 @@ pub(super) fn add_ref_idx(
     d.set_item("ref_idx", values)?;
     d.set_item("ref_idx_valid", valid)?;
     Ok(())
+}
+
+/// An audit's rows as `RetrievalIndex.audit` returns them: dict(source, target, pair, stats),
+/// each side a dict of column buffers.
+pub(super) fn audit_dict<'py>(
+    py: Python<'py>,
+    rows: &[AuditRow],
+    stats: &Stats,
+) -> PyResult<Bound<'py, PyDict>> {
+    let target = hit_columns(py, rows.iter().map(|r| &r.target.hit))?;
+    add_ref_idx(&target, rows.iter().map(|r| r.target.ref_idx))?;
+    let d = PyDict::new(py);
+    d.set_item("source", hit_columns(py, rows.iter().map(|r| &r.source))?)?;
+    d.set_item("target", target)?;
+    d.set_item("pair", hit_columns(py, rows.iter().map(|r| &r.pair))?)?;
+    d.set_item("stats", stats_dict(py, stats)?)?;
+    Ok(d)
 }
 
 /// N-gram index over aligned, normalised training sources and targets for exposure audits.
@@ -238,14 +255,7 @@ impl PyRetrievalIndex {
     ) -> PyResult<Bound<'py, PyDict>> {
         let (search, threads) = search_args(search, threads)?;
         let (rows, stats) = py.detach(|| self.inner.audit(&sources, &refs, search, threads))?;
-        let target = hit_columns(py, rows.iter().map(|r| &r.target.hit))?;
-        add_ref_idx(&target, rows.iter().map(|r| r.target.ref_idx))?;
-        let d = PyDict::new(py);
-        d.set_item("source", hit_columns(py, rows.iter().map(|r| &r.source))?)?;
-        d.set_item("target", target)?;
-        d.set_item("pair", hit_columns(py, rows.iter().map(|r| &r.pair))?)?;
-        d.set_item("stats", stats_dict(py, &stats)?)?;
-        Ok(d)
+        audit_dict(py, &rows, &stats)
     }
 
     /// Source exposure of each query: the column buffers (exposure, nn, nn_valid, exact) and

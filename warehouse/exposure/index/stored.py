@@ -56,6 +56,10 @@ from warehouse.store.lake import LAKE_ALIAS, metadata_table
 from warehouse.store.settings import read_settings
 
 SUFFIX = ".index"
+# The substring lens's suffix-array shards (`index.substring`) live in this subdirectory, each
+# `<key>.sa` with its metadata beside it in `<key>.json`.
+SUBSTRING_DIRECTORY = "substring"
+SUBSTRING_SUFFIX = ".sa"
 STORE_SETTING = "index.store"  # a settings row: 0 = never store indexes, 1 = store (default)
 _KEY_LENGTH = 24
 # <key>.index or <key>.r<shard rows>.<shard number>.index; temporary files start with a dot.
@@ -537,6 +541,8 @@ class StoredIndex:
     orders: list[int] | None
     normalization: str | None
     problem: str | None  # why the file cannot be used, None when it can
+    lens: str = "grams"  # "grams" (the n-gram index) or "substring" (a suffix-array shard)
+    side: str | None = None  # a suffix-array shard's side of the corpus
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -584,6 +590,43 @@ def _entry(path: Path, corpora: dict[str, str], verify: bool) -> StoredIndex:
     )
 
 
+def _substring_entry(path: Path, corpora: dict[str, str], verify: bool) -> StoredIndex:
+    """A suffix-array shard as `index list` shows it, from the metadata beside it."""
+    key = path.name.removesuffix(SUBSTRING_SUFFIX)
+    try:
+        meta = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        meta = {}
+    start, stop = (meta.get("rows") or [None, None])[:2]
+    problem = None
+    if not meta:
+        problem = "its metadata file is missing or unreadable"
+    elif meta.get("corpus_id") not in corpora:
+        problem = "its training corpus is no longer registered"
+    elif meta.get("tame_wh") != __version__:
+        problem = f"written by tame-wh {meta.get('tame_wh')}"
+    elif verify:
+        try:
+            native.SubstringIndex.open([path], [key.encode()])
+        except IndexFileError as exc:
+            problem = str(exc)
+    return StoredIndex(
+        str(path), key, path.stat().st_size, corpora.get(meta.get("corpus_id", "")),
+        meta.get("corpus_id"), None if start is None else stop - start, start, None, None,
+        meta.get("created"), None, meta.get("normalization"), problem, "substring",
+        meta.get("side"),
+    )  # fmt: skip
+
+
+def _substring_files(directory: Path | None) -> Iterator[Path]:
+    """The suffix-array shard files under `directory`, by name."""
+    if directory is None or not (directory / SUBSTRING_DIRECTORY).is_dir():
+        return
+    for path in sorted((directory / SUBSTRING_DIRECTORY).iterdir()):
+        if path.is_file() and path.name.endswith(SUBSTRING_SUFFIX):
+            yield path
+
+
 def _index_files(directory: Path | None) -> Iterator[Path]:
     """The index files in `directory`, by name."""
     if directory is None or not directory.is_dir():
@@ -599,7 +642,10 @@ def list_stored_indexes(
     """Every stored index file of the warehouse, with what its header says (`verify`: and
     whether all of it is intact)."""
     corpora = {c.corpus_id: c.name for c in list_corpora(con, "train")}
-    return [_entry(path, corpora, verify) for path in _index_files(index_directory(con))]
+    directory = index_directory(con)
+    return [_entry(path, corpora, verify) for path in _index_files(directory)] + [
+        _substring_entry(path, corpora, verify) for path in _substring_files(directory)
+    ]
 
 
 def _pid_alive(pid: int) -> bool:
@@ -637,6 +683,9 @@ def drop_stored_indexes(
         if chosen:
             with contextlib.suppress(FileNotFoundError):
                 Path(entry.path).unlink()
+            if entry.lens == "substring":
+                with contextlib.suppress(FileNotFoundError):
+                    Path(entry.path).with_suffix(".json").unlink()
             dropped.append(entry)
     directory = index_directory(con)
     if (stale or everything) and directory is not None and directory.is_dir():

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import tempfile
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -25,19 +26,23 @@ import duckdb
 import numpy as np
 
 from warehouse import __version__
+from warehouse.basics import utc_now
 from warehouse.exposure.config import AuditConfig
 from warehouse.exposure.execution import Execution
 from warehouse.exposure.index.memory import RESERVE, current_rss, size_text
 from warehouse.exposure.index.retrieval import normalized_utf8
-from warehouse.exposure.index.stored import index_directory, storing_enabled
+from warehouse.exposure.index.stored import (
+    SUBSTRING_DIRECTORY,
+    SUBSTRING_SUFFIX,
+    index_directory,
+    storing_enabled,
+)
 from warehouse.native import native
 from warehouse.store.corpora import CorpusInfo, training_columns
 
 if TYPE_CHECKING:
     from warehouse._native import LensBuffers
 
-SUFFIX = ".sa"
-SUBDIRECTORY = "substring"
 DEFAULT_SHARD_BYTES = 512 * 2**20  # text per shard: a build peaks near 6 bytes per text byte
 MIN_SHARD_BYTES = 2**20
 BUILD_PER_TEXT_BYTE = 7  # peak bytes of a shard's build per text byte (text, suffix array, copies)
@@ -56,7 +61,7 @@ class ShardPlan:
     @property
     def file_name(self) -> str:
         """The file's name in the substring index directory."""
-        return self.key + SUFFIX
+        return self.key + SUBSTRING_SUFFIX
 
 
 def index_side(train: CorpusInfo, side: str) -> str:
@@ -146,7 +151,7 @@ def _shard_directory(con: duckdb.DuckDBPyConnection, execution: Execution) -> It
     base = index_directory(con)
     store = execution.store_index
     if base is not None and (store if store is not None else storing_enabled(con)):
-        directory = base / SUBDIRECTORY
+        directory = base / SUBSTRING_DIRECTORY
         directory.mkdir(parents=True, exist_ok=True)
         yield directory
     else:
@@ -160,6 +165,21 @@ def shard_texts(
     """A shard's rows of its side, normalised and newline-joined, as UTF-8."""
     sources, targets = training_columns(con, train.corpus_id, (shard.start, shard.stop))
     return normalized_utf8(sources if shard.side == "source" else targets, config.normalization)
+
+
+def write_meta(path: Path, train: CorpusInfo, shard: ShardPlan, config: AuditConfig) -> None:
+    """The metadata `index list` shows for a stored shard, in `<key>.json` beside it."""
+    meta = {
+        "corpus_id": train.corpus_id,
+        "side": shard.side,
+        "rows": [shard.start, shard.stop],
+        "normalization": config.normalization.signature_part(),
+        "created": utc_now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "tame_wh": __version__,
+    }
+    tmp = path.with_suffix(f".json.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(meta), encoding="utf-8")
+    tmp.replace(path.with_suffix(".json"))
 
 
 @dataclass
@@ -206,6 +226,7 @@ def open_side(
                 texts, shard.stop - shard.start, path, key, threads=execution.threads
             )
             del texts
+            write_meta(path, train, shard, config)
             built += 1
         index = native.SubstringIndex.open(paths, keys)
         return OpenedSide(index, built, loaded, sum(p.stat().st_size for p in paths))

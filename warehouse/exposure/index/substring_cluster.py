@@ -23,14 +23,18 @@ from warehouse.errors import RemoteError
 from warehouse.exposure.config import AuditConfig
 from warehouse.exposure.execution import Execution
 from warehouse.exposure.index.cluster import MAX_RETRIES, connect
-from warehouse.exposure.index.stored import index_directory, storing_enabled
+from warehouse.exposure.index.stored import (
+    SUBSTRING_DIRECTORY,
+    index_directory,
+    storing_enabled,
+)
 from warehouse.exposure.index.substring import (
-    SUBDIRECTORY,
     LensColumns,
     ShardPlan,
     lens_columns,
     plan,
     shard_texts,
+    write_meta,
 )
 from warehouse.native import native
 from warehouse.store.corpora import CorpusInfo
@@ -132,7 +136,7 @@ def lens_on_cluster(
     shards: list[ShardPlan] = plan(con, train, side, config, execution)
     base = index_directory(con)
     store = execution.store_index if execution.store_index is not None else storing_enabled(con)
-    directory = base / SUBDIRECTORY if base is not None else None
+    directory = base / SUBSTRING_DIRECTORY if base is not None else None
     remote = ray.remote(max_retries=MAX_RETRIES)(shard_lens)
     queries_ref = ray.put(queries[0])
     pending = {}
@@ -165,6 +169,8 @@ def lens_on_cluster(
             ) from None
         if answer["problem"]:
             notify(f"warning: {answer['problem']}")
+        if answer["built"] and directory is not None and store:
+            write_meta(directory / shard.file_name, train, shard, config)
         answers[shard.start] = answer
     ordered = [(s.start, answers[s.start]) for s in shards]
     return ClusterSide(
