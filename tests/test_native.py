@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import types
 from pathlib import Path
 from typing import Any
 
@@ -68,29 +69,37 @@ def test_stub_lists_every_function_with_its_parameters_and_defaults():
     functions = _stub_signatures(tree.body)
     public = {n for n in dir(_native) if not n.startswith("_")}
     # the stub's other classes are TypedDicts
-    assert public == {*functions, "RetrievalIndex", "IndexFileError", "INDEX_FORMAT_VERSION"}
+    assert public == {
+        *functions, *CLASSES, "IndexFileError", "INDEX_FORMAT_VERSION", "SUFFIX_FORMAT_VERSION",
+        "MAX_SHARD_BYTES",
+    }  # fmt: skip
     assert issubclass(_native.IndexFileError, ValueError)
     assert isinstance(_native.INDEX_FORMAT_VERSION, int)
     for name, params in functions.items():
         assert _runtime_signature(getattr(_native, name)) == params, name
 
 
-def test_stub_describes_the_retrieval_index_class():
+CLASSES = ("RetrievalIndex", "SubstringIndex", "MinHashIndex")
+
+
+@pytest.mark.parametrize("name", CLASSES)
+def test_stub_describes_each_native_class(name):
     [cls] = [
         n
         for n in ast.parse(STUB.read_text()).body
-        if isinstance(n, ast.ClassDef) and n.name == "RetrievalIndex"
+        if isinstance(n, ast.ClassDef) and n.name == name
     ]
     members = _stub_signatures(cls.body)
-    index = _native.RetrievalIndex
+    index = getattr(_native, name)
     runtime = {n for n in vars(index) if not n.startswith("_")}
     assert runtime == set(members) - {"__new__"}
-    assert members.pop("__new__") == _runtime_signature(index)
-    for name, params in members.items():
-        if isinstance(vars(index)[name], type(vars(index)["n_docs"])):  # a property
-            assert params == [], name
+    if "__new__" in members:
+        assert members.pop("__new__") == _runtime_signature(index)
+    for member, params in members.items():
+        if isinstance(vars(index)[member], types.GetSetDescriptorType):  # a property
+            assert params == [], member
         else:
-            assert _runtime_signature(getattr(index, name)) == params, name
+            assert _runtime_signature(getattr(index, member)) == params, member
 
 
 # Resampling reads numpy arrays in place and writes into the caller's array.

@@ -13,7 +13,7 @@ a gram with the query, or no reference reached the target hit) is stored as 0.
 
 from collections.abc import Sequence
 from os import PathLike
-from typing import Literal, Protocol, TypedDict, final, overload
+from typing import Literal, Protocol, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -302,27 +302,16 @@ class SubstringIndex:
     def checksums(self) -> list[int]:
         """Each shard's checksum, in corpus order."""
 
-    @overload
     def lens(
         self,
         segments: str | bytes,
         rows: int,
         orders: Sequence[int],
         threads: int | None = None,
-        hits: Literal[False] = False,
-    ) -> LensBuffers: ...
-    @overload
-    def lens(
-        self,
-        segments: str | bytes,
-        rows: int,
-        orders: Sequence[int],
-        threads: int | None = None,
-        *,
-        hits: Literal[True],
-    ) -> LensHitBuffers:
+        hits: bool = False,
+    ) -> LensBuffers:
         """The substring lens of `rows` newline-joined test segments (with `hits`, which of
-        their word n-grams occur, one byte each)."""
+        their word n-grams occur, one byte each: `LensHitBuffers`)."""
 
 @final
 class MinHashIndex:

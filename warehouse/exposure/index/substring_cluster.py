@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
 import numpy as np
@@ -38,6 +38,9 @@ from warehouse.exposure.index.substring import (
 )
 from warehouse.native import native
 from warehouse.store.corpora import CorpusInfo
+
+if TYPE_CHECKING:
+    from warehouse._native import LensHitBuffers
 
 
 def shard_lens(task: dict[str, Any], texts: list[Any], queries: bytes) -> dict[str, Any]:
@@ -64,7 +67,10 @@ def shard_lens(task: dict[str, Any], texts: list[Any], queries: bytes) -> dict[s
                 ray.get(texts[0]), task["rows"], path, key, task["threads"]
             )
             index = native.SubstringIndex.open([path], [key])
-        raw = index.lens(queries, task["queries"], task["orders"], task["threads"], hits=True)
+        raw = cast(
+            "LensHitBuffers",
+            index.lens(queries, task["queries"], task["orders"], task["threads"], hits=True),
+        )
         return {
             "columns": lens_columns(raw),
             "hits": [np.frombuffer(h, np.uint8).astype(bool) for h in raw["hits"]],
