@@ -200,6 +200,15 @@ def lens_comparison(con: duckdb.DuckDBPyConnection, audit_id: str) -> dict[str, 
     """How the audits by each measure (Jaccard, containment, substring, MinHash) of the audit's
     test set and training corpus bin its segments (view `exposure_lenses`), and the segments
     where they disagree most; None unless two lenses exist."""
+    # Most test sets have one lens against a corpus: the audits table alone says so.
+    lenses = con.execute(
+        "SELECT count(DISTINCT audit_measure(b.config)) FROM audits a JOIN audits b "
+        "ON b.test_corpus_id = a.test_corpus_id AND b.train_corpus_id = a.train_corpus_id "
+        "WHERE a.audit_id = ?",
+        [audit_id],
+    ).fetchone()
+    if lenses is None or lenses[0] < 2:
+        return None
     found = con.execute(
         "SELECT any_value(jaccard_audit_id), any_value(containment_audit_id), "
         "any_value(substring_audit_id), any_value(minhash_audit_id), count(*), "
