@@ -549,6 +549,16 @@ class StoredIndex:
         return asdict(self)
 
 
+def _meta_problem(meta: dict[str, Any], corpora: dict[str, str]) -> str | None:
+    """Why a stored file's metadata makes it unusable (its corpus is gone, or another version of
+    tame-wh wrote it), or None."""
+    if meta.get("corpus_id") not in corpora:
+        return "its training corpus is no longer registered"
+    if meta.get("tame_wh") != __version__:
+        return f"written by tame-wh {meta.get('tame_wh')}"
+    return None
+
+
 def _entry(path: Path, corpora: dict[str, str], verify: bool) -> StoredIndex:
     """What the header of one file says, and whether it can be used (with `verify`, every
     checksum of the file is checked too; otherwise those of its header and metadata)."""
@@ -564,11 +574,7 @@ def _entry(path: Path, corpora: dict[str, str], verify: bool) -> StoredIndex:
     problem = None
     if key + SUFFIX != path.name:
         problem = "its key does not match its file name"
-    elif meta.get("corpus_id") not in corpora:
-        problem = "its training corpus is no longer registered"
-    elif meta.get("tame_wh") != __version__:
-        problem = f"written by tame-wh {meta.get('tame_wh')}"
-    elif verify:
+    elif (problem := _meta_problem(meta, corpora)) is None and verify:
         try:
             RetrievalIndex.load(path, info["key"])
         except IndexFileError as exc:
@@ -601,11 +607,7 @@ def _substring_entry(path: Path, corpora: dict[str, str], verify: bool) -> Store
     problem = None
     if not meta:
         problem = "its metadata file is missing or unreadable"
-    elif meta.get("corpus_id") not in corpora:
-        problem = "its training corpus is no longer registered"
-    elif meta.get("tame_wh") != __version__:
-        problem = f"written by tame-wh {meta.get('tame_wh')}"
-    elif verify:
+    elif (problem := _meta_problem(meta, corpora)) is None and verify:
         try:
             native.SubstringIndex.open([path], [key.encode()])
         except IndexFileError as exc:
