@@ -159,7 +159,21 @@ fn better(a: Hit, b: Hit) -> Hit {
     }
 }
 
-const ONE: Ratio = Ratio::ONE;
+/// The best of scored rows (ascending rows): the highest score above 0, the lower row on ties.
+fn best_of(scored: impl Iterator<Item = (u32, Ratio)>) -> Hit {
+    scored
+        .filter(|(_, score)| score.num > 0)
+        .fold(Hit::NONE, |best, (row, score)| {
+            better(
+                best,
+                Hit {
+                    score,
+                    row: Some(row),
+                    exact: false,
+                },
+            )
+        })
+}
 
 /// A MinHash index over aligned training sources and targets.
 pub struct MinHashIndex {
@@ -220,67 +234,35 @@ impl MinHashIndex {
     }
 
     /// One side's best hit for `text` (`sig` its signature): an exact row when there is one,
-    /// else the best candidate; counts candidates scored.
-    fn side_hit(
-        &self,
-        side: &Side,
-        text: &str,
-        sig: &Signature,
-        scratch: &mut Vec<u32>,
-    ) -> (Hit, u64) {
+    /// else the best candidate. `candidates` receives the candidates scored (none for an exact
+    /// text).
+    fn side_hit(&self, side: &Side, text: &str, sig: &Signature, candidates: &mut Vec<u32>) -> Hit {
+        candidates.clear();
         if let Some(&row) = side.exact_rows(text).first() {
-            return (
-                Hit {
-                    score: ONE,
-                    row: Some(row),
-                    exact: true,
-                },
-                0,
-            );
+            return Hit::exact(row);
         }
-        scratch.clear();
-        side.candidates(sig, self.bins / self.bands, scratch);
-        scratch.sort_unstable();
-        scratch.dedup();
-        let mut best = Hit {
-            score: Ratio::ZERO,
-            row: None,
-            exact: false,
-        };
-        for &row in scratch.iter() {
-            let score = side.score(row, sig);
-            if score.num > 0 {
-                best = better(
-                    best,
-                    Hit {
-                        score,
-                        row: Some(row),
-                        exact: false,
-                    },
-                );
-            }
-        }
-        (best, scratch.len() as u64)
+        side.candidates(sig, self.bins / self.bands, candidates);
+        candidates.sort_unstable();
+        candidates.dedup();
+        best_of(candidates.iter().map(|&row| (row, side.score(row, sig))))
     }
 
     fn audit_one(&self, source: &str, refs: &[&str], bounds: &mut Vec<usize>) -> (AuditRow, u64) {
-        let mut scratch = Vec::new();
         let src_sig = self.sig(source, bounds);
-        let (src_hit, mut scored) = self.side_hit(&self.source, source, &src_sig, &mut scratch);
+        // Every row either side finds is a candidate for the pair.
+        let mut pool = Vec::new();
+        let src_hit = self.side_hit(&self.source, source, &src_sig, &mut pool);
+        let mut scored = pool.len() as u64;
         let mut target = TargetHit {
-            hit: Hit {
-                score: Ratio::ZERO,
-                row: None,
-                exact: false,
-            },
+            hit: Hit::NONE,
             ref_idx: None,
         };
+        let mut scratch = Vec::new();
         let mut ref_sigs = Vec::with_capacity(refs.len());
-        let mut pool: Vec<u32> = Vec::new();
         for (k, r) in refs.iter().enumerate() {
             let sig = self.sig(r, bounds);
-            let (hit, n) = self.side_hit(&self.target, r, &sig, &mut scratch);
-            scored += n;
+            let hit = self.side_hit(&self.target, r, &sig, &mut scratch);
+            scored += scratch.len() as u64;
             pool.extend_from_slice(&scratch);
             let chosen = better(target.hit, hit);
             if target.ref_idx.is_none() || chosen != target.hit {
@@ -289,72 +271,42 @@ impl MinHashIndex {
                     ref_idx: Some(k as u32),
                 };
             }
-            ref_sigs.push(sig);
+            ref_sigs.push((sig, self.target.exact_rows(r)));
         }
-        // Pair: both sides against the same row, over the rows either side found.
+        // Pair: both sides against the same row; exact when both texts equal that row's.
         let src_exact = self.source.exact_rows(source);
-        let mut pair = Hit {
-            score: Ratio::ZERO,
-            row: None,
-            exact: false,
-        };
-        for r in refs {
-            if let Some(&row) = self
-                .target
-                .exact_rows(r)
-                .iter()
-                .find(|row| src_exact.binary_search(row).is_ok())
-            {
-                pair = better(
-                    pair,
-                    Hit {
-                        score: ONE,
-                        row: Some(row),
-                        exact: true,
-                    },
-                );
-            }
-        }
-        if !pair.exact {
-            let mut rows = pool;
-            scratch.clear();
-            self.source
-                .candidates(&src_sig, self.bins / self.bands, &mut scratch);
-            rows.extend_from_slice(&scratch);
-            rows.extend(src_hit.row);
-            rows.extend(target.hit.row);
-            rows.sort_unstable();
-            rows.dedup();
-            for row in rows {
-                let s = if src_exact.contains(&row) {
-                    ONE
-                } else {
-                    self.source.score(row, &src_sig)
-                };
-                let t = refs
-                    .iter()
-                    .zip(&ref_sigs)
-                    .map(|(r, sig)| {
-                        if self.target.exact_rows(r).contains(&row) {
-                            ONE
-                        } else {
-                            self.target.score(row, sig)
-                        }
-                    })
-                    .fold(Ratio::ZERO, Ratio::max);
-                let score = s.min(t);
-                if score.num > 0 {
-                    pair = better(
-                        pair,
-                        Hit {
-                            score,
-                            row: Some(row),
-                            exact: false,
-                        },
-                    );
+        let exact_pair = ref_sigs
+            .iter()
+            .filter_map(|(_, rows)| rows.iter().find(|row| src_exact.binary_search(row).is_ok()))
+            .min();
+        let pair = match exact_pair {
+            Some(&row) => Hit::exact(row),
+            None => {
+                if src_hit.exact {
+                    self.source
+                        .candidates(&src_sig, self.bins / self.bands, &mut pool);
                 }
+                pool.extend(src_hit.row);
+                pool.extend(target.hit.row);
+                pool.sort_unstable();
+                pool.dedup();
+                let side_score = |exact: &[u32], row: u32, score: Ratio| {
+                    if exact.contains(&row) {
+                        Ratio::ONE
+                    } else {
+                        score
+                    }
+                };
+                best_of(pool.iter().map(|&row| {
+                    let s = side_score(src_exact, row, self.source.score(row, &src_sig));
+                    let t = ref_sigs
+                        .iter()
+                        .map(|(sig, exact)| side_score(exact, row, self.target.score(row, sig)))
+                        .fold(Ratio::ZERO, Ratio::max);
+                    (row, s.min(t))
+                }))
             }
-        }
+        };
         (
             AuditRow {
                 source: src_hit,
@@ -433,7 +385,7 @@ mod tests {
         assert!(mean < 0.05, "mean absolute error {mean}");
         let same = signature(base, &orders, 128, &mut Vec::new());
         assert_eq!(agreement(&same, &same), Ratio { num: 128, den: 128 });
-        assert_eq!(agreement(&None, &None), ONE);
+        assert_eq!(agreement(&None, &None), Ratio::ONE);
         assert_eq!(agreement(&same, &None), Ratio::ZERO);
     }
 
@@ -455,7 +407,7 @@ mod tests {
         assert_eq!(
             rows[0].source,
             Hit {
-                score: ONE,
+                score: Ratio::ONE,
                 row: Some(2),
                 exact: true
             }

@@ -87,13 +87,15 @@ pub struct Hit {
 }
 
 impl Hit {
-    const NONE: Hit = Hit {
+    /// No hit: exposure 0, no row.
+    pub const NONE: Hit = Hit {
         score: Ratio::ZERO,
         row: None,
         exact: false,
     };
 
-    fn exact(row: u32) -> Hit {
+    /// An exact hit at `row`: exposure 1.
+    pub fn exact(row: u32) -> Hit {
         Hit {
             score: Ratio::ONE,
             row: Some(row),

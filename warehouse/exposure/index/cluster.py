@@ -34,7 +34,7 @@ from warehouse.exposure.index.stored import (
     plan,
     shard_meta,
     stored_plans,
-    storing_enabled,
+    stores_indexes,
 )
 from warehouse.exposure.normalize import NormalizationConfig
 from warehouse.native import RetrievalIndex
@@ -281,9 +281,7 @@ def open_on_cluster(
     CPU of the cluster."""
     ray = connect(execution.ray_address)
     directory = index_directory(con)
-    store = execution.store_index
-    if store is None:
-        store = storing_enabled(con)
+    store = stores_indexes(con, execution)
     shard_rows = execution.shard_rows
     layouts = [size for size in stored_plans(directory, train, config) if size is not None]
     if shard_rows is None:

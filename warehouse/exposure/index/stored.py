@@ -96,6 +96,14 @@ def storing_enabled(con: duckdb.DuckDBPyConnection) -> bool:
     return read_settings(con).get(STORE_SETTING, 1.0) != 0
 
 
+def stores_indexes(con: duckdb.DuckDBPyConnection, execution: Execution) -> bool:
+    """Whether an audit run as `execution` says stores the indexes it builds: as the execution
+    asks, else as the `index.store` setting says."""
+    if execution.store_index is not None:
+        return execution.store_index
+    return storing_enabled(con)
+
+
 @dataclass(frozen=True)
 class Shard:
     """One file of a stored index: rows `start <= i < stop` of the corpus (all of them when
@@ -322,9 +330,7 @@ def open_training_index(
     for them); in shards of the execution's `shard_rows` when set. With a memory limit, see
     `open_within` (which stores each shard before building the next)."""
     directory = index_directory(con)
-    store = execution.store_index
-    if store is None:
-        store = storing_enabled(con)
+    store = stores_indexes(con, execution)
     threads, shard_rows = execution.threads, execution.shard_rows
     if execution.memory_limit is not None:
         return open_within(

@@ -27,6 +27,7 @@ import numpy as np
 
 from warehouse import __version__
 from warehouse.basics import utc_now
+from warehouse.errors import UsageError
 from warehouse.exposure.config import AuditConfig
 from warehouse.exposure.execution import Execution
 from warehouse.exposure.index.memory import RESERVE, current_rss, size_text
@@ -35,7 +36,7 @@ from warehouse.exposure.index.stored import (
     SUBSTRING_DIRECTORY,
     SUBSTRING_SUFFIX,
     index_directory,
-    storing_enabled,
+    stores_indexes,
 )
 from warehouse.native import native
 from warehouse.store.corpora import CorpusInfo, training_columns
@@ -93,8 +94,6 @@ def shard_bytes_for(execution: Execution) -> int | None:
     room = execution.memory_limit - current_rss() - RESERVE
     fit = room // BUILD_PER_TEXT_BYTE
     if fit < MIN_SHARD_BYTES:
-        from warehouse.errors import UsageError
-
         raise UsageError(
             f"--memory-limit {size_text(execution.memory_limit)} leaves no room for a "
             f"suffix-array shard: give at least "
@@ -149,8 +148,7 @@ def _shard_directory(con: duckdb.DuckDBPyConnection, execution: Execution) -> It
     afterwards (an in-memory warehouse, a lake on object storage, storing turned off); a
     memory-mapped shard stays readable after its file is removed."""
     base = index_directory(con)
-    store = execution.store_index
-    if base is not None and (store if store is not None else storing_enabled(con)):
+    if base is not None and stores_indexes(con, execution):
         directory = base / SUBSTRING_DIRECTORY
         directory.mkdir(parents=True, exist_ok=True)
         yield directory

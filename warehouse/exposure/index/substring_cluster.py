@@ -26,7 +26,7 @@ from warehouse.exposure.index.cluster import MAX_RETRIES, connect
 from warehouse.exposure.index.stored import (
     SUBSTRING_DIRECTORY,
     index_directory,
-    storing_enabled,
+    stores_indexes,
 )
 from warehouse.exposure.index.substring import (
     LensColumns,
@@ -141,7 +141,7 @@ def lens_on_cluster(
     ray = connect(execution.ray_address)
     shards: list[ShardPlan] = plan(con, train, side, config, execution)
     base = index_directory(con)
-    store = execution.store_index if execution.store_index is not None else storing_enabled(con)
+    store = stores_indexes(con, execution)
     directory = base / SUBSTRING_DIRECTORY if base is not None else None
     remote = ray.remote(max_retries=MAX_RETRIES)(shard_lens)
     queries_ref = ray.put(queries[0])
