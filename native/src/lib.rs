@@ -19,6 +19,9 @@ pub mod ter;
 mod python;
 
 #[cfg(test)]
+mod testing;
+
+#[cfg(test)]
 mod tests {
     use super::VERSION;
 

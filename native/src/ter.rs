@@ -637,6 +637,7 @@ pub fn corpus_stats<S: AsRef<str> + Sync>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Rng;
 
     /// Plain beam edit distance over a full matrix, written from the definition (no reuse, no
     /// early stop): the oracle of the incremental computation.
@@ -666,17 +667,7 @@ mod tests {
         text.bytes().map(u32::from).collect()
     }
 
-    /// A small deterministic generator (xorshift) for the randomised tests.
-    struct Rng(u64);
-
     impl Rng {
-        fn below(&mut self, k: usize) -> usize {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % k as u64) as usize
-        }
-
         fn sequence(&mut self, max_len: usize, vocab: usize) -> Vec<u32> {
             let n = self.below(max_len + 1);
             (0..n).map(|_| self.below(vocab) as u32).collect()

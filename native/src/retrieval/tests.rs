@@ -1,5 +1,6 @@
 //! Brute-force comparison of the engine on small random inputs.
 
+use crate::testing::Rng;
 use rustc_hash::FxHashMap;
 
 use super::audit::{AuditRow, Hit, Mode, RetrievalIndex, Search, TargetHit};
@@ -186,21 +187,7 @@ fn hit(best: Best) -> Hit {
     }
 }
 
-/// Deterministic xorshift generator (no dependency needed).
-struct Rng(u64);
-
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
     fn text(&mut self, pool: &[String]) -> String {
         const ALPHABET: [&str; 9] = ["a", "b", "ab", " ", "é", "c", "ba", "ñ", "aa"];
         match self.below(6) {
