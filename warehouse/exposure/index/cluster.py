@@ -25,7 +25,7 @@ from warehouse.basics import Notify, first_line, silent
 from warehouse.errors import RemoteError, UsageError
 from warehouse.exposure.config import AuditConfig, SearchSettings
 from warehouse.exposure.execution import Execution
-from warehouse.exposure.index.retrieval import build_index
+from warehouse.exposure.index.retrieval import SidesFromAudit, build_index
 from warehouse.exposure.index.shards import merge_side, pack_side, shift_rows, unpack_side
 from warehouse.exposure.index.stored import (
     IndexFileError,
@@ -41,7 +41,7 @@ from warehouse.native import RetrievalIndex
 from warehouse.store.corpora import CorpusInfo, training_texts
 
 if TYPE_CHECKING:
-    from warehouse._native import AuditBuffers, SourceSearch, TargetSearch
+    from warehouse._native import AuditBuffers
 
 
 INSTALL_HINT = "pip install 'tame-wh[ray]'"
@@ -177,7 +177,7 @@ class ClusterShard:
     rows_ref: Any = field(default=None, repr=False)
 
 
-class ClusterIndex:
+class ClusterIndex(SidesFromAudit):
     """A training index searched on a Ray cluster, one task per shard; results equal the local
     audit's (exact mode)."""
 
@@ -229,28 +229,6 @@ class ClusterIndex:
         queries = (list(sources), [list(r) for r in refs])
         out = self._run(self._settings(search, threads), queries)
         return out  # type: ignore[return-value]
-
-    def search_source(
-        self,
-        queries: Sequence[str],
-        search: SearchSettings,
-        threads: int | None = None,
-    ) -> SourceSearch:
-        """Source exposure of each query (the source side of an audit, which no reference
-        changes)."""
-        out = self.audit(queries, [[""]] * len(queries), search, threads)
-        return {**out["source"], "stats": out["stats"]}
-
-    def search_target(
-        self,
-        refs: Sequence[Sequence[str]],
-        search: SearchSettings,
-        threads: int | None = None,
-    ) -> TargetSearch:
-        """Target exposure of each query's references (the target side of an audit, which no
-        source changes)."""
-        out = self.audit([""] * len(refs), refs, search, threads)
-        return {**out["target"], "stats": out["stats"]}
 
 
 def _merge_tables(tables: list[pa.Table]) -> dict[str, Any]:

@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from warehouse.exposure.config import MINHASH_BANDS, MINHASH_BINS, AuditConfig, SearchSettings
-from warehouse.exposure.index.retrieval import normalized_utf8
+from warehouse.exposure.index.retrieval import SidesFromAudit, normalized_utf8
 from warehouse.native import native
 from warehouse.store.corpora import CorpusInfo, training_columns
 
 if TYPE_CHECKING:
-    from warehouse._native import AuditBuffers, SourceSearch, TargetSearch
+    from warehouse._native import AuditBuffers
 
 
-class MinHashSearch:
+class MinHashSearch(SidesFromAudit):
     """A `SearchIndex` over a training corpus's MinHash signatures: hits are estimates (the
     share of agreeing bins among LSH candidates), exact flags string equality."""
 
@@ -34,20 +34,6 @@ class MinHashSearch:
     ) -> AuditBuffers:
         """Source, target and pair estimates of each test segment (normalised texts)."""
         return self.index.audit(list(sources), [list(r) for r in refs], search, threads)
-
-    def search_source(
-        self, queries: Sequence[str], search: SearchSettings, threads: int | None = None
-    ) -> SourceSearch:
-        """Source estimates of each query."""
-        out = self.audit(queries, [[""]] * len(queries), search, threads)
-        return {**out["source"], "stats": out["stats"]}
-
-    def search_target(
-        self, refs: Sequence[Sequence[str]], search: SearchSettings, threads: int | None = None
-    ) -> TargetSearch:
-        """Target estimates of each query's references."""
-        out = self.audit([""] * len(refs), refs, search, threads)
-        return {**out["target"], "stats": out["stats"]}
 
 
 def build_minhash_index(

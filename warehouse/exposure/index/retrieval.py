@@ -9,6 +9,7 @@ columns as Python lists (None where no training row shares a gram) with "stats".
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -40,6 +41,7 @@ __all__ = [
     "RetrievalIndex",
     "SearchIndex",
     "SearchSettings",
+    "SidesFromAudit",
     "audit",
     "audit_exposures",
     "build_index",
@@ -81,6 +83,36 @@ class SearchIndex(Protocol):
     ) -> TargetSearch:
         """Target exposure of each query's references."""
         ...
+
+
+class SidesFromAudit(ABC):
+    """`search_source` and `search_target` of an index that only audits whole segments (a Ray
+    cluster, MinHash): the side of an audit that the other side's texts cannot change."""
+
+    @abstractmethod
+    def audit(
+        self,
+        sources: Sequence[str],
+        refs: Sequence[Sequence[str]],
+        search: SearchSettings,
+        threads: int | None = None,
+    ) -> AuditBuffers:
+        """Source, target and pair exposure of each test segment (normalised texts)."""
+
+    def search_source(
+        self, queries: Sequence[str], search: SearchSettings, threads: int | None = None
+    ) -> SourceSearch:
+        """Source exposure of each query (an audit's source side, which no reference changes)."""
+        out = self.audit(queries, [[""]] * len(queries), search, threads)
+        return {**out["source"], "stats": out["stats"]}
+
+    def search_target(
+        self, refs: Sequence[Sequence[str]], search: SearchSettings, threads: int | None = None
+    ) -> TargetSearch:
+        """Target exposure of each query's references (an audit's target side, which no source
+        changes)."""
+        out = self.audit([""] * len(refs), refs, search, threads)
+        return {**out["target"], "stats": out["stats"]}
 
 
 @dataclass(frozen=True)
