@@ -32,6 +32,7 @@ from warehouse.frontend import (
     EXECUTORS,
     MEASURES,
     MODES,
+    SIDES,
     TM_ZERO_POLICIES,
     parse_size,
 )
@@ -109,6 +110,14 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             help="jaccard = shared / all grams of both; containment = shared / the test text's "
             "grams (default: containment for --text corpora, else jaccard); substring = the "
             "longest stretch shared verbatim, from a suffix array.",
+        ),
+        click.option(
+            "--side",
+            type=click.Choice(SIDES),
+            default=None,
+            help="Which side of the test set to search: the sources, the references (bins by "
+            "their exposure; no TM baseline) or both (default: both; for a --text corpus, the "
+            "side in its language).",
         ),
         *INDEX_OPTIONS,
         click.option(
@@ -209,6 +218,7 @@ def _audit_options(opts: dict[str, Any]) -> AuditOptions:
         validate_sample=opts["validate_sample"],
         measure=opts["measure"],
         tm_zero_policy=opts["tm_zero_policy"],
+        side=opts["side"],
     )
 
 
@@ -297,10 +307,11 @@ def _fmt(value: float | None) -> str:
 def _print_audit(result: AuditResult, already_said: list[str]) -> None:
     """The human report of an audit (warnings said during the run are not repeated)."""
     verb = {"computed": "audited", "recomputed": "re-audited", "unchanged": "already audited"}
+    searched = {"both": "", "source": ", sources only", "target": ", references only"}
     click.echo(
         f"{verb[result.action]} test set {result.test_set!r} ({result.n_segments} segments) "
-        f"against {result.train_corpus!r} ({result.n_train} pairs), mode {result.mode}, "
-        f"audit {result.audit_id}"
+        f"against {result.train_corpus!r} ({result.n_train} pairs), mode {result.mode}"
+        f"{searched[result.side]}, audit {result.audit_id}"
         + (" — nothing to do (use --force to recompute)" if result.action == "unchanged" else "")
     )
     thresholds = list(result.sides[0]["at_or_above"])
@@ -330,21 +341,26 @@ def _print_audit(result: AuditResult, already_said: list[str]) -> None:
             for s in result.sides
         ],
     )
+    by = "target" if result.side == "target" else "source"
     print_table(
-        "bins (by source exposure)",
-        ["bin", "segments", "share", "mean source exposure"],
+        f"bins (by {by} exposure)",
+        ["bin", "segments", "share", f"mean {by} exposure"],
         [
-            [b["bin"], b["n_segments"], f"{b['share']:.1%}", _fmt(b["mean_source_exposure"])]
+            [b["bin"], b["n_segments"], f"{b['share']:.1%}", _fmt(b[f"mean_{by}_exposure"])]
             for b in result.bins
         ],
     )
-    click.echo("PairLeak: " + "  ".join(f"@{t} {v:.1%}" for t, v in result.pair_leak.items()))
+    if result.pair_leak:
+        click.echo(
+            "PairLeak: " + "  ".join(f"@{t} {v:.1%}" for t, v in result.pair_leak.items())
+        )
     if result.validation:
         v = result.validation
+        tm = v.get("abs_delta_tm_bleu")
         click.echo(
             f"validation on {v['sample_size']} sampled segments (seed {v['seed']}): top-1 "
-            f"agreement {_fmt(v['top1_agreement'])}, bin agreement {_fmt(v['bin_agreement'])}, "
-            f"|ΔTM-BLEU| {v['abs_delta_tm_bleu']:.2f}"
+            f"agreement {_fmt(v['top1_agreement'])}, bin agreement {_fmt(v['bin_agreement'])}"
+            + (f", |ΔTM-BLEU| {tm:.2f}" if tm is not None else "")
         )
     if result.postings and result.postings.get("total"):
         p = result.postings
@@ -385,6 +401,11 @@ def audit(app: AppContext, force: bool, as_json: bool, **opts: Any) -> None:
 @pass_app
 def tm_baseline(app: AppContext, out: Path, as_json: bool, **opts: Any) -> None:
     """Write the translation-memory hypotheses (target of each source's nearest neighbour)."""
+    if opts["side"] == "target":
+        raise UsageError(
+            "--side target searches the references alone: there are no source neighbours, so "
+            "no TM hypotheses (docs/exposure.md)"
+        )
     with app.existing() as wh:
         if wh is not None and wh.corpus(opts["train"], "train").kind == "text":
             raise UsageError(

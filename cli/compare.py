@@ -18,7 +18,7 @@ from warehouse.cli.context import (
 )
 from warehouse.cli.output import ALPHA, emit_json, print_table, say
 from warehouse.frontend import (
-    BINS,
+    EXPOSURE_BINS,
     METHODS,
     PairTest,
     comparison_markdown,
@@ -196,7 +196,7 @@ def _test_options(command: Callable[..., Any]) -> Callable[..., Any]:
             click.option(
                 "--bin",
                 "bin_name",
-                type=click.Choice(BINS),
+                type=click.Choice(EXPOSURE_BINS),
                 default=None,
                 help="Only segments in this exposure bin (of the test set's audit).",
             ),

@@ -24,6 +24,7 @@ from warehouse.cli.output import ALPHA, emit_json, fmt_number, print_table, say
 from warehouse.frontend import (
     CLUSTER_SORT_KEYS,
     CORRECTIONS,
+    EXPOSURE_BINS,
     MEASURES,
     METHODS,
     SORT_KEYS,
@@ -76,7 +77,7 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
 @click.option(
     "--bin",
     "bin_name",
-    type=click.Choice(["source_exact", "near", "medium", "far"]),
+    type=click.Choice(EXPOSURE_BINS),
     default=None,
     help="Rank by chrF++ on this exposure bin, with the bin's chrF++, BLEU, TM and system - TM "
     "scores and GenGap, each with its interval (segments resampled within the bin).",

@@ -6,7 +6,7 @@ import click
 
 from warehouse.cli.context import AppContext, bootstrap_options, json_option, pass_app
 from warehouse.cli.output import emit_json, print_table
-from warehouse.frontend import STATISTIC_LABELS, label
+from warehouse.frontend import EXPOSURE_BINS, STATISTIC_LABELS, label
 
 
 def _number(value: float | None) -> str:
@@ -32,7 +32,7 @@ def _number(value: float | None) -> str:
 @click.option(
     "--bin",
     "bin_name",
-    type=click.Choice(["source_exact", "near", "medium", "far"]),
+    type=click.Choice(EXPOSURE_BINS),
     default=None,
     help="Only this exposure bin's segments (with intervals).",
 )

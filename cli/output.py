@@ -202,7 +202,7 @@ def print_lenses(lenses: dict[str, Any] | None) -> None:
             f"{lenses['verbatim_yet_far']:,} occur verbatim in training yet are far by Jaccard"
         )
     click.echo(
-        f"lenses: {' and '.join(names)} bin {lenses['bins_agree']:,} of "
+        f"lenses ({lenses['side']} side): {' and '.join(names)} bin {lenses['bins_agree']:,} of "
         f"{lenses['segments']:,} segments alike" + "".join(f"; {f}" for f in facts)
     )
     if lenses["examples"]:
@@ -224,9 +224,9 @@ def print_lenses(lenses: dict[str, Any] | None) -> None:
             row = [e["seg_idx"]]
             for _, key in shown:
                 value = (
-                    f"{e['source_longest_chars']} of {e['source_chars']} chars"
+                    f"{e['longest_chars']} of {e['chars']} chars"
                     if key == "substring"
-                    else fmt_number(e[f"source_{key}"], 3)
+                    else fmt_number(e[key], 3)
                 )
                 row += [value, e[f"{key}_bin"]]
             rows.append(row)

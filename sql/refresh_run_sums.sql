@@ -50,6 +50,7 @@ SELECT
     coalesce(e.bin, 'all'),
     count(*),
     sum(e.source_exposure ORDER BY e.seg_idx),
+    sum(e.target_exposure ORDER BY e.seg_idx),
     CAST(bleu_stats_sum(st.bleu_stats) AS BIGINT[]),
     CAST(chrf_stats_sum(st.chrf_stats) AS BIGINT[]),
     CAST(bleu_stats_sum(tm.bleu_stats) AS BIGINT[]),
@@ -58,6 +59,6 @@ FROM query_table($segment_stats) st
 JOIN query_table($runs) r ON r.run_id = st.run_id
 JOIN audits a ON a.test_corpus_id = r.test_corpus_id
 JOIN exposures e ON e.audit_id = a.audit_id AND e.seg_idx = st.seg_idx
-JOIN tm_segment_stats tm ON tm.audit_id = e.audit_id AND tm.seg_idx = e.seg_idx
+LEFT JOIN tm_segment_stats tm ON tm.audit_id = e.audit_id AND tm.seg_idx = e.seg_idx
 WHERE st.run_id IN (SELECT unnest($run_ids))
 GROUP BY GROUPING SETS ((st.run_id, e.audit_id, e.bin), (st.run_id, e.audit_id));

@@ -205,6 +205,9 @@ class RetrievalIndex:
     def orders(self) -> list[int]:
         """The n-gram orders (ascending, deduplicated)."""
 
+    def checksum(self) -> int:
+        """One xxh3-64 checksum of the index's arrays, the same whether built or loaded."""
+
     @property
     def heap_bytes(self) -> int:
         """Approximate heap size of the index in bytes."""
@@ -328,6 +331,9 @@ class MinHashIndex:
         threads: int | None = None,
     ) -> MinHashIndex:
         """Index of `rows` aligned training pairs given as newline-joined texts."""
+
+    def checksum(self) -> int:
+        """One xxh3-64 checksum of the index's signatures and exact texts."""
 
     @property
     def n_docs(self) -> int:

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from warehouse.analysis.clusters import CLUSTER_SORT_KEYS as CLUSTER_SORT_KEYS
-    from warehouse.analysis.compare import BINS as BINS
     from warehouse.analysis.compare import is_report_file as is_report_file
     from warehouse.analysis.compare import run_letters as run_letters
     from warehouse.analysis.export import EXPORT_FORMATS as EXPORT_FORMATS
@@ -29,8 +28,10 @@ if TYPE_CHECKING:
     from warehouse.exposure.config import DEFAULT_ORDERS as DEFAULT_ORDERS
     from warehouse.exposure.config import DEFAULT_RARE_GRAMS as DEFAULT_RARE_GRAMS
     from warehouse.exposure.config import DEFAULT_SHORTLIST as DEFAULT_SHORTLIST
+    from warehouse.exposure.config import EXPOSURE_BINS as EXPOSURE_BINS
     from warehouse.exposure.config import MEASURES as MEASURES
     from warehouse.exposure.config import MODES as MODES
+    from warehouse.exposure.config import SIDES as SIDES
     from warehouse.exposure.config import TM_ZERO_POLICIES as TM_ZERO_POLICIES
     from warehouse.exposure.execution import EXECUTORS as EXECUTORS
     from warehouse.exposure.index.memory import parse_size as parse_size
@@ -96,7 +97,6 @@ if TYPE_CHECKING:
 _HOMES = {
     "Address": "warehouse.store.address",
     "AsOf": "warehouse.store.lake",
-    "BINS": "warehouse.analysis.compare",
     "CLUSTER_SORT_KEYS": "warehouse.analysis.clusters",
     "CORRECTIONS": "warehouse.stats.clusters",
     "CorpusData": "warehouse.inputs.corpus_files",
@@ -112,10 +112,12 @@ _HOMES = {
     "regressions_markdown": "warehouse.html.markdown",
     "replicates_markdown": "warehouse.html.markdown",
     "DEFAULT_ORDERS": "warehouse.exposure.config",
+    "EXPOSURE_BINS": "warehouse.exposure.config",
     "DEFAULT_RARE_GRAMS": "warehouse.exposure.config",
     "DEFAULT_SHORTLIST": "warehouse.exposure.config",
     "EXECUTORS": "warehouse.exposure.execution",
     "MEASURES": "warehouse.exposure.config",
+    "SIDES": "warehouse.exposure.config",
     "MODES": "warehouse.exposure.config",
     "TM_ZERO_POLICIES": "warehouse.exposure.config",
     "parse_size": "warehouse.exposure.index.memory",

@@ -794,7 +794,7 @@ class Warehouse:
             con,
             train,
             testset,
-            (options or AuditOptions()).resolve(con, train_name=train),
+            (options or AuditOptions()).resolve(con, train_name=train, test_name=testset),
             execution or LOCAL,
             force=force,
             progress=progress,

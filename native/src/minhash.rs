@@ -229,6 +229,39 @@ impl MinHashIndex {
         self.source.signatures.len()
     }
 
+    /// One xxh3-64 checksum of what the index holds: gram orders, bins and bands, and per side
+    /// every row's signature and the rows of each exact text (the buckets follow from them).
+    pub fn checksum(&self) -> u64 {
+        let mut bytes = Vec::new();
+        for order in self.orders.as_slice() {
+            bytes.extend_from_slice(&(*order as u64).to_le_bytes());
+        }
+        bytes.extend_from_slice(&(self.bins as u64).to_le_bytes());
+        bytes.extend_from_slice(&(self.bands as u64).to_le_bytes());
+        for side in [&self.source, &self.target] {
+            for sig in &side.signatures {
+                match sig {
+                    None => bytes.push(0),
+                    Some(values) => {
+                        bytes.push(1);
+                        values
+                            .iter()
+                            .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
+                    }
+                }
+            }
+            let mut exact: Vec<(&u128, &Vec<u32>)> = side.exact.iter().collect();
+            exact.sort_unstable_by_key(|(key, _)| **key);
+            for (key, rows) in exact {
+                bytes.extend_from_slice(&key.to_le_bytes());
+                rows.iter()
+                    .for_each(|r| bytes.extend_from_slice(&r.to_le_bytes()));
+                bytes.push(0xFF);
+            }
+        }
+        xxh3_64(&bytes)
+    }
+
     fn sig(&self, text: &str, bounds: &mut Vec<usize>) -> Signature {
         signature(text, &self.orders, self.bins, bounds)
     }
@@ -417,5 +450,19 @@ mod tests {
         assert!(!rows[1].source.exact && rows[1].source.score.to_f64() > 0.7);
         assert!(stats.candidates_verified > 0);
         assert!(MinHashIndex::build(&sources, &targets, &[3], 100, 32).is_err());
+    }
+
+    #[test]
+    fn the_checksum_follows_the_content() {
+        let build = |sources: &[&str], bins| {
+            MinHashIndex::build(sources, &["x", "y"], &[3, 4, 5], bins, 32)
+                .expect("index")
+                .checksum()
+        };
+        let first = build(&["the cat sat", "a dog"], 128);
+        assert_eq!(build(&["the cat sat", "a dog"], 128), first);
+        assert_ne!(build(&["the cat sat", "a dog!"], 128), first);
+        assert_ne!(build(&["a dog", "the cat sat"], 128), first);
+        assert_ne!(build(&["the cat sat", "a dog"], 64), first);
     }
 }

@@ -14,6 +14,21 @@ CREATE OR REPLACE MACRO exposure_bin(source_exposure, source_exact, near, far) A
          WHEN source_exposure >= far THEN 'medium'
          ELSE 'far' END;
 
+-- The bin of a test segment in an audit of `side` (docs/exposure.md, "Sides"): by its source
+-- exposure, as `exposure_bin`, unless the audit searched the target side alone; then by its
+-- references' exposure, and a reference found verbatim is `target_exact`.
+CREATE OR REPLACE MACRO side_bin(side, source_exposure, source_exact, target_exposure,
+                                 target_exact, near, far) AS
+    CASE WHEN side <> 'target' THEN exposure_bin(source_exposure, source_exact, near, far)
+         WHEN target_exact THEN 'target_exact'
+         WHEN target_exposure >= near THEN 'near'
+         WHEN target_exposure >= far THEN 'medium'
+         ELSE 'far' END;
+
+-- The exact bin of an audit of `side`: `target_exact` when it searched the target side alone.
+CREATE OR REPLACE MACRO exact_bin(side) AS
+    CASE WHEN side = 'target' THEN 'target_exact' ELSE 'source_exact' END;
+
 -- The TM hypothesis of a test segment: the training target of its source neighbour; without a
 -- neighbour, by the zero policy: the test source itself ('source') or the empty string ('empty').
 CREATE OR REPLACE MACRO tm_hypothesis(neighbour_target, test_source, zero_policy) AS
@@ -26,7 +41,17 @@ CREATE OR REPLACE MACRO tm_hypothesis(neighbour_target, test_source, zero_policy
 CREATE OR REPLACE MACRO audit_measure(config) AS
     coalesce(json_extract_string(config, '$.measure'), 'jaccard');
 
+-- The side an audit searched, from its configuration: 'both' unless it names one ('source' or
+-- 'target'; docs/exposure.md, "Sides").
+CREATE OR REPLACE MACRO audit_side(config) AS
+    coalesce(json_extract_string(config, '$.side'), 'both');
+
 -- Which audit of a test set bins its runs when several lenses were run: Jaccard first, then
 -- containment, the substring lens and the MinHash estimate (lower first).
 CREATE OR REPLACE MACRO measure_rank(measure) AS
     CASE measure WHEN 'jaccard' THEN 0 WHEN 'containment' THEN 1 WHEN 'substring' THEN 2 ELSE 3 END;
+
+-- Among audits of one measure, which bins a test set's runs: one of both sides first, then one of
+-- the sources, then one of the references alone (lower first).
+CREATE OR REPLACE MACRO side_rank(side) AS
+    CASE side WHEN 'both' THEN 0 WHEN 'source' THEN 1 ELSE 2 END;

@@ -6,8 +6,9 @@
 -- warehouse) applies the files of sql/views/ in order, CREATE OR REPLACE, whenever the schema
 -- version moves.
 
--- Per audit and side (source, target, pair): distribution of exposure, exact share and the
--- shares at or above the audit's three thresholds (for the pair side: PairLeak@t).
+-- Per audit and side searched (source, target, pair; docs/exposure.md, "Sides"): distribution of
+-- exposure, exact share and the shares at or above the audit's three thresholds (for the pair
+-- side: PairLeak@t). A side the audit did not search has no row.
 CREATE OR REPLACE VIEW audit_exposure_summary AS
 WITH sides AS (
     SELECT audit_id, 'source' AS side, 1 AS side_order, source_exposure AS exposure,
@@ -37,12 +38,19 @@ SELECT
      avg((s.exposure >= a.leak_thresholds[3])::DOUBLE)] AS shares_at_or_above
 FROM sides s
 JOIN audits a USING (audit_id)
+WHERE s.exposure IS NOT NULL
 GROUP BY s.audit_id, s.side, s.side_order, a.leak_thresholds;
 
--- Per audit and bin (every bin listed, empty ones with 0): count, share, mean source exposure.
+-- Per audit and bin (every bin listed, empty ones with 0): count, share, mean source and target
+-- exposure (NULL for a side the audit did not search). The exact bin is the one of the side the
+-- bins follow (`exact_bin`).
 CREATE OR REPLACE VIEW audit_bins AS
-WITH bins(bin, bin_order) AS (
-    VALUES ('source_exact', 1), ('near', 2), ('medium', 3), ('far', 4)
+WITH bins AS (
+    SELECT a.audit_id,
+           CASE WHEN b.bin = 'exact' THEN exact_bin(audit_side(a.config)) ELSE b.bin END AS bin,
+           b.bin_order
+    FROM audits a
+    CROSS JOIN (VALUES ('exact', 1), ('near', 2), ('medium', 3), ('far', 4)) b(bin, bin_order)
 )
 SELECT
     a.audit_id,
@@ -50,9 +58,10 @@ SELECT
     b.bin_order,
     count(e.seg_idx) AS n_segments,
     count(e.seg_idx) / a.n_segments AS share,
-    avg(e.source_exposure) AS mean_source_exposure
+    avg(e.source_exposure) AS mean_source_exposure,
+    avg(e.target_exposure) AS mean_target_exposure
 FROM audits a
-CROSS JOIN bins b
+JOIN bins b ON b.audit_id = a.audit_id
 LEFT JOIN exposures e ON e.audit_id = a.audit_id AND e.bin = b.bin
 GROUP BY a.audit_id, b.bin, b.bin_order, a.n_segments;
 
@@ -62,31 +71,38 @@ GROUP BY a.audit_id, b.bin, b.bin_order, a.n_segments;
 
 CREATE OR REPLACE VIEW run_bins AS
 WITH pairs AS (
-    SELECT r.run_id, a.audit_id, a.train_corpus_id, a.n_segments AS total
+    SELECT r.run_id, a.audit_id, a.train_corpus_id, a.n_segments AS total,
+           audit_side(a.config) AS side
     FROM runs r JOIN audits a ON a.test_corpus_id = r.test_corpus_id
 ),
 bins(bin, bin_order) AS (
-    VALUES ('all', 0), ('source_exact', 1), ('near', 2), ('medium', 3), ('far', 4)
+    VALUES ('all', 0), ('exact', 1), ('near', 2), ('medium', 3), ('far', 4)
+),
+pair_bins AS (
+    SELECT p.*, CASE WHEN b.bin = 'exact' THEN exact_bin(p.side) ELSE b.bin END AS bin,
+           b.bin_order
+    FROM pairs p
+    CROSS JOIN bins b
 )
 SELECT
     p.run_id,
     p.audit_id,
     p.train_corpus_id,
-    b.bin,
-    b.bin_order,
+    p.bin,
+    p.bin_order,
     coalesce(g.n_segments, 0) AS n_segments,
     coalesce(g.n_segments, 0) / p.total AS share,
     g.sum_source_exposure / g.n_segments AS mean_source_exposure,
+    g.sum_target_exposure / g.n_segments AS mean_target_exposure,
     bleu_score(g.bleu_stats) AS bleu,
     chrf_score(g.chrf_stats) AS chrf_plus_plus,
     bleu_score(g.tm_bleu_stats) AS tm_bleu,
     chrf_score(g.tm_chrf_stats) AS tm_chrf_plus_plus,
     bleu_score(g.bleu_stats) - bleu_score(g.tm_bleu_stats) AS delta_bleu,
     chrf_score(g.chrf_stats) - chrf_score(g.tm_chrf_stats) AS delta_chrf_plus_plus
-FROM pairs p
-CROSS JOIN bins b
+FROM pair_bins p
 LEFT JOIN run_bin_sums g
-    ON g.run_id = p.run_id AND g.audit_id = p.audit_id AND g.bin = b.bin;
+    ON g.run_id = p.run_id AND g.audit_id = p.audit_id AND g.bin = p.bin;
 
 -- GenGap = score on `near` - score on `far` (NULL when either bin is empty), for the system and
 -- the TM, with the audit's PairLeak and exposure summary.
@@ -111,7 +127,8 @@ WITH by_bin AS (
         max(share) FILTER (WHERE bin = 'source_exact') AS source_exact_share,
         max(share) FILTER (WHERE bin = 'near') AS near_share,
         max(share) FILTER (WHERE bin = 'medium') AS medium_share,
-        max(share) FILTER (WHERE bin = 'far') AS far_share
+        max(share) FILTER (WHERE bin = 'far') AS far_share,
+        max(share) FILTER (WHERE bin = 'target_exact') AS target_exact_share
     FROM run_bins
     GROUP BY run_id, audit_id, train_corpus_id
 )
@@ -126,29 +143,31 @@ SELECT
     pair.exact_share AS pair_exact_share,
     a.mode AS audit_mode,
     audit_measure(a.config) AS audit_measure,
-    a.created_at AS audited_at
+    a.created_at AS audited_at,
+    audit_side(a.config) AS audit_side
 FROM by_bin b
 JOIN audits a USING (audit_id)
-JOIN audit_exposure_summary src ON src.audit_id = b.audit_id AND src.side = 'source'
-JOIN audit_exposure_summary tgt ON tgt.audit_id = b.audit_id AND tgt.side = 'target'
-JOIN audit_exposure_summary pair ON pair.audit_id = b.audit_id AND pair.side = 'pair';
+LEFT JOIN audit_exposure_summary src ON src.audit_id = b.audit_id AND src.side = 'source'
+LEFT JOIN audit_exposure_summary tgt ON tgt.audit_id = b.audit_id AND tgt.side = 'target'
+LEFT JOIN audit_exposure_summary pair ON pair.audit_id = b.audit_id AND pair.side = 'pair';
 
 -- Lenses on one test set and training corpus, segment by segment: the newest audit by each
--- measure (Jaccard, containment, substring, MinHash; exact ones first) side by side, with each side's exposure and bin by every lens, and
+-- measure (one of both sides first, then of the source; exact ones first) side by side, with
+-- each side's exposure and bin by every lens, and
 -- the substring lens's details (docs/exposure.md, "Measures" and "Substring lens"). A row needs
 -- two lenses at least; a lens not run is NULL. Where they disagree is where a test segment sits
 -- inside a long training text, or shares a long verbatim stretch with one.
 CREATE OR REPLACE VIEW exposure_lenses AS
 WITH measured AS (
     SELECT audit_id, test_corpus_id, train_corpus_id, mode, created_at,
-           audit_measure(config) AS measure
+           audit_measure(config) AS measure, audit_side(config) AS side
     FROM audits
 ),
 newest AS (
     SELECT * FROM measured
     QUALIFY row_number() OVER (
         PARTITION BY test_corpus_id, train_corpus_id, measure
-        ORDER BY mode = 'exact' DESC, created_at DESC, audit_id) = 1
+        ORDER BY side_rank(side), mode = 'exact' DESC, created_at DESC, audit_id) = 1
 ),
 paired AS (
     SELECT test_corpus_id, train_corpus_id FROM newest GROUP BY ALL HAVING count(*) >= 2
@@ -159,7 +178,7 @@ lens AS (
            s.train_seg_idx AS s_row, s.train_offset AS s_offset,
            s.words8_found / nullif(s.words8_total, 0) AS s_words8,
            s.words13_found / nullif(s.words13_total, 0) AS s_words13,
-           t.longest_chars AS t_longest, t.whole_count AS t_whole
+           t.chars AS t_chars, t.longest_chars AS t_longest, t.whole_count AS t_whole
     FROM newest n
     JOIN paired USING (test_corpus_id, train_corpus_id)
     JOIN exposures e ON e.audit_id = n.audit_id
@@ -183,6 +202,7 @@ SELECT
     any_value(target_exposure) FILTER (measure = 'jaccard') AS target_jaccard,
     any_value(target_exposure) FILTER (measure = 'containment') AS target_containment,
     any_value(target_exposure) FILTER (measure = 'substring') AS target_substring,
+    any_value(target_exposure) FILTER (measure = 'minhash') AS target_minhash,
     any_value(pair_exposure) FILTER (measure = 'jaccard') AS pair_jaccard,
     any_value(pair_exposure) FILTER (measure = 'containment') AS pair_containment,
     any_value(pair_exposure) FILTER (measure = 'substring') AS pair_substring,
@@ -198,6 +218,7 @@ SELECT
     any_value(s_offset) FILTER (measure = 'substring') AS source_longest_offset,
     any_value(s_words8) FILTER (measure = 'substring') AS source_words8_share,
     any_value(s_words13) FILTER (measure = 'substring') AS source_words13_share,
+    any_value(t_chars) FILTER (measure = 'substring') AS target_chars,
     any_value(t_longest) FILTER (measure = 'substring') AS target_longest_chars,
     any_value(t_whole) FILTER (measure = 'substring') AS target_whole_count
 FROM lens

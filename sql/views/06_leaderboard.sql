@@ -35,7 +35,7 @@ WITH chosen_exposure AS (
     QUALIFY row_number() OVER (
         PARTITION BY x.run_id
         ORDER BY x.audit_mode = 'exact' DESC, measure_rank(x.audit_measure),
-                 tr.n_segments DESC, x.audited_at DESC, x.audit_id) = 1
+                 side_rank(x.audit_side), tr.n_segments DESC, x.audited_at DESC, x.audit_id) = 1
 ),
 tag AS (
     SELECT run_id, map(list(key ORDER BY key), list(value ORDER BY key)) AS tags

@@ -324,6 +324,7 @@ def test_audit_cli_json_is_a_stable_document(run_cli, loaded):
         "test_set",
         "signature",
         "mode",
+        "side",
         "n_segments",
         "n_train",
         "timings",

@@ -165,3 +165,30 @@ def test_index_list_and_drop_know_the_suffix_array_shards(run_cli, documents, tm
     assert "substring" in table
     assert run_cli("index", "drop", "--train", "docs", db=db).exit_code == 0
     assert not list((tmp_path / "w.duckdb.indexes" / "substring").iterdir())
+
+
+def test_the_references_alone_by_substring_equal_brute_force(run_cli, documents):
+    db, docs, src = documents
+    doc = _audit(run_cli, db, "--measure", "substring", "--side", "target")
+    assert "|side:target|" in doc["signature"] and "|index:xxh3:" in doc["signature"]
+    # Only the target side's shards were opened.
+    assert doc["timings"]["index_shards"] == 1
+    with Warehouse.open(db, access="read") as wh:
+        details = list(wh.query(
+            "SELECT * FROM substring_lens WHERE audit_id = ? ORDER BY seg_idx, side",
+            [doc["audit_id"]],
+        ))  # fmt: skip
+        exposures = list(wh.query(
+            "SELECT * FROM exposures WHERE audit_id = ? ORDER BY seg_idx", [doc["audit_id"]]
+        ))  # fmt: skip
+    assert {r["side"] for r in details} == {"target"} and len(details) == len(src)
+    targets = normalize_many([d.upper() for d in docs])
+    for row, e, text in zip(details, exposures, src, strict=True):
+        want = lens(targets, normalize_many([text.upper()])[0])
+        share = want.longest / want.chars if want.chars else 0.0
+        assert (row["longest_chars"], row["whole_count"]) == (want.longest, want.count)
+        assert e["target_exposure"] == pytest.approx(share, abs=1e-12)
+        assert e["target_exact"] == (want.count > 0)
+        assert e["source_exposure"] is None and e["pair_exposure"] is None
+        assert e["tm_hyp_idx"] is None
+    assert exposures[0]["bin"] == "target_exact" and exposures[3]["bin"] == "far"

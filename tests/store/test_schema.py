@@ -9,8 +9,10 @@ from typing import Any
 
 import duckdb
 import pytest
+from click.testing import CliRunner
 
 from tests.backends import BACKENDS, make_warehouse
+from warehouse.cli.main import main
 from warehouse.errors import SchemaError
 from warehouse.ingest.runs import PreparedRun
 from warehouse.store import lake as lake_module
@@ -82,6 +84,63 @@ def test_older_warehouse_is_upgraded_in_order(new_db_path):
     assert weight == (0.25,)
 
 
+# The two tables schema version 20 rebuilt, as version 19 had them.
+_VERSION_19 = {
+    "exposures": """
+        CREATE TABLE exposures (
+            audit_id VARCHAR NOT NULL, seg_idx BIGINT NOT NULL,
+            source_exposure DOUBLE NOT NULL, source_nn BIGINT, source_exact BOOLEAN NOT NULL,
+            target_exposure DOUBLE NOT NULL, target_nn BIGINT, target_ref_idx INTEGER,
+            target_exact BOOLEAN NOT NULL, pair_exposure DOUBLE NOT NULL, pair_nn BIGINT,
+            pair_exact BOOLEAN NOT NULL, tm_hyp_idx BIGINT,
+            bin VARCHAR NOT NULL CHECK (bin IN ('source_exact', 'near', 'medium', 'far')),
+            PRIMARY KEY (audit_id, seg_idx))""",
+    "run_bin_sums": """
+        CREATE TABLE run_bin_sums (
+            run_id VARCHAR NOT NULL, audit_id VARCHAR NOT NULL, bin VARCHAR NOT NULL,
+            n_segments BIGINT NOT NULL, sum_source_exposure DOUBLE NOT NULL,
+            bleu_stats BIGINT[] NOT NULL, chrf_stats BIGINT[] NOT NULL,
+            tm_bleu_stats BIGINT[] NOT NULL, tm_chrf_stats BIGINT[] NOT NULL,
+            PRIMARY KEY (run_id, audit_id, bin))""",
+}
+
+
+def test_version_19_keeps_every_exposure_and_sum_and_gains_target_sums(tmp_path):
+    db = tmp_path / "demo.duckdb"
+    assert CliRunner().invoke(main, ["--db", str(db), "demo", "--json"]).exit_code == 0
+    con = duckdb.connect(str(db))
+    tables = ("exposures", "run_bin_sums", "run_bins", "run_exposure", "audit_bins")
+    before = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
+    assert before["exposures"] and before["run_bin_sums"]
+    # Back to version 19: its two tables (the sums without their target column).
+    for table, ddl in _VERSION_19.items():
+        columns = ", ".join(
+            c for (c,) in con.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE table_name = ? "
+                "AND column_name <> 'sum_target_exposure' ORDER BY column_index",
+                [table],
+            ).fetchall()
+        )  # fmt: skip
+        con.execute(f"CREATE TABLE kept AS SELECT {columns} FROM {table}")
+        con.execute(f"DROP TABLE {table}")
+        con.execute(ddl)
+        con.execute(f"INSERT INTO {table} SELECT * FROM kept")
+        con.execute("DROP TABLE kept")
+    con.execute("DELETE FROM schema_version WHERE version = 20")
+    con.close()
+    status = init_warehouse(db)
+    assert (status.before, status.after) == (19, 20)
+    con = duckdb.connect(str(db))
+    after = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
+    assert after == before
+    # The new CHECK holds on the rebuilt table, and a NULL side is allowed.
+    with pytest.raises(duckdb.ConstraintException):
+        con.execute("UPDATE exposures SET bin = 'pair_exact' WHERE seg_idx = 0")
+    con.execute(
+        "UPDATE exposures SET source_exposure = NULL, bin = 'target_exact' WHERE seg_idx = 0"
+    )
+
+
 def test_warehouse_from_newer_code_is_refused(db_path):
     init_warehouse(db_path)
     con = duckdb.connect(str(db_path))
@@ -122,6 +181,14 @@ def test_bin_and_tm_rules_are_the_sql_macros_the_audit_uses(db_path):
         "(0.6999, false), (0.30, false), (0.2999, false)) t(e, x)"
     ).fetchall()
     assert [b for (b,) in bins] == ["source_exact", "near", "medium", "medium", "far"]
+    # An audit of the references alone bins by them; any other by the source.
+    sides = con.execute(
+        "SELECT side_bin(side, 0.1, false, 0.8, exact, 0.70, 0.30), exact_bin(side) "
+        "FROM (VALUES ('target', false), ('target', true), ('source', true), ('both', true)) "
+        "t(side, exact)"
+    ).fetchall()
+    assert sides == [("near", "target_exact"), ("target_exact", "target_exact"),
+                     ("far", "source_exact"), ("far", "source_exact")]  # fmt: skip
     tm = con.execute(
         "SELECT tm_hypothesis('target', 'src', 'empty'), tm_hypothesis(NULL, 'src', 'source'), "
         "tm_hypothesis(NULL, 'src', 'empty')"

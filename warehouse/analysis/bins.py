@@ -1,5 +1,6 @@
 """Intervals of a stored run's exposure bins and GenGap, computed on demand from its per-segment
-statistics, its audit's bins and the audit's TM statistics (docs/statistics.md)."""
+statistics, its audit's bins and the audit's TM statistics, when it has a TM baseline
+(docs/statistics.md)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def runs_bin_intervals(
         "FROM pairs p "
         "JOIN segment_stats st ON st.run_id = p.run_id "
         "JOIN exposures e ON e.audit_id = p.audit_id AND e.seg_idx = st.seg_idx "
-        "JOIN tm_segment_stats t ON t.audit_id = p.audit_id AND t.seg_idx = st.seg_idx "
+        "LEFT JOIN tm_segment_stats t ON t.audit_id = p.audit_id AND t.seg_idx = st.seg_idx "
         "WHERE st.bleu_stats IS NOT NULL AND st.chrf_stats IS NOT NULL "
         "ORDER BY p.run_id, st.seg_idx",
         [list(audit_of), list(audit_of.values())],
@@ -54,6 +55,15 @@ def _intervals(rows: list[tuple[Any, ...]], settings: BootstrapSettings) -> BinI
     def matrix(column: int, width: int) -> np.ndarray:
         return np.asarray([r[column] for r in rows], dtype=np.int64).reshape(len(rows), width)
 
+    if any(r[4] is None for r in rows):  # an audit without a TM baseline (the target side)
+        return bin_intervals(
+            bins,
+            {
+                BLEU: Sides(matrix(2, BLEU_STATS), None, bleu_scores),
+                CHRF: Sides(matrix(3, CHRF_STATS), None, chrf_scores),
+            },
+            settings,
+        )
     metrics = {
         BLEU: Sides(matrix(2, BLEU_STATS), matrix(4, BLEU_STATS), bleu_scores),
         CHRF: Sides(matrix(3, CHRF_STATS), matrix(5, CHRF_STATS), chrf_scores),

@@ -18,6 +18,7 @@ import numpy as np
 
 from warehouse.analysis.runs import resolve_run
 from warehouse.errors import UsageError
+from warehouse.exposure.config import EXPOSURE_BINS
 from warehouse.exposure.summary import choose_audit
 from warehouse.ingest.prepare import prepare_from_document
 from warehouse.metrics.registry import BLEU, CHRF, EXACT_MATCH, TER
@@ -51,16 +52,13 @@ def load_runs(refs: Sequence[str], con: duckdb.DuckDBPyConnection | None) -> lis
     return runs
 
 
-BINS = ("source_exact", "near", "medium", "far")
-
-
 def restrict_to_bin(
     con: duckdb.DuckDBPyConnection, runs: Sequence[RunArrays], bin_name: str, train: str | None
 ) -> list[RunArrays]:
     """Each run restricted to its test set's segments in one exposure bin, by the audit the
     leaderboard would use (against `train` when given)."""
-    if bin_name not in BINS:
-        raise UsageError(f"--bin: expected one of {', '.join(BINS)}, got {bin_name!r}")
+    if bin_name not in EXPOSURE_BINS:
+        raise UsageError(f"--bin: expected one of {', '.join(EXPOSURE_BINS)}, got {bin_name!r}")
     out = []
     for run in runs:
         audit_id = choose_audit(con, run.test_corpus_id, train)

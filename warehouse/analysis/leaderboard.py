@@ -14,7 +14,7 @@ import numpy as np
 from warehouse.analysis.bins import runs_bin_intervals
 from warehouse.basics import grouped, rows_as_dicts
 from warehouse.errors import UsageError
-from warehouse.exposure.config import MEASURES
+from warehouse.exposure.config import EXPOSURE_BINS, MEASURES
 from warehouse.metrics.plugins import signed_direction
 from warehouse.metrics.registry import BLEU, CHRF, HUMAN_METRICS, SORT_KEYS
 from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions, without_version
@@ -163,9 +163,6 @@ def _by_plugin_metric(
     scored.sort(key=lambda r: (-r["plugin_metrics"][first] if higher
                                else r["plugin_metrics"][first], r["run_id"]))  # fmt: skip
     return scored + [r for r in rows if r["plugin_metrics"][first] is None]
-
-
-EXPOSURE_BINS = ("source_exact", "near", "medium", "far")
 
 
 def rank_by_bin(

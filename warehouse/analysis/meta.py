@@ -11,6 +11,7 @@ import duckdb
 import numpy as np
 
 from warehouse.errors import UsageError
+from warehouse.exposure.config import EXPOSURE_BINS
 from warehouse.exposure.summary import choose_audit
 from warehouse.metrics.registry import BLEU, CHRF, CHRF_ONLY, TER, higher_is_better
 from warehouse.metrics.scores import bleu_scores, chrf_from_stats, chrf_scores, ter_scores
@@ -293,8 +294,7 @@ def _bins(
     ).fetchall()
     bin_of = dict(rows)
     labels = np.array([bin_of.get(k, "") for k in keys], dtype=object)
-    order = ("source_exact", "near", "medium", "far")
-    return audit_id, {b: np.flatnonzero(labels == b) for b in order if (labels == b).any()}
+    return audit_id, {b: np.flatnonzero(labels == b) for b in EXPOSURE_BINS if (labels == b).any()}
 
 
 def metric_human_agreement(

@@ -21,6 +21,7 @@ from warehouse.basics import silent, utc_now
 from warehouse.exposure.config import AuditConfig, AuditOptions, audit_id_for
 from warehouse.exposure.direction import reversed_direction, sample_lines
 from warehouse.exposure.execution import LOCAL, Execution
+from warehouse.exposure.index.checksums import index_checksum
 from warehouse.exposure.index.memory import duckdb_budget, duckdb_memory, peak_rss, size_text
 from warehouse.exposure.index.minhash import build_minhash_index
 from warehouse.exposure.index.retrieval import SearchIndex
@@ -80,23 +81,46 @@ def _insert_audit_row(
     )
 
 
-def _fill_exposures(
-    con: duckdb.DuckDBPyConnection, audit_id: str, test: CorpusInfo, config: AuditConfig
-) -> None:
-    """Every test segment's exposures from the registered UDF, with its bin."""
-    con.execute(
-        f"""
+# Per side searched (docs/exposure.md, "Sides"): every test segment's exposures from the
+# registered UDFs, with its bin; a side not searched, and then the pair side, stays NULL.
+_FILL_SQL = {
+    "both": f"""
         INSERT INTO exposures
-        SELECT ? AS audit_id, seg_idx,
+        SELECT $audit AS audit_id, seg_idx,
                x.source_exposure, x.source_nn, x.source_exact,
                x.target_exposure, x.target_nn, x.target_ref_idx, x.target_exact,
                x.pair_exposure, x.pair_nn, x.pair_exact,
                x.source_nn AS tm_hyp_idx,
-               exposure_bin(x.source_exposure, x.source_exact, ?, ?) AS bin
+               exposure_bin(x.source_exposure, x.source_exact, $near, $far) AS bin
         FROM (SELECT seg_idx, {EXPOSURE_FUNCTION}(src, refs) AS x
-              FROM segments WHERE corpus_id = ?)
+              FROM segments WHERE corpus_id = $test)
         """,
-        [audit_id, config.near, config.far, test.corpus_id],
+    "source": """
+        INSERT INTO exposures BY NAME
+        SELECT $audit AS audit_id, seg_idx,
+               x.exposure AS source_exposure, x.nn AS source_nn, x.exact AS source_exact,
+               x.nn AS tm_hyp_idx,
+               exposure_bin(x.exposure, x.exact, $near, $far) AS bin
+        FROM (SELECT seg_idx, tame_source_nn(src) AS x FROM segments WHERE corpus_id = $test)
+        """,
+    "target": """
+        INSERT INTO exposures BY NAME
+        SELECT $audit AS audit_id, seg_idx,
+               x.exposure AS target_exposure, x.nn AS target_nn, x.ref_idx AS target_ref_idx,
+               x.exact AS target_exact,
+               side_bin('target', NULL, NULL, x.exposure, x.exact, $near, $far) AS bin
+        FROM (SELECT seg_idx, tame_target_nn(refs) AS x FROM segments WHERE corpus_id = $test)
+        """,
+}
+
+
+def _fill_exposures(
+    con: duckdb.DuckDBPyConnection, audit_id: str, test: CorpusInfo, config: AuditConfig
+) -> None:
+    """Every test segment's exposures on the sides the audit searches, with its bin."""
+    con.execute(
+        _FILL_SQL[config.side],
+        {"audit": audit_id, "near": config.near, "far": config.far, "test": test.corpus_id},
     )
 
 
@@ -125,21 +149,24 @@ def _store_tm_stats(con: duckdb.DuckDBPyConnection, audit_id: str, refs: list[li
         con.unregister("_tame_tm_stats")
 
 
-# Fast against exact on a sample: bins and TM hypotheses of both, by the rules of
-# sql/views/02_exposure_rules.sql.
+# Fast against exact on a sample: neighbours and bins of both (on the side the bins follow), and
+# their TM hypotheses, by the rules of sql/views/02_exposure_rules.sql.
 _VALIDATION_SQL = """
-SELECT e.source_nn = s.exact_nn OR (e.source_nn IS NULL AND s.exact_nn IS NULL) AS same_nn,
-       exposure_bin(e.source_exposure, e.source_exact, $near, $far)
-           = exposure_bin(s.exact_exposure, s.exact_exact, $near, $far) AS same_bin,
+SELECT CASE WHEN $side = 'target' THEN e.target_nn IS NOT DISTINCT FROM s.target_nn
+            ELSE e.source_nn IS NOT DISTINCT FROM s.source_nn END AS same_nn,
+       e.bin = side_bin($side, s.source_exposure, s.source_exact, s.target_exposure,
+                        s.target_exact, $near, $far) AS same_bin,
        tm_hypothesis(ft.refs[1], te.src, $policy) AS fast_tm,
        tm_hypothesis(xt.refs[1], te.src, $policy) AS exact_tm,
        te.refs
-FROM (SELECT unnest($seg) AS seg_idx, unnest($nn) AS exact_nn,
-             unnest($exposure) AS exact_exposure, unnest($exact) AS exact_exact) s
+FROM (SELECT unnest($seg) AS seg_idx,
+             unnest($source_nn) AS source_nn, unnest($source_exposure) AS source_exposure,
+             unnest($source_exact) AS source_exact, unnest($target_nn) AS target_nn,
+             unnest($target_exposure) AS target_exposure, unnest($target_exact) AS target_exact) s
 JOIN exposures e ON e.audit_id = $audit AND e.seg_idx = s.seg_idx
 JOIN segments te ON te.corpus_id = $test AND te.seg_idx = s.seg_idx
 LEFT JOIN segments ft ON ft.corpus_id = $train AND ft.seg_idx = e.source_nn
-LEFT JOIN segments xt ON xt.corpus_id = $train AND xt.seg_idx = s.exact_nn
+LEFT JOIN segments xt ON xt.corpus_id = $train AND xt.seg_idx = s.source_nn
 ORDER BY s.seg_idx
 """
 
@@ -159,8 +186,8 @@ def _validate_fast(
     config: AuditConfig,
     threads: int | None,
 ) -> dict[str, Any]:
-    """Rerun a seeded sample in exact mode (by the audit's measure); top-1 agreement, bin
-    agreement and |ΔTM-BLEU|."""
+    """Rerun a seeded sample in exact mode (by the audit's measure); top-1 agreement and bin
+    agreement on the side the bins follow, and |ΔTM-BLEU| when the audit has a TM baseline."""
     (test, train), (test_src, test_refs) = corpora, texts
     sample = sorted(
         random.Random(VALIDATION_SEED).sample(
@@ -179,9 +206,13 @@ def _validate_fast(
         _VALIDATION_SQL,
         {
             "seg": sample,
-            "nn": [int(j) if j is not None else None for j in exact["source_nn"]],
-            "exposure": [float(v) for v in exact["source_exposure"]],
-            "exact": [bool(v) for v in exact["source_exact"]],
+            "side": config.side,
+            **{
+                f"{side}_{column}": [cast(v) if v is not None else None for v in exact[name]]
+                for side in ("source", "target")
+                for column, cast in (("nn", int), ("exposure", float), ("exact", bool))
+                for name in [f"{side}_{column}"]
+            },
             "near": config.near,
             "far": config.far,
             "policy": config.tm_zero_policy,
@@ -191,18 +222,22 @@ def _validate_fast(
         },
     ).fetchall()
     n = len(rows)
-    refs = [list(r[4]) for r in rows]
-    exact_bleu = _tm_bleu([r[3] for r in rows], refs) if n else 0.0
-    fast_bleu = _tm_bleu([r[2] for r in rows], refs) if n else 0.0
-    return {
+    out: dict[str, Any] = {
         "sample_size": n,
         "seed": VALIDATION_SEED,
         "top1_agreement": sum(bool(r[0]) for r in rows) / n if n else None,
         "bin_agreement": sum(bool(r[1]) for r in rows) / n if n else None,
-        "tm_bleu_exact": exact_bleu,
-        "tm_bleu_fast": fast_bleu,
-        "abs_delta_tm_bleu": abs(exact_bleu - fast_bleu),
     }
+    if config.has_tm:
+        refs = [list(r[4]) for r in rows]
+        exact_bleu = _tm_bleu([r[3] for r in rows], refs) if n else 0.0
+        fast_bleu = _tm_bleu([r[2] for r in rows], refs) if n else 0.0
+        out.update(
+            tm_bleu_exact=exact_bleu,
+            tm_bleu_fast=fast_bleu,
+            abs_delta_tm_bleu=abs(exact_bleu - fast_bleu),
+        )
+    return out
 
 
 def _record(
@@ -279,9 +314,10 @@ def _compute_substring(
         if exists:
             delete_audits(con, [audit_id])
         _insert_audit_row(con, audit_id, test, train, config, input_warnings, answer.index_checksum)
-        store_lenses(con, audit_id, answer, config)
+        store_lenses(con, audit_id, test.corpus_id, answer, config)
         mark = time.perf_counter()
-        _store_tm_stats(con, audit_id, texts[1])
+        if config.has_tm:
+            _store_tm_stats(con, audit_id, texts[1])
         refresh_audit(con, audit_id)
         timings["tm_seconds"] = time.perf_counter() - mark
         timings["total_seconds"] = time.perf_counter() - started
@@ -357,12 +393,17 @@ def _compute(
         with duckdb_threads(con, 1), transaction(con):
             if exists:
                 delete_audits(con, [audit_id])
-            _insert_audit_row(con, audit_id, test, train, config, input_warnings)
             mark = time.perf_counter()
             _fill_exposures(con, audit_id, test, config)
             timings["search_seconds"] = time.perf_counter() - mark
+            # The audit names the index it searched: a Ray cluster's shards report theirs
+            # as they search.
+            _insert_audit_row(
+                con, audit_id, test, train, config, input_warnings, index_checksum(index)
+            )
             mark = time.perf_counter()
-            _store_tm_stats(con, audit_id, test_refs)
+            if config.has_tm:
+                _store_tm_stats(con, audit_id, test_refs)
             refresh_audit(con, audit_id)
             timings["tm_seconds"] = time.perf_counter() - mark
             validation = None
@@ -409,7 +450,7 @@ def run_audit(
     does what happened to the training index (loaded when stored beside the warehouse, else
     built and stored unless the execution or the `index.store` setting says not to).
     """
-    config = config or AuditOptions().resolve(con, train_name=train_name)
+    config = config or AuditOptions().resolve(con, train_name=train_name, test_name=test_name)
     train = get_corpus(con, train_name, "train")
     test = get_corpus(con, test_name, "test")
     audit_id = audit_id_for(test.corpus_id, train.corpus_id, config)

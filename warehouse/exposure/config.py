@@ -19,6 +19,7 @@ from warehouse import __version__
 from warehouse.basics import short_id
 from warehouse.errors import UsageError
 from warehouse.exposure.normalize import NormalizationConfig
+from warehouse.inputs.languages import base_language
 from warehouse.metrics.surface import metric_settings
 from warehouse.store.corpora import get_corpus
 from warehouse.store.settings import read_settings
@@ -38,6 +39,13 @@ WORD_ORDERS: tuple[int, ...] = (8, 13)
 MINHASH_BINS = 128
 MINHASH_BANDS = 32
 TM_ZERO_POLICIES = ("empty", "source")
+# Which side of the test set an audit searches (docs/exposure.md, "Sides"): the sources, the
+# references, or both (then also the pair side).
+SIDES = ("both", "source", "target")
+# The exposure bins in order (docs/exposure.md, "Bins and thresholds"): an audit uses one of the
+# two exact bins, that of the side its bins follow (`target_exact` when it searched the
+# references alone).
+EXPOSURE_BINS = ("source_exact", "target_exact", "near", "medium", "far")
 DEFAULT_ORDERS: tuple[int, ...] = (3, 4, 5)
 DEFAULT_RARE_GRAMS = 8  # fast mode: rarest query grams used for candidates
 DEFAULT_SHORTLIST = 64  # fast mode: candidates reranked exactly
@@ -79,6 +87,7 @@ class AuditConfig:
     far: float = DEFAULT_FAR
     leak: tuple[float, float, float] = DEFAULT_LEAK
     tm_zero_policy: str = "empty"
+    side: str = "both"
 
     def __post_init__(self) -> None:
         if self.measure == "minhash":  # an estimate: approximate, like fast mode
@@ -114,6 +123,8 @@ class AuditConfig:
                 f"--tm-zero-policy: expected one of {', '.join(TM_ZERO_POLICIES)}, "
                 f"got {self.tm_zero_policy!r}"
             )
+        if self.side not in SIDES:
+            raise UsageError(f"--side: expected one of {', '.join(SIDES)}, got {self.side!r}")
         if self.rare_grams < 1 or self.shortlist < 1:
             raise UsageError("--rare-grams and --shortlist must be at least 1")
         if self.validate_sample < 0:
@@ -163,7 +174,24 @@ class AuditConfig:
             out["measure"] = self.measure
         if self.measure == "substring":
             out["word_orders"] = list(WORD_ORDERS)
+        if self.side != "both":  # audits of both sides keep the ids they had before sides
+            out["side"] = self.side
         return out
+
+    @property
+    def searches_source(self) -> bool:
+        """Whether the test sources are searched."""
+        return self.side != "target"
+
+    @property
+    def searches_target(self) -> bool:
+        """Whether the references are searched."""
+        return self.side != "source"
+
+    @property
+    def has_tm(self) -> bool:
+        """Whether the audit has a TM baseline (the target of each source's neighbour)."""
+        return self.searches_source
 
     def signature(self) -> str:
         """sacrebleu-style signature naming every setting behind the numbers."""
@@ -191,15 +219,20 @@ class AuditConfig:
                 if self.measure == "substring"
                 else []
             ),
-            f"pair:{'exact' if self.mode == 'exact' else 'rerank'}"
-            if self.measure != "minhash"
-            else "pair:minhash",
+            *([f"side:{self.side}"] if self.side != "both" else []),
+            *([self._pair_part()] if self.side == "both" else []),
             f"bins:far{self.far:g},near{self.near:g}",
             f"leak:{','.join(f'{t:g}' for t in self.leak)}",
             f"tm0:{self.tm_zero_policy}",
             f"sacrebleu:{settings['sacrebleu']}({bleu_tok},chrf:nc6nw2,ter:default)",
         ]
         return "|".join(parts)
+
+    def _pair_part(self) -> str:
+        """How the pair side is searched (an audit of both sides only)."""
+        if self.measure == "minhash":
+            return "pair:minhash"
+        return f"pair:{'exact' if self.mode == 'exact' else 'rerank'}"
 
 
 def _check_unit(name: str, value: float) -> None:
@@ -252,23 +285,40 @@ class AuditOptions:
     far: float | None = None
     leak: tuple[float, float, float] | None = None
     tm_zero_policy: str | None = None
+    side: str | None = None
 
     def resolve(
-        self, con: duckdb.DuckDBPyConnection | None, *, train_name: str | None = None
+        self,
+        con: duckdb.DuckDBPyConnection | None,
+        *,
+        train_name: str | None = None,
+        test_name: str | None = None,
     ) -> AuditConfig:
         """The audit configuration these choices give in the warehouse of `con` (against the
         training corpus `train_name`: documents and monolingual text score by containment
-        unless a measure is chosen)."""
+        unless a measure is chosen, and search the side of test set `test_name` in their
+        language unless a side is chosen)."""
         chosen = {
             name: value
             for name, value in vars(self).items()
             if value is not None and name not in ("near", "far", "leak")
         }
-        if (
-            self.measure is None
-            and con is not None
-            and train_name is not None
-            and get_corpus(con, train_name, "train").kind == "text"
-        ):
-            chosen["measure"] = "containment"
+        if con is not None and train_name is not None:
+            train = get_corpus(con, train_name, "train")
+            if train.kind == "text" and self.measure is None:
+                chosen["measure"] = "containment"
+            if train.kind == "text" and self.side is None and test_name is not None:
+                test = get_corpus(con, test_name, "test")
+                chosen["side"] = text_side(train.src_lang, (test.src_lang, test.tgt_lang))
         return resolve_audit_config(con, near=self.near, far=self.far, leak=self.leak, **chosen)
+
+
+def text_side(text_lang: str | None, test_langs: tuple[str | None, str | None]) -> str:
+    """The side of a test set a text corpus in `text_lang` is compared with: the references when
+    it is in the test set's target language, the sources in its source language, else both."""
+    text, (source, target) = base_language(text_lang), map(base_language, test_langs)
+    if text is None or source == target:
+        return "both"
+    if text == target:
+        return "target"
+    return "source" if text == source else "both"

@@ -9,17 +9,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from warehouse.exposure.config import WORD_ORDERS, AuditConfig
 from warehouse.exposure.execution import Execution
+from warehouse.exposure.index.checksums import checksum_text
 from warehouse.exposure.index.retrieval import normalized_utf8
-from warehouse.exposure.index.substring import (
-    LensColumns,
-    checksum_text,
-    lens_columns,
-    open_side,
-)
+from warehouse.exposure.index.substring import LensColumns, lens_columns, open_side
 from warehouse.store.corpora import CorpusInfo
 
 
@@ -113,6 +110,13 @@ def _side_lens(
     return side_lens, seconds
 
 
+def _no_texts() -> LensColumns:
+    """The lens of no texts (a side the audit does not search)."""
+    empty = np.zeros(0, np.int64)
+    return LensColumns(empty, empty, empty, empty, empty, empty,
+                       [empty] * len(WORD_ORDERS), [empty] * len(WORD_ORDERS))  # fmt: skip
+
+
 def compute_lenses(
     con: duckdb.DuckDBPyConnection,
     train: CorpusInfo,
@@ -123,12 +127,15 @@ def compute_lenses(
     notify: Callable[[str], None],
 ) -> SubstringAnswer:
     """The lens of every test source (against the training sources) and reference (against the
-    training targets; a text corpus answers both)."""
-    sources, refs = texts
+    training targets; a text corpus answers both), on the sides the audit searches."""
+    sources = texts[0] if config.searches_source else []
+    refs = texts[1] if config.searches_target else []
     started = time.perf_counter()
     flat = [r for rs in refs for r in rs]
     owners = [i for i, rs in enumerate(refs) for _ in rs]
     which = [j for rs in refs for j in range(len(rs))]
+    sides: list[_Side] = []
+    opening = 0.0
     if train.kind == "text":
         # One text answers both: its shards are opened once, for sources and references.
         both, opening = _side_lens(
@@ -137,11 +144,17 @@ def compute_lenses(
         sides = [both]
         source_cols, target_cols = _split(both.columns, len(sources))
     else:
-        source, open_source = _side_lens(con, train, "source", config, execution, sources, notify)
-        target, open_target = _side_lens(con, train, "target", config, execution, flat, notify)
-        sides = [source, target]
-        opening = open_source + open_target
-        source_cols, target_cols = source.columns, target.columns
+        source_cols = target_cols = _no_texts()
+        if config.searches_source:
+            source, seconds = _side_lens(con, train, "source", config, execution, sources, notify)
+            sides.append(source)
+            opening += seconds
+            source_cols = source.columns
+        if config.searches_target:
+            target, seconds = _side_lens(con, train, "target", config, execution, flat, notify)
+            sides.append(target)
+            opening += seconds
+            target_cols = target.columns
     return SubstringAnswer(
         source=_lens_table(source_cols, list(range(len(sources))), None),
         target=_lens_table(target_cols, owners, which),
@@ -170,26 +183,39 @@ QUALIFY row_number() OVER (
     ORDER BY CASE WHEN chars = 0 THEN 0.0 ELSE longest_chars / chars END DESC, ref_idx) = 1
 """
 
+# Exposures from the lens of the sides searched: a test segment's exposure on a side is the share
+# of its characters in its longest shared substring, exact when it occurs whole; the pair side
+# is the lesser of the two (the row shared when both sides name one); bins follow `side_bin`. In
+# an audit of both sides, a segment without references has target exposure 0.
 _EXPOSURES_SQL = """
 INSERT INTO exposures
-SELECT s.audit_id, s.seg_idx,
+SELECT $audit, g.seg_idx,
        s.longest_share, s.train_seg_idx, s.whole_count > 0,
-       coalesce(t.longest_share, 0.0), t.train_seg_idx, t.ref_idx,
-       coalesce(t.whole_count > 0, false),
-       least(s.longest_share, coalesce(t.longest_share, 0.0)),
+       CASE WHEN $side <> 'source' THEN coalesce(t.longest_share, 0.0) END,
+       t.train_seg_idx, t.ref_idx,
+       CASE WHEN $side <> 'source' THEN coalesce(t.whole_count > 0, false) END,
+       CASE WHEN $side = 'both' THEN least(s.longest_share, coalesce(t.longest_share, 0.0)) END,
        CASE WHEN s.train_seg_idx = t.train_seg_idx THEN s.train_seg_idx END,
-       s.whole_count > 0 AND coalesce(t.whole_count > 0, false),
+       CASE WHEN $side = 'both'
+            THEN s.whole_count > 0 AND coalesce(t.whole_count > 0, false) END,
        s.train_seg_idx AS tm_hyp_idx,
-       exposure_bin(s.longest_share, s.whole_count > 0, $near, $far)
-FROM substring_lens s
+       side_bin($side, s.longest_share, s.whole_count > 0,
+                coalesce(t.longest_share, 0.0), coalesce(t.whole_count > 0, false), $near, $far)
+FROM segments g
+LEFT JOIN substring_lens s
+    ON s.audit_id = $audit AND s.seg_idx = g.seg_idx AND s.side = 'source'
 LEFT JOIN substring_lens t
-    ON t.audit_id = s.audit_id AND t.seg_idx = s.seg_idx AND t.side = 'target'
-WHERE s.audit_id = $audit AND s.side = 'source'
+    ON t.audit_id = $audit AND t.seg_idx = g.seg_idx AND t.side = 'target'
+WHERE g.corpus_id = $test
 """
 
 
 def store_lenses(
-    con: duckdb.DuckDBPyConnection, audit_id: str, answer: SubstringAnswer, config: AuditConfig
+    con: duckdb.DuckDBPyConnection,
+    audit_id: str,
+    test_corpus_id: str,
+    answer: SubstringAnswer,
+    config: AuditConfig,
 ) -> None:
     """Store the audit's `substring_lens` and `exposures` rows (inside its transaction)."""
     con.register("_tame_lens_source", answer.source)
@@ -199,4 +225,13 @@ def store_lenses(
     finally:
         con.unregister("_tame_lens_source")
         con.unregister("_tame_lens_target")
-    con.execute(_EXPOSURES_SQL, {"audit": audit_id, "near": config.near, "far": config.far})
+    con.execute(
+        _EXPOSURES_SQL,
+        {
+            "audit": audit_id,
+            "side": config.side,
+            "test": test_corpus_id,
+            "near": config.near,
+            "far": config.far,
+        },
+    )

@@ -13,9 +13,10 @@ from typing import Any
 
 import altair as alt
 
+from warehouse.exposure.config import EXPOSURE_BINS
 from warehouse.html.markup import esc, json_block, to_json
 
-BIN_ORDER = ["all", "source_exact", "near", "medium", "far"]
+BIN_ORDER = ["all", *EXPOSURE_BINS]
 SIDE_ORDER = ["source", "target", "pair"]
 TIER_ORDER = ["fluent", "deployable", "functional", "emerging", "baseline", "unscored"]
 _TIER_COLORS = ["#1a7f37", "#4c9a2a", "#bf8700", "#d4600f", "#cf222e", "#8c959f"]

@@ -24,7 +24,7 @@ def language_pair(pair: str | None) -> tuple[str | None, str | None]:
     return normalize_lang(src), normalize_lang(tgt)
 
 
-def _language(code: str | None) -> str | None:
+def base_language(code: str | None) -> str | None:
     """The primary language subtag (`pt-BR` → `pt`), None when unlabelled."""
     return code.split("-")[0].lower() if code else None
 
@@ -38,8 +38,8 @@ def direction_conflict(
     """A warning when two labelled translation directions name different languages (regions
     and scripts aside), saying when one is the other reversed; None when they agree or either
     side is unlabelled."""
-    mine = tuple(_language(code) for code in labels)
-    theirs = tuple(_language(code) for code in other_labels)
+    mine = tuple(base_language(code) for code in labels)
+    theirs = tuple(base_language(code) for code in other_labels)
     if None in mine or None in theirs or mine == theirs:
         return None
     shown = "→".join(str(code) for code in labels)
@@ -58,8 +58,8 @@ def language_conflict(
     """A warning when text in one `language` (documents, monolingual text) is in neither
     language of a labelled direction (regions and scripts aside); None when it is in one of
     them or either is unlabelled."""
-    mine = tuple(_language(code) for code in labels)
-    theirs = _language(language) if language is not None else None
+    mine = tuple(base_language(code) for code in labels)
+    theirs = base_language(language) if language is not None else None
     if theirs is None or None in mine or theirs in mine:
         return None
     return f"{what} is labelled {'→'.join(str(c) for c in labels)} but {other} is in {language}"

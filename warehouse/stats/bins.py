@@ -15,20 +15,20 @@ from typing import Any
 
 import numpy as np
 
+from warehouse.exposure.config import EXPOSURE_BINS
 from warehouse.stats.resample import BootstrapSettings, percentile_interval, resample_sums
 
-BIN_ORDER = ("source_exact", "near", "medium", "far")
 Scorer = Callable[[np.ndarray], np.ndarray]  # summed statistics (rows) → one score per row
 Interval = tuple[float, float] | None
 
 
 @dataclass(frozen=True)
 class Sides:
-    """One metric's per-segment statistics for the system and its TM baseline, and how summed
-    statistics become a score."""
+    """One metric's per-segment statistics for the system and its TM baseline (None: the audit
+    has none), and how summed statistics become a score."""
 
     system: np.ndarray
-    tm: np.ndarray
+    tm: np.ndarray | None
     score: Scorer
 
 
@@ -81,12 +81,12 @@ def bin_intervals(
 ) -> BinIntervals:
     """Intervals of every bin's scores (system, TM, system - TM) and of GenGap, from segments
     resampled within their bins with numpy's `default_rng(settings.seed)` (bins drawn in the
-    order source_exact, near, medium, far)."""
+    order of EXPOSURE_BINS)."""
     labels = np.asarray(bin_of)
     rng = np.random.default_rng(settings.seed)
-    samples: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+    samples: dict[str, dict[str, tuple[np.ndarray, np.ndarray | None]]] = {}
     out_bins: dict[str, dict[str, dict[str, Interval]]] = {}
-    for name in BIN_ORDER:
+    for name in EXPOSURE_BINS:
         rows = np.flatnonzero(labels == name)
         if rows.size == 0:
             continue
@@ -95,19 +95,31 @@ def bin_intervals(
         out_bins[name] = {}
         for metric, sides in metrics.items():
             system = sides.score(resample_sums(sides.system, indices))
-            tm = sides.score(resample_sums(sides.tm, indices))
+            tm = sides.score(resample_sums(sides.tm, indices)) if sides.tm is not None else None
             samples[name][metric] = (system, tm)
             out_bins[name][metric] = {
                 "system": percentile_interval(system, settings.alpha),
-                "tm": percentile_interval(tm, settings.alpha),
-                "delta": percentile_interval(system - tm, settings.alpha),
+                "tm": percentile_interval(tm, settings.alpha) if tm is not None else None,
+                "delta": percentile_interval(system - tm, settings.alpha)
+                if tm is not None
+                else None,
             }
     gengap: dict[str, dict[str, Any]] = {}
     if "near" in samples and "far" in samples:
         for metric in metrics:
             near_system, near_tm = samples["near"][metric]
             far_system, far_tm = samples["far"][metric]
-            system, tm = near_system - far_system, near_tm - far_tm
+            system = near_system - far_system
+            if near_tm is None or far_tm is None:  # no TM baseline to compare with
+                gengap[metric] = {
+                    "system": percentile_interval(system, settings.alpha),
+                    "tm": None,
+                    "difference": None,
+                    "p_exceeds": None,
+                    "exceeds_tm": None,
+                }
+                continue
+            tm = near_tm - far_tm
             difference = system - tm
             finite = difference[np.isfinite(difference)]
             p = float(np.mean(finite <= 0)) if finite.size else 1.0

@@ -10,7 +10,8 @@ and `violations` counts rows that break any of them, on either backend.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from functools import cache
 
 import duckdb
@@ -126,14 +127,27 @@ def lake_schema_files() -> tuple[tuple[int, tuple[str, ...]], ...]:
     return tuple(out)
 
 
+_DROP_TABLE = re.compile(r"^DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?(\w+)\s*;?$", re.IGNORECASE)
+_RENAME_TABLE = re.compile(r"^ALTER\s+TABLE\s+(\w+)\s+RENAME\s+TO\s+(\w+)\s*;?$", re.IGNORECASE)
+
+
 @cache
 def enforced_constraints() -> tuple[Constraint, ...]:
     """The keys and checks the local schema declares on the tables that exist at the end (the
-    application keeps them on a lake)."""
+    application keeps them on a lake): a table dropped takes its constraints with it, and a
+    table rebuilt under a new name and renamed (a schema step that changes a CHECK) hands its
+    own to the name it takes."""
     found: list[Constraint] = []
     for sql_file in schema_files():
         for statement in _split(sql_file.text):
-            lake_statement(statement, found)
+            text = _without_comments(statement).strip()
+            if dropped := _DROP_TABLE.match(text):
+                found = [c for c in found if c.table != dropped.group(1)]
+            elif renamed := _RENAME_TABLE.match(text):
+                old, new = renamed.groups()
+                found = [replace(c, table=new) if c.table == old else c for c in found]
+            else:
+                lake_statement(statement, found)
     return tuple(found)
 
 

@@ -224,6 +224,12 @@ impl PyRetrievalIndex {
         Ok(Self { inner })
     }
 
+    /// One xxh3-64 checksum of the index's arrays, the same whether built or loaded (it names
+    /// the index in an audit's signature).
+    fn checksum(&self, py: Python<'_>) -> u64 {
+        py.detach(|| self.inner.checksum())
+    }
+
     /// Number of training rows.
     #[getter]
     fn n_docs(&self) -> usize {

@@ -29,6 +29,14 @@ impl RetrievalIndex {
         write_file(path, key, meta, sections)
     }
 
+    /// One checksum of the index's arrays (`SectionsOut::content_checksum`): equal for an index
+    /// built in memory and the same index saved and loaded.
+    pub fn checksum(&self) -> u64 {
+        let mut sections = SectionsOut::default();
+        self.training().to_sections(&mut sections);
+        sections.content_checksum()
+    }
+
     /// The index stored at `path` under `key` (memory-mapped, every checksum verified), and the
     /// metadata stored with it.
     pub fn load(path: &Path, key: &[u8]) -> Result<(Self, Vec<u8>), PersistError> {
@@ -148,6 +156,26 @@ mod tests {
         );
         // Only the index itself is left in the directory (no temporary file).
         assert_eq!(fs::read_dir(&dir.0).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn the_checksum_names_the_content_not_the_file() {
+        let dir = TempDir::new("checksum");
+        let built = index();
+        built.save(&dir.0.join("a.index"), b"key-a", b"one").unwrap();
+        built.save(&dir.0.join("b.index"), b"key-b", b"two").unwrap();
+        let (a, _) = RetrievalIndex::load(&dir.0.join("a.index"), b"key-a").unwrap();
+        let (b, _) = RetrievalIndex::load(&dir.0.join("b.index"), b"key-b").unwrap();
+        // Built, or loaded under any key and metadata: one value.
+        assert_eq!(a.checksum(), built.checksum());
+        assert_eq!(b.checksum(), built.checksum());
+        // Another corpus, or the same corpus with other gram orders: another value.
+        let mut src = texts(7, 300);
+        src[6] = format!("{} x", src[6]);
+        let other = RetrievalIndex::build_with(&src, &texts(11, 300), &[2, 3], Some(1), Some(20));
+        assert_ne!(other.unwrap().checksum(), built.checksum());
+        let orders = RetrievalIndex::build(&texts(7, 300), &texts(11, 300), &[2, 4], Some(1));
+        assert_ne!(orders.unwrap().checksum(), built.checksum());
     }
 
     #[test]

@@ -141,6 +141,21 @@ impl<'a> SectionsOut<'a> {
             .push((name.into(), 8, Cow::Owned(as_bytes(values).to_vec())));
     }
 
+    /// One checksum of the arrays' content: xxh3-64 over each section's name, element size and
+    /// xxh3-64 checksum, in order. It names the index whatever its key, metadata or file (an
+    /// index built in memory and the same index loaded from its file give the same value).
+    pub fn content_checksum(&self) -> u64 {
+        let checksums: Vec<u64> = self.list.par_iter().map(|(_, _, b)| xxh3_64(b)).collect();
+        let mut summary = Vec::with_capacity(self.list.len() * (NAME_BYTES + 13));
+        for ((name, elem, _), checksum) in self.list.iter().zip(checksums) {
+            summary.extend_from_slice(name.as_bytes());
+            summary.push(0);
+            summary.extend_from_slice(&elem.to_le_bytes());
+            summary.extend_from_slice(&checksum.to_le_bytes());
+        }
+        xxh3_64(&summary)
+    }
+
     /// Each section's name and element size, in the order they are written (`name:size`).
     #[cfg(test)]
     pub fn layout(&self) -> Vec<String> {

@@ -131,11 +131,11 @@ def shard_audit(
     task: dict[str, Any],
     rows: list[Any],
     queries: tuple[list[str], list[list[str]]],
-) -> tuple[pa.Table, str | None]:
-    """The audit of one shard (a Ray task) as an Arrow table, and what went wrong with its
-    stored index, if anything. The shard's stored index is used when it loads; otherwise the
-    index is built from the rows (`rows`: their object reference, fetched only then) and stored
-    when the task says so."""
+) -> tuple[pa.Table, str | None, int]:
+    """The audit of one shard (a Ray task) as an Arrow table, what went wrong with its stored
+    index, if anything, and the index's checksum. The shard's stored index is used when it
+    loads; otherwise the index is built from the rows (`rows`: their object reference, fetched
+    only then) and stored when the task says so."""
     import ray
 
     index = None
@@ -164,7 +164,7 @@ def shard_audit(
                 problem = f"the shard index could not be stored ({exc})"
     sources, refs = queries
     raw = index.audit(sources, refs, SearchSettings(**task["search"]), task["threads"])
-    return _table(raw, len(sources), task["offset"]), problem
+    return _table(raw, len(sources), task["offset"]), problem, index.checksum()
 
 
 @dataclass
@@ -186,6 +186,12 @@ class ClusterIndex(SidesFromAudit):
         self.shards = list(shards)
         self.notify = notify
         self.remote = ray.remote(max_retries=MAX_RETRIES)(shard_audit)
+        self._checksums: dict[int, int] = {}  # by shard offset, as the tasks report them
+
+    def checksums(self) -> list[int]:
+        """Each shard's index checksum in row order, as its task reported it (every shard
+        reports once the audit's search ran)."""
+        return [self._checksums[o] for o in sorted(self._checksums)]
 
     def _run(
         self, settings: dict[str, Any], queries: tuple[list[str], list[list[str]]]
@@ -202,13 +208,14 @@ class ClusterIndex(SidesFromAudit):
             ready, _ = ray.wait(list(pending), num_returns=1)
             part = pending.pop(ready[0])
             try:
-                table, problem = ray.get(ready[0])
+                table, problem, checksum = ray.get(ready[0])
             except Exception as exc:  # a task that still failed after its retries
                 raise RemoteError(
                     f"the Ray task of shard {part.shard.number} failed: {first_line(exc)}"
                 ) from None
             if problem:
                 self.notify(f"warning: {problem}")
+            self._checksums[part.shard.start] = checksum
             tables.append(table)
             self.notify(f"shard {len(tables)} of {len(self.shards)} done on the cluster")
         return _merge_tables(tables)

@@ -25,6 +25,10 @@ class MinHashSearch(SidesFromAudit):
     def __init__(self, index: native.MinHashIndex) -> None:
         self.index = index
 
+    def checksums(self) -> list[int]:
+        """The index's checksum (one: it is never sharded)."""
+        return [self.index.checksum()]
+
     def audit(
         self,
         sources: Sequence[str],

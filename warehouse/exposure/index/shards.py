@@ -97,13 +97,27 @@ class ShardedIndex:
     memory at a time."""
 
     def __init__(
-        self, parts: Sequence[ShardPart], *, resident: bool = True, keep: object = None
+        self,
+        parts: Sequence[ShardPart],
+        *,
+        resident: bool = True,
+        keep: object = None,
+        checksums: Sequence[int] | None = None,
     ) -> None:
         if not parts:
             raise ValueError("a sharded index needs at least one shard")
         self.parts = sorted(parts, key=lambda p: p.offset)
         self.resident = resident
         self.keep = keep  # what the shards need alive (e.g. their temporary directory)
+        # Each shard's checksum in row order: given when the shards were opened one at a
+        # time, else taken from each shard on first use.
+        self._checksums = list(checksums) if checksums is not None else None
+
+    def checksums(self) -> list[int]:
+        """Each shard's index checksum, in row order."""
+        if self._checksums is None:
+            self._checksums = [index.checksum() for _, index in self._each()]
+        return list(self._checksums)
 
     @property
     def n_docs(self) -> int:

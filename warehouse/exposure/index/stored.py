@@ -440,6 +440,7 @@ def open_within(
         scratch = tempfile.TemporaryDirectory(prefix="tame-wh-shards-")
         directory = Path(scratch.name)
     built = 0
+    checksums = []
     for shard in shards:
         if scratch is None:
             index, loaded = open_shard(
@@ -457,12 +458,14 @@ def open_within(
         else:
             index = build_shard(con, train, config, shard, threads)
             save_shard(index, directory, train, config, shard, shard_rows)
+        checksums.append(index.checksum())
         del index  # one shard in memory at a time
     parts = [
         ShardPart(shard.start, shard.stop - shard.start, partial(load_shard, directory, shard))
         for shard in shards
     ]
-    return ShardedIndex(parts, resident=False, keep=scratch), scratch is None and built == 0
+    sharded = ShardedIndex(parts, resident=False, keep=scratch, checksums=checksums)
+    return sharded, scratch is None and built == 0
 
 
 @dataclass(frozen=True)

@@ -230,14 +230,6 @@ def open_side(
         return OpenedSide(index, built, loaded, sum(p.stat().st_size for p in paths))
 
 
-def checksum_text(checksums: list[int]) -> str:
-    """One checksum naming every shard an audit read (sides in order, shards in corpus order)."""
-    digest = hashlib.sha256()
-    for value in checksums:
-        digest.update(value.to_bytes(8, "little"))
-    return digest.hexdigest()[:16]
-
-
 @dataclass(frozen=True)
 class LensColumns:
     """The lens of some texts as numpy int64 columns: characters, longest match, its start,
