@@ -351,9 +351,7 @@ def _print_audit(result: AuditResult, already_said: list[str]) -> None:
         ],
     )
     if result.pair_leak:
-        click.echo(
-            "PairLeak: " + "  ".join(f"@{t} {v:.1%}" for t, v in result.pair_leak.items())
-        )
+        click.echo("PairLeak: " + "  ".join(f"@{t} {v:.1%}" for t, v in result.pair_leak.items()))
     if result.validation:
         v = result.validation
         tm = v.get("abs_delta_tm_bleu")
