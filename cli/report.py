@@ -86,8 +86,9 @@ def _print_exposure(doc: dict[str, Any]) -> None:
                 for s in exposure["sides"]
             ],
         )
+        by = "target" if exposure["side"] == "target" else "source"
         print_table(
-            "bins",
+            f"bins (by {by} exposure)",
             [
                 "bin",
                 "n",
@@ -105,7 +106,7 @@ def _print_exposure(doc: dict[str, Any]) -> None:
                     b["bin"],
                     b["n_segments"],
                     fmt_share(b["share"]),
-                    fmt_number(b["mean_source_exposure"], 3),
+                    fmt_number(b[f"mean_{by}_exposure"], 3),
                     fmt_number(b["bleu"]),
                     fmt_number(b["tm_bleu"]),
                     fmt_number(b["delta_bleu"]),
@@ -123,10 +124,11 @@ def _print_exposure(doc: dict[str, Any]) -> None:
             f"chrF++ {fmt_number(g.get('tm_gengap_chrf'))}"
         )
         _print_gengap_intervals(doc.get("bin_intervals"))
-        click.echo(
-            "PairLeak: "
-            + "  ".join(f"@{t} {fmt_share(v)}" for t, v in exposure["pair_leak"].items())
-        )
+        if exposure["pair_leak"]:
+            click.echo(
+                "PairLeak: "
+                + "  ".join(f"@{t} {fmt_share(v)}" for t, v in exposure["pair_leak"].items())
+            )
         print_lenses(exposure.get("lenses"))
 
 
@@ -264,6 +266,9 @@ def _print_gengap_intervals(found: dict[str, Any] | None) -> None:
     for metric, name in (("bleu", "BLEU"), ("chrf_plus_plus", "chrF++")):
         g = found["gengap"].get(metric)
         if g is None:
+            continue
+        if g["tm"] is None:  # an audit without a TM baseline
+            click.echo(f"  {name} GenGap {level} CI {_interval(g['system'])} (no TM baseline)")
             continue
         verdict = "larger than the TM's" if g["exceeds_tm"] else "not shown larger than the TM's"
         click.echo(

@@ -53,8 +53,8 @@ SELECT
     sum(e.target_exposure ORDER BY e.seg_idx),
     CAST(bleu_stats_sum(st.bleu_stats) AS BIGINT[]),
     CAST(chrf_stats_sum(st.chrf_stats) AS BIGINT[]),
-    CAST(bleu_stats_sum(tm.bleu_stats) AS BIGINT[]),
-    CAST(chrf_stats_sum(tm.chrf_stats) AS BIGINT[])
+    CASE WHEN count(tm.bleu_stats) > 0 THEN CAST(bleu_stats_sum(tm.bleu_stats) AS BIGINT[]) END,
+    CASE WHEN count(tm.chrf_stats) > 0 THEN CAST(chrf_stats_sum(tm.chrf_stats) AS BIGINT[]) END
 FROM query_table($segment_stats) st
 JOIN query_table($runs) r ON r.run_id = st.run_id
 JOIN audits a ON a.test_corpus_id = r.test_corpus_id

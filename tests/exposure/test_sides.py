@@ -225,3 +225,28 @@ def test_the_signature_names_the_index_whether_built_loaded_or_sharded(loaded):
     # Sides of one index name the same index.
     target = run_audit(loaded, "train", "test", AuditConfig(side="target"))
     assert target.signature.endswith(f"|index:xxh3:{checksum}")
+
+
+def test_a_report_on_the_references_alone_shows_their_bins_without_a_tm(
+    loaded, corpus, db_path, write_lines, run_cli, tmp_path
+):
+    hyp = write_lines("hyp.txt", [refs[0] for refs in corpus.test_refs])
+    [run] = write_runs(
+        loaded, [prepare_from_files(db_path, testset="test", hyp_path=hyp, model_slug="m")]
+    )
+    target = run_audit(loaded, "train", "test", AuditConfig(side="target"))
+    loaded.close()
+    shown = run_cli("report", run.run_id)
+    assert shown.exit_code == 0, shown.output
+    assert f"audit {target.audit_id}" in shown.stdout
+    assert "bins (by target exposure)" in shown.stdout and "target_exact" in shown.stdout
+    assert "(no TM baseline)" in shown.stdout and "PairLeak" not in shown.stdout
+    page = tmp_path / "run.html"
+    html = run_cli("report", run.run_id, "--html", page)
+    assert html.exit_code == 0, html.output
+    text = page.read_text()
+    assert "bins are by target exposure" in text and "PairLeak" not in text
+    doc = json.loads(run_cli("report", run.run_id, "--json").stdout)
+    assert doc["exposure"]["side"] == "target"
+    assert [b["bin"] for b in doc["bins"]][:2] == ["all", "target_exact"]
+    assert all(b["tm_bleu"] is None and b["tm_chrf_plus_plus"] is None for b in doc["bins"])

@@ -25,8 +25,8 @@ from warehouse.store.settings import read_settings
 REPORT_FORMAT = 1
 
 _BIN_COLUMNS = (
-    "bin, n_segments, share, mean_source_exposure, bleu, chrf_plus_plus, tm_bleu, "
-    "tm_chrf_plus_plus, delta_bleu, delta_chrf_plus_plus"
+    "bin, n_segments, share, mean_source_exposure, mean_target_exposure, bleu, chrf_plus_plus, "
+    "tm_bleu, tm_chrf_plus_plus, delta_bleu, delta_chrf_plus_plus"
 )
 _RUNS_TABLE = "_tame_report_runs"
 _AUDITS_TABLE = "_tame_report_audits"
@@ -248,6 +248,7 @@ def _document(
             "train_corpus": audit.train_corpus,
             "signature": audit.signature,
             "mode": audit.mode,
+            "side": audit.side,
             "sides": audit.sides,
             "pair_leak": audit.pair_leak,
             "train_rule": train_rule,

@@ -172,13 +172,14 @@ def _exposure(doc: dict[str, Any], histogram: list[dict[str, Any]]) -> str:
     ]
     columns = ["side", "mean", "median", "p95", "max", "exact", *[f">= {t}" for t in thresholds]]
     leak = ", ".join(f"@{t} {fmt_share(v)}" for t, v in exposure["pair_leak"].items())
+    by = "target" if exposure.get("side") == "target" else "source"
     return (
         f'<p class="note">Exposure of the test set to training corpus '
         f"<b>{esc(exposure['train_corpus'])}</b> ({esc(exposure['train_rule'] or '')}). "
-        "Dashed lines: the bin thresholds (bins are by source exposure).</p>"
+        f"Dashed lines: the bin thresholds (bins are by {by} exposure).</p>"
         + chart_block("chart-exposure", "exposure", {"exposure": histogram})
         + table(columns, rows, numeric=tuple(range(1, len(columns))))
-        + f"<p>PairLeak: {esc(leak)}</p>"
+        + (f"<p>PairLeak: {esc(leak)}</p>" if leak else "")
     )
 
 
@@ -222,12 +223,13 @@ def _bins(doc: dict[str, Any]) -> str:
         return _empty(NO_AUDIT.format(test_set=doc["run"]["test_set"]))
     g = doc["gengap"] or {}
     order = {b: i for i, b in enumerate(BIN_ORDER)}
+    by = "target" if doc["exposure"].get("side") == "target" else "source"
     rows = [
         [
             b["bin"],
             b["n_segments"],
             fmt_share(b["share"]),
-            fmt(b["mean_source_exposure"], 3),
+            fmt(b[f"mean_{by}_exposure"], 3),
             fmt(b["chrf_plus_plus"]),
             fmt(b["tm_chrf_plus_plus"]),
             fmt(b["delta_chrf_plus_plus"]),

@@ -250,10 +250,11 @@ def _audit_section(
         ],
         numeric=tuple(range(1, 10)),
     )
+    by = "target" if audit.side == "target" else "source"
     bins = table(
-        ["bin", "n", "share", "mean source exposure"],
+        ["bin", "n", "share", f"mean {by} exposure"],
         [
-            [b["bin"], b["n_segments"], fmt_share(b["share"]), fmt(b["mean_source_exposure"], 3)]
+            [b["bin"], b["n_segments"], fmt_share(b["share"]), fmt(b[f"mean_{by}_exposure"], 3)]
             for b in audit.bins
         ],
         numeric=(1, 2, 3),
