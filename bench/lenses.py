@@ -3,6 +3,7 @@
 Run: python bench/lenses.py --real /tmp/rd/en-fr [--repeat 3] [--seen 2000]
      python bench/lenses.py --real /tmp/rd/en-fr --scale 1.0 [--segments 2000]
      python bench/lenses.py --real /tmp/rd/en-fr --minhash [--repeat 3]
+     python bench/lenses.py --real /tmp/rd/en-fr --sides [--repeat 3]
 
 The real en-fr training corpus (230,986 pairs, the unpacked folder or en-fr.tar.gz) is shuffled
 (seed 7) and joined into documents of 50-500 lines each (English and French documents aligned line
@@ -39,6 +40,16 @@ corpus (the 230,986 training pairs) for the real held-out `test` set and --seen 
 wall and CPU time of each audit (medians of --repeat children on fresh copies, index built), and
 on every segment the agreement of the MinHash audit with the exact one: same nearest row, same
 bin, near (>= 0.7) and exact segments found, mean |estimate - Jaccard| where the row agrees.
+
+--sides instead audits a monolingual text in the target language: the French side of the
+documents above, registered as `corpus add --text --lang fr`, against the seen and unseen test
+sets labelled en-fr. Its default audit searches the references alone (`--side target`); the
+reference is the same audit of both sides (`--side both`). Printed: wall and CPU time of each
+(medians of --repeat children, index built) and the ratio; per test set the share of segments
+whose references lie whole in a document (target exposure 1), the far share by target exposure.
+Checked (exit 1 otherwise): the target side alone equals the target columns of the audit of both
+sides, segment by segment; every seen reference has target exposure 1 (except one shorter than
+the smallest gram order); the source and pair columns of the one-sided audit are NULL.
 """
 
 from __future__ import annotations
@@ -425,6 +436,81 @@ def _minhash(
     print("PASS: MinHash found at least 95% of the near segments of each test set")
 
 
+def _target_columns(db: Path, audit_id: str) -> list[tuple]:
+    with Warehouse.open(str(db), access="read") as wh:
+        return wh.con.execute(
+            "SELECT target_exposure, target_nn, target_ref_idx, target_exact, source_exposure, "
+            "pair_exposure, bin FROM exposures WHERE audit_id = ? ORDER BY seg_idx",
+            [audit_id],
+        ).fetchall()
+
+
+def _sides(
+    args: argparse.Namespace, work: Path, real: Path, src: list[str], tgt: list[str]
+) -> None:
+    """A monolingual French text searched on the references alone, against both sides."""
+    _, docs_fr, _ = _documents(src, tgt)
+    seen = random.Random(SEED_SEEN).sample(range(len(src)), args.seen)
+    loaded = work / "loaded.duckdb"
+    seen_en = str(_write(work / "seen.en", [src[i] for i in seen]))
+    seen_fr = str(_write(work / "seen.fr", [tgt[i] for i in seen]))
+    labels = ["--src-lang", "en", "--tgt-lang", "fr"]
+    setup = [
+        ["corpus", "add", "web-fr", "--text", str(_write(work / "docs.fr", docs_fr)),
+         "--lang", "fr"],
+        ["testset", "add", "seen", "--src", seen_en, "--ref", seen_fr, *labels],
+        ["testset", "add", "unseen", "--src", str(real / "test.src"),
+         "--ref", str(real / "test.ref"), *labels],
+    ]  # fmt: skip
+    for step in setup:
+        run_child("set-up", _tame(loaded, *step))
+    text_bytes = sum(len(d.encode()) for d in docs_fr)
+    print(
+        f"\nSides: {len(docs_fr):,} French documents ({text_bytes / 2**20:.1f} MiB) as a text "
+        f"corpus in the test sets' target language; {machine()}; medians of {args.repeat} "
+        "runs, each on a fresh copy (index built)"
+    )
+    failures: list[str] = []
+    for testset in ("seen", "unseen"):
+        both, both_id = _audit(
+            loaded, work, f"both {testset}", args.repeat,
+            "--train", "web-fr", "--testset", testset, "--side", "both",
+        )  # fmt: skip
+        alone, alone_id = _audit(loaded, work, f"target {testset}", args.repeat,
+                                 "--train", "web-fr", "--testset", testset)  # fmt: skip
+        dbs = sorted(work.glob("run-*.duckdb"))
+        whole = _target_columns(next(d for d in dbs if f"both-{testset}" in d.name), both_id)
+        one = _target_columns(next(d for d in dbs if f"target-{testset}" in d.name), alone_id)
+        if [r[:4] for r in one] != [r[:4] for r in whole]:
+            failures.append(f"{testset}: the target side alone differs from that of both sides")
+        if any(r[4] is not None or r[5] is not None for r in one):
+            failures.append(f"{testset}: a side not searched is not NULL")
+        if testset == "seen":
+            missed = sum(
+                1 for k, r in enumerate(one)
+                if len(normalize(tgt[seen[k]])) >= SMALLEST_ORDER and r[0] != 1.0
+            )  # fmt: skip
+            if missed:
+                failures.append(f"seen: {missed} references not found whole by containment")
+        n = len(one)
+        print(
+            f"{testset:<7} both sides {both.seconds:6.2f} s ({both.cpu_seconds:6.2f} CPU)  "
+            f"references alone {alone.seconds:6.2f} s ({alone.cpu_seconds:6.2f} CPU, "
+            f"{alone.seconds / both.seconds:.2f}x wall)"
+        )
+        print(
+            f"        target exposure 1: {sum(r[0] == 1.0 for r in one) / n:6.1%}  far by target "
+            f"exposure: {sum(r[6] == 'far' for r in one) / n:6.1%}  target_exact: "
+            f"{sum(r[6] == 'target_exact' for r in one) / n:6.1%}"
+        )
+        for path in dbs:
+            path.unlink()
+            shutil.rmtree(f"{path}.indexes", ignore_errors=True)
+    if failures:
+        raise SystemExit("FAIL: " + "; ".join(failures))
+    print("PASS: the references alone equal the target side of both; every seen reference found")
+
+
 def main() -> None:
     """Parse arguments and run the comparison."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -436,6 +522,7 @@ def main() -> None:
     parser.add_argument("--memory-limit", help="--scale: the audits' --memory-limit")
     parser.add_argument("--gram-audits", action="store_true", help="--scale: gram audits too")
     parser.add_argument("--minhash", action="store_true", help="MinHash vs exact Jaccard")
+    parser.add_argument("--sides", action="store_true", help="the references alone vs both")
     args = parser.parse_args()
     compile_package_sources()
     with tempfile.TemporaryDirectory(prefix="tame-bench-lenses-") as tmp:
@@ -447,6 +534,9 @@ def main() -> None:
             return
         if args.minhash:
             _minhash(args, work, real, src, tgt)
+            return
+        if args.sides:
+            _sides(args, work, real, src, tgt)
             return
         docs_en, docs_fr, doc_of = _documents(src, tgt)
         seen = random.Random(SEED_SEEN).sample(range(len(src)), args.seen)

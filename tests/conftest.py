@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,25 @@ def db_path(tmp_path: Path) -> Path:
     path = tmp_path / "wh.duckdb"
     TEMPLATES.copy_file(path)
     return path
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo warehouse (`tame-wh demo`), built once per test process for tests to copy."""
+    path = tmp_path_factory.mktemp("demo-template") / "demo.duckdb"
+    made = CliRunner().invoke(main, ["--db", str(path), "demo", "--json"])
+    assert made.exit_code == 0, made.output
+    return path
+
+
+@pytest.fixture
+def demo_db(demo_template: Path, db_path: Path) -> Path:
+    """`db_path` holding a copy of the demo warehouse, with its stored training index."""
+    shutil.copyfile(demo_template, db_path)
+    indexes = Path(f"{demo_template}.indexes")
+    if indexes.is_dir():
+        shutil.copytree(indexes, Path(f"{db_path}.indexes"))
+    return db_path
 
 
 @pytest.fixture

@@ -13,9 +13,8 @@ from warehouse.stats.resample import BootstrapSettings
 
 
 @pytest.fixture
-def demo(run_cli, db_path):
-    assert run_cli("demo", "--json").exit_code == 0
-    return db_path
+def demo(demo_db):
+    return demo_db
 
 
 def test_the_report_carries_bin_and_gengap_intervals_around_its_estimates(run_cli, demo):

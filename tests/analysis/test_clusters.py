@@ -17,10 +17,9 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "warehouse" / "examples"
 
 
 @pytest.fixture
-def demo(run_cli, db_path):
+def demo(demo_db):
     """The demo warehouse: three runs on `demo-test`."""
-    assert run_cli("demo", "--json").exit_code == 0
-    return db_path
+    return demo_db
 
 
 def _add_systems(db_path: Path, tmp_path: Path, count: int) -> None:

@@ -321,8 +321,7 @@ def test_a_resample_count_from_settings_is_bounded_like_the_option(run_cli, tmp_
     assert result.exit_code == 2 and "at most 100,000" in result.stderr
 
 
-def test_differences_below_the_detectable_one_are_said(run_cli, db_path):
-    assert run_cli("demo", "--json").exit_code == 0
+def test_differences_below_the_detectable_one_are_said(run_cli, demo_db):
     runs = ["demo-small/zero-shot", "demo-small/few-shot"]
     shown = run_cli("compare", *runs, "--significance")
     assert shown.exit_code == 0

@@ -14,9 +14,8 @@ from warehouse.analysis.export import EXPORT_COLUMNS
 
 
 @pytest.fixture
-def demo(run_cli, db_path):
-    assert run_cli("demo", "--json").exit_code == 0
-    return db_path
+def demo(demo_db):
+    return demo_db
 
 
 def _jsonl(run_cli, *args: str) -> list[dict]:

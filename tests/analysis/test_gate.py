@@ -161,12 +161,11 @@ def test_ingest_gate_stores_the_run_then_judges_it(run_cli, tmp_path):
 
 
 def test_a_drop_within_the_seed_noise_of_the_baselines_replicates_is_not_a_regression(
-    run_cli, tmp_path
+    run_cli, tmp_path, demo_db
 ):
     import random
     from pathlib import Path
 
-    assert run_cli("demo", "--json").exit_code == 0
     refs = Path(__file__).resolve().parents[2] / "warehouse" / "examples" / "test.es"
     lines = refs.read_text(encoding="utf-8").splitlines()
 

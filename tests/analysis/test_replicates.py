@@ -15,9 +15,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "warehouse" / "examples"
 
 
 @pytest.fixture
-def demo(run_cli, db_path):
-    assert run_cli("demo", "--json").exit_code == 0
-    return db_path
+def demo(demo_db):
+    return demo_db
 
 
 def _variant(tmp_path: Path, k: int) -> Path:

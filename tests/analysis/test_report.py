@@ -12,9 +12,8 @@ from warehouse.store.connection import connect
 
 
 @pytest.fixture
-def demo(run_cli, db_path):
-    assert run_cli("demo", "--json").exit_code == 0
-    return db_path
+def demo(demo_db):
+    return demo_db
 
 
 def _top_run(run_cli):

@@ -14,11 +14,10 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "warehouse" / "examples"
 
 
 @pytest.fixture
-def demo(run_cli, db_path):
+def demo(demo_db):
     """The demo warehouse: three runs of two models on `demo-test`, audited against
     `demo-train`."""
-    assert run_cli("demo", "--json").exit_code == 0
-    return db_path
+    return demo_db
 
 
 def _ids(run_cli) -> dict[str, str]:

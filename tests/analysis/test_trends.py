@@ -20,9 +20,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "warehouse" / "examples"
 
 
 @pytest.fixture
-def history(run_cli, db_path, tmp_path):
+def history(run_cli, demo_db, tmp_path):
     """The demo, then three more zero-shot runs of demo-large, each dropping more words."""
-    assert run_cli("demo", "--json").exit_code == 0
     refs = (EXAMPLES / "test.es").read_text(encoding="utf-8").splitlines()
     for k in (1, 2, 3):
         rng = random.Random(k)
@@ -32,7 +31,7 @@ def history(run_cli, db_path, tmp_path):
         done = run_cli("ingest", "--testset", "demo-test", "--hyp", path,
                        "--model-slug", "demo-large", "--condition", "zero-shot")  # fmt: skip
         assert done.exit_code == 0, done.output
-    return db_path
+    return demo_db
 
 
 def test_each_model_with_two_runs_has_a_trend_with_its_regressions(history, run_cli):

@@ -51,13 +51,12 @@ def test_help_imports_no_command():
     assert done.stdout.strip().splitlines()[-1] == "loaded []"
 
 
-def test_global_options_may_follow_the_command(tmp_path, monkeypatch):
+def test_global_options_may_follow_the_command(demo_db, monkeypatch):
     from click.testing import CliRunner
 
     monkeypatch.setenv("COLUMNS", "60")
-    db = tmp_path / "wh.duckdb"
+    db = demo_db
     runner = CliRunner()
-    assert runner.invoke(main, ["--db", str(db), "demo"]).exit_code == 0
     before = runner.invoke(main, ["--db", str(db), "--wide", "leaderboard"])
     after = runner.invoke(main, ["leaderboard", "--db", str(db), "--wide"])
     narrow = runner.invoke(main, ["--db", str(db), "leaderboard"])

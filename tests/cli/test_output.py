@@ -11,9 +11,8 @@ from warehouse.cli import output
 
 
 @pytest.fixture
-def demo(run_cli, db_path):
-    assert run_cli("demo", "--json").exit_code == 0
-    return db_path
+def demo(demo_db):
+    return demo_db
 
 
 def test_piped_tables_fit_100_columns_and_keep_run_ids_whole(run_cli, demo):

@@ -172,7 +172,7 @@ def test_a_rebuild_through_a_linked_folder_deletes_nothing_outside_the_site(demo
     assert (elsewhere / "page.html").is_symlink()
 
 
-def test_stored_tie_groups_show_on_the_index(demo_copy, tmp_path):
+def test_stored_tie_groups_show_on_the_index(demo_copy, tmp_path, demo_db):
     runner = CliRunner()
     stored = runner.invoke(main, ["--db", str(demo_copy), "leaderboard", "--clusters", "--store"])
     assert stored.exit_code == 0, stored.output
@@ -182,13 +182,12 @@ def test_stored_tie_groups_show_on_the_index(demo_copy, tmp_path):
     assert '<th scope="col">cluster</th>' in index and '<th scope="col">ranks</th>' in index
     assert "1 (chrF++)" in index
     plain = tmp_path / "plain-site"
-    fresh = tmp_path / "fresh.duckdb"
-    assert runner.invoke(main, ["--db", str(fresh), "demo"]).exit_code == 0
+    fresh = demo_db
     assert _dashboard(fresh, plain).exit_code == 0
     assert '<th scope="col">cluster</th>' not in (plain / "index.html").read_text(encoding="utf-8")
 
 
-def test_replicate_groups_show_their_spread_on_the_index(demo_copy, tmp_path):
+def test_replicate_groups_show_their_spread_on_the_index(demo_copy, tmp_path, demo_db):
     runner = CliRunner()
     small = run_ids(demo_copy)["demo-small/zero-shot"]
     refs = tmp_path / "variant.hyp"
@@ -208,8 +207,7 @@ def test_replicate_groups_show_their_spread_on_the_index(demo_copy, tmp_path):
     index = (out / "index.html").read_text(encoding="utf-8")
     assert "Replicate groups" in index and " ± " in index
     plain = tmp_path / "plain"
-    fresh = tmp_path / "fresh.duckdb"
-    assert runner.invoke(main, ["--db", str(fresh), "demo"]).exit_code == 0
+    fresh = demo_db
     assert _dashboard(fresh, plain).exit_code == 0
     assert "Replicate groups" not in (plain / "index.html").read_text(encoding="utf-8")
 

@@ -9,12 +9,8 @@ import json
 from tests.conftest import snapshot
 
 
-def _demo(run_cli) -> None:
-    assert run_cli("demo", "--json").exit_code == 0
-
-
-def test_a_test_set_is_deleted_with_its_runs_and_audits_after_a_confirmation(run_cli, db_path):
-    _demo(run_cli)
+def test_a_test_set_is_deleted_with_its_runs_and_audits_after_a_confirmation(run_cli, demo_db):
+    db_path = demo_db
     before = snapshot(db_path)
     dry = run_cli("testset", "delete", "demo-test", "--dry-run")
     assert dry.exit_code == 0 and "would delete test set 'demo-test'" in dry.stdout
@@ -33,8 +29,8 @@ def test_a_test_set_is_deleted_with_its_runs_and_audits_after_a_confirmation(run
     assert json.loads(run_cli("leaderboard", "--json").stdout) == []
 
 
-def test_a_training_corpus_is_deleted_with_its_audits_but_the_runs_stay(run_cli, db_path):
-    _demo(run_cli)
+def test_a_training_corpus_is_deleted_with_its_audits_but_the_runs_stay(run_cli, demo_db):
+    db_path = demo_db
     done = run_cli("corpus", "delete", "demo-train", "--yes")
     assert done.exit_code == 0, done.output
     assert "deleted training corpus 'demo-train'" in done.stdout and "0 run(s)" in done.stdout
@@ -43,8 +39,8 @@ def test_a_training_corpus_is_deleted_with_its_audits_but_the_runs_stay(run_cli,
     assert run_cli("corpus", "delete", "demo-test", "--yes").exit_code == 2  # a test set
 
 
-def test_renaming_keeps_ids_audits_and_runs(run_cli, db_path):
-    _demo(run_cli)
+def test_renaming_keeps_ids_audits_and_runs(run_cli, demo_db):
+    db_path = demo_db
     board = json.loads(run_cli("leaderboard", "--json").stdout)
     renamed = run_cli("testset", "rename", "demo-test", "dev-2026")
     assert renamed.exit_code == 0 and "renamed test set 'demo-test' to 'dev-2026'" in renamed.stdout

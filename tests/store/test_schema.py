@@ -9,10 +9,8 @@ from typing import Any
 
 import duckdb
 import pytest
-from click.testing import CliRunner
 
 from tests.backends import BACKENDS, make_warehouse
-from warehouse.cli.main import main
 from warehouse.errors import SchemaError
 from warehouse.ingest.runs import PreparedRun
 from warehouse.store import lake as lake_module
@@ -105,9 +103,8 @@ _VERSION_19 = {
 }
 
 
-def test_version_19_keeps_every_exposure_and_sum_and_gains_target_sums(tmp_path):
-    db = tmp_path / "demo.duckdb"
-    assert CliRunner().invoke(main, ["--db", str(db), "demo", "--json"]).exit_code == 0
+def test_version_19_keeps_every_exposure_and_sum_and_gains_target_sums(demo_db):
+    db = demo_db
     con = duckdb.connect(str(db))
     tables = ("exposures", "run_bin_sums", "run_bins", "run_exposure", "audit_bins")
     before = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}

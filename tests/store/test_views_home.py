@@ -102,8 +102,8 @@ def test_a_changed_view_comes_with_a_new_schema_version():
     )
 
 
-def test_every_view_answers_on_the_demo_as_recorded(tmp_path):
-    assert every_view(_demo(tmp_path / "demo.duckdb")) == json.loads(RECORDED.read_text())
+def test_every_view_answers_on_the_demo_as_recorded(demo_db):
+    assert every_view(demo_db) == json.loads(RECORDED.read_text())
 
 
 def test_every_view_answers_on_a_demo_lake_as_recorded(lake):

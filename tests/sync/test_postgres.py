@@ -357,10 +357,9 @@ def test_card_columns_exist_in_the_migrated_table(pg_dsn):
     assert set(CARD_COLUMNS) <= columns
 
 
-def test_sync_checks_its_credentials_even_when_nothing_changed(pg_dsn, run_cli, db_path):
+def test_sync_checks_its_credentials_even_when_nothing_changed(pg_dsn, run_cli, demo_db):
     import uuid
 
-    assert run_cli("demo", "--json").exit_code == 0
     role = f"tame_sync_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         conn.execute(
