@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import psycopg
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,6 +96,9 @@ def _run_job(
     return done
 
 
+# On the S3 data path, a team's shared setup (every command on a data directory's lake runs in
+# tests/cli/test_backends.py).
+@pytest.mark.parametrize("lake", ["lake-s3"], indirect=True)
 def test_the_workflow_steps_run_against_a_lake(lake, pg_dsn, tmp_path):
     env = {**lake.child_env(), "TAME_WH_PG_DSN": pg_dsn, "PYTHONPATH": str(ROOT)}
     env.pop("CI", None)  # the runner's own CI variables are set below, as GitHub sets them

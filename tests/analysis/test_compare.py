@@ -130,7 +130,7 @@ def test_no_common_ids_and_too_few_runs_are_usage_errors(run_cli, tmp_path, new_
 
 def test_runs_are_named_by_id_prefix_from_the_warehouse(run_cli, tmp_path, db_path):
     a, b = _report(tmp_path, "a", 1.0), _report(tmp_path, "b", 0.5)
-    ingested = json.loads(run_cli("ingest", a, b, "--no-ci", "--json").output)
+    ingested = json.loads(run_cli("ingest", a, b, "--no-ci", "--json").stdout)
     ids = [r["run_id"] for r in ingested]
     before = snapshot(db_path)
     result = run_cli("compare", ids[0][:6], ids[1], "--significance", "--n-bootstrap", "100")
@@ -228,7 +228,7 @@ def test_report_files_compare_exactly_as_the_same_runs_once_stored(run_cli, tmp_
     args = ("--significance", "--n-bootstrap", "300", "--method", "paired-bs", "--json")
     args = (*args, "--allow-different-testsets")
     from_files = json.loads(run_cli("compare", good, bad, *args).stdout)
-    ingested = json.loads(run_cli("ingest", good, bad, "--no-ci", "--json").output)
+    ingested = json.loads(run_cli("ingest", good, bad, "--no-ci", "--json").stdout)
     stored = json.loads(run_cli("compare", *(r["run_id"] for r in ingested), *args).stdout)
     assert from_files["metrics"] == stored["metrics"]
     assert from_files["significance"] == stored["significance"]

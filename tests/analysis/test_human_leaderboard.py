@@ -23,7 +23,7 @@ def judged(run_cli, tmp_path):
 def _board(run_cli, *args: str) -> list[dict]:
     done = run_cli("leaderboard", "--json", *args)
     assert done.exit_code == 0, done.output
-    return json.loads(done.output)
+    return json.loads(done.stdout)
 
 
 def test_the_mqm_column_sorts_lower_first_with_its_interval(judged):

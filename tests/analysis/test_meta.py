@@ -30,7 +30,7 @@ def judged(run_cli, tmp_path):
 def _meta(run_cli, *args: str) -> dict:
     done = run_cli("meta", "--testset", "t", "--json", *args)
     assert done.exit_code == 0, done.output
-    return json.loads(done.output)
+    return json.loads(done.stdout)
 
 
 def _row(report: dict, metric: str, statistic: str, bin_name: str = "all") -> dict:
@@ -119,7 +119,7 @@ def test_agreement_per_exposure_bin_once_the_test_set_is_audited(judged, tmp_pat
     text = judged("meta", "--testset", "t").output
     assert "bin source_exact (audit " in text and "acc*_eq" in text
     # The lead over the TM baseline: what the leaderboard's Δ TM chrF++ column says.
-    board = {r["run_id"]: r for r in json.loads(judged("leaderboard", "--json").output)}
+    board = {r["run_id"]: r for r in json.loads(judged("leaderboard", "--json").stdout)}
     for system in report["systems"]:
         lead = board[system["run_id"]]["delta_tm_chrf_plus_plus"]
         assert system["delta_tm_chrf_plus_plus"] == pytest.approx(lead)

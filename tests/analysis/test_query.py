@@ -407,7 +407,7 @@ def test_hostile_sql_text_is_a_clear_error(run_cli, demo_db, sql, message):
 
 def test_exports_equal_the_printed_result(run_cli, demo_db, tmp_path):
     sql = "SELECT name, n_segments FROM corpora ORDER BY name"
-    printed = json.loads(run_cli("query", sql, "--format", "json", db=demo_db).output)
+    printed = json.loads(run_cli("query", sql, "--format", "json", db=demo_db).stdout)
     for fmt in ("csv", "json", "parquet"):
         out = tmp_path / f"corpora.{fmt}"
         result = run_cli("query", sql, "--format", fmt, "--out", out, db=demo_db)

@@ -17,12 +17,12 @@ def demo(demo_db):
 
 
 def _top_run(run_cli):
-    return json.loads(run_cli("leaderboard", "--json").output)[0]
+    return json.loads(run_cli("leaderboard", "--json").stdout)[0]
 
 
 def test_report_json_carries_every_section(run_cli, demo):
     top = _top_run(run_cli)
-    doc = json.loads(run_cli("report", top["run_id"][:6], "--json").output)
+    doc = json.loads(run_cli("report", top["run_id"][:6], "--json").stdout)
     assert doc["format"] == 1
     assert set(doc) == {
         "format",
@@ -89,7 +89,7 @@ def test_report_without_audit_says_how_to_get_one(run_cli, write_lines):
     ingested = json.loads(
         run_cli("ingest", "--testset", "t", "--hyp", ref, "--model-slug", "m", "--json").output
     )[0]
-    doc = json.loads(run_cli("report", ingested["run_id"], "--json").output)
+    doc = json.loads(run_cli("report", ingested["run_id"], "--json").stdout)
     assert doc["exposure"] is None and doc["bins"] == []
     assert any("tame-wh audit" in w for w in doc["warnings"])
 
@@ -124,8 +124,8 @@ def test_many_runs_at_once_get_each_runs_report(run_cli, demo, write_lines):
 
 def test_an_audit_given_by_train_is_named_so(run_cli, demo):
     top = _top_run(run_cli)
-    given = json.loads(run_cli("report", top["run_id"], "--train", "demo-train", "--json").output)
-    default = json.loads(run_cli("report", top["run_id"], "--json").output)
+    given = json.loads(run_cli("report", top["run_id"], "--train", "demo-train", "--json").stdout)
+    default = json.loads(run_cli("report", top["run_id"], "--json").stdout)
     assert given["exposure"]["train_rule"] == "given (--train)"
     assert default["exposure"]["train_rule"].startswith("exposure columns use")
     assert {**given, "exposure": None} == {**default, "exposure": None}

@@ -352,10 +352,10 @@ def test_leaderboard_sorts_and_flags_differing_metric_coverage(con, tmp_path):
 
 
 def test_leaderboard_cli_json_and_bad_sort(run_cli, demo_db):
-    rows = json.loads(run_cli("leaderboard", "--json").output)
+    rows = json.loads(run_cli("leaderboard", "--json").stdout)
     assert [r["model_slug"] for r in rows] == ["demo-large", "demo-small", "demo-small"]
     assert rows[0]["quality_tier"] == "fluent"
-    limited = json.loads(run_cli("leaderboard", "--sort", "bleu", "--limit", "1", "--json").output)
+    limited = json.loads(run_cli("leaderboard", "--sort", "bleu", "--limit", "1", "--json").stdout)
     assert len(limited) == 1
     bad = run_cli("leaderboard", "--sort", "nonsense")
     assert bad.exit_code == 2

@@ -53,7 +53,7 @@ def test_init_creates_then_reports_up_to_date(run_cli, new_db_path):
     assert first.exit_code == 0 and "created warehouse" in first.output
     second = run_cli("init", "--json")
     assert second.exit_code == 0
-    doc = json.loads(second.output)
+    doc = json.loads(second.stdout)
     assert doc == {
         "path": str(new_db_path),
         "schema_version_before": code_schema_version(),
@@ -76,7 +76,7 @@ def test_db_defaults_to_environment_variable_then_current_directory(tmp_path, mo
 
 def test_listing_commands_create_the_warehouse_on_first_use(run_cli, db_path):
     result = run_cli("corpus", "list", "--json")
-    assert result.exit_code == 0 and json.loads(result.output) == []
+    assert result.exit_code == 0 and json.loads(result.stdout) == []
     assert db_path.exists()
 
 
@@ -100,9 +100,9 @@ def test_add_list_show_json_round_trip(run_cli, write_lines):
         ).output
     )
     assert added["action"] == "added" and added["corpus"]["n_segments"] == 2
-    listed = json.loads(run_cli("corpus", "list", "--json").output)
+    listed = json.loads(run_cli("corpus", "list", "--json").stdout)
     assert [c["corpus_id"] for c in listed] == [added["corpus"]["corpus_id"]]
-    shown = json.loads(run_cli("corpus", "show", "c", "--json").output)
+    shown = json.loads(run_cli("corpus", "show", "c", "--json").stdout)
     assert shown == listed[0]
     assert shown["meta"]["files"]["tgt"]["path"].endswith("t.txt.gz")
 
@@ -175,10 +175,10 @@ def search_kernel_for_this_cpu() -> str:
 
 
 def test_doctor_reports_versions_and_schema(run_cli, new_db_path):
-    before = json.loads(run_cli("doctor", "--json").output)
+    before = json.loads(run_cli("doctor", "--json").stdout)
     assert before["warehouse"]["exists"] is False and not new_db_path.exists()
     run_cli("init")
-    report = json.loads(run_cli("doctor", "--json").output)
+    report = json.loads(run_cli("doctor", "--json").stdout)
     assert report["ok"] is True
     assert report["tame_wh"] == __version__
     assert report["native"] == {
@@ -200,14 +200,14 @@ def test_doctor_exits_3_when_the_warehouse_is_unusable(run_cli, db_path):
     db_path.write_text("not a database")
     result = run_cli("doctor", "--json")
     assert result.exit_code == 3
-    assert json.loads(result.output)["warehouse"]["error"]
+    assert json.loads(result.stdout)["warehouse"]["error"]
 
 
 def test_demo_loads_example_and_is_idempotent(run_cli, new_db_path):
     first = run_cli("demo")
     assert first.exit_code == 0, first.output
     assert "created warehouse" in first.output and "(added)" in first.output
-    second = json.loads(run_cli("demo", "--json").output)
+    second = json.loads(run_cli("demo", "--json").stdout)
     assert [s["action"] for s in second["corpora"]] == ["unchanged", "unchanged"]
     assert [r["action"] for r in second["runs"]] == ["unchanged"] * 3
     con = duckdb.connect(str(new_db_path), read_only=True)

@@ -34,7 +34,7 @@ def test_a_report_naming_a_registered_test_set_with_its_texts_joins_it(run_cli, 
     assert (run["test_set"], run["test_set_created"]) == ("wmt", False)
     assert not [w for w in run["warnings"] if "dataset.id" in w]
     assert run["scores"] == plain["scores"]
-    tests = json.loads(run_cli("testset", "list", "--json").output)
+    tests = json.loads(run_cli("testset", "list", "--json").stdout)
     assert [t["name"] for t in tests] == ["wmt"]
 
 

@@ -26,7 +26,7 @@ def test_an_mqm_file_becomes_a_test_set_runs_and_judgments(run_cli, db_path, tmp
     done = run_cli("ingest", "--mqm", path, "--reference-system", "ref", "--testset", "demo-mqm",
                    "--json")  # fmt: skip
     assert done.exit_code == 0, done.output
-    result = json.loads(done.output)
+    result = json.loads(done.stdout)
     assert result["test_set"] == "demo-mqm" and result["test_set_added"] is True
     assert sorted(r["model_slug"] for r in result["runs"]) == ["A", "B", "C"]
     assert result["judgments"]["skipped_systems"] == ["ref"]

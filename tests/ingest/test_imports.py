@@ -25,7 +25,7 @@ COMET_MODEL = "Unbabel/wmt22-comet-da"
 
 def _json(result):
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    return json.loads(result.stdout)
 
 
 @pytest.fixture

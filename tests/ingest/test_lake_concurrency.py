@@ -21,10 +21,10 @@ from tests.ingest.lake_workers import PARTIAL_RUNS
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITERS, SEGMENTS = 8, 12
-# Runs per writer, on both data paths: enough for every writer to queue behind the others
-# several times (32 commits contend for the lake). The 8 x 50 soak of the same scenario is
-# `python bench/lake.py --soak`.
-RUNS_EACH = {"lake-dir": 4, "lake-s3": 4}
+# Runs per writer: enough for every writer to queue behind the others (32 commits on a data
+# directory, 16 on the slower S3 data path, contend for the lake). The 8 x 50 soak of the same
+# scenario is `python bench/lake.py --soak`.
+RUNS_EACH = {"lake-dir": 4, "lake-s3": 2}
 
 pytestmark = pytest.mark.slow
 
@@ -148,7 +148,7 @@ def test_eight_writers_an_audit_and_readers_at_once(lake, tmp_path):
     assert runs == (WRITERS * runs_each + 1, WRITERS * runs_each + 1)
     assert lake.sql(PARTIAL_RUNS) == []
     assert lake.sql("SELECT count(*) FROM runs WHERE model_slug = 'twin'") == [(1,)]
-    doctor = json.loads(lake.run("doctor", "--json").output)
+    doctor = json.loads(lake.run("doctor", "--json").stdout)
     assert doctor["ok"] is True and doctor["warehouse"]["constraint_violations"] == []
 
     # The audit recomputed while the runs arrived; every run has its bins for the final audit.
@@ -195,7 +195,7 @@ def test_a_writer_killed_at_random_points_leaves_nothing_partial(lake, tmp_path)
     started = time.monotonic()
     probe = lake.run("ingest", "--testset", "big", "--hyp", big_src, "--model-slug", "p", "--json")
     span = time.monotonic() - started + 1.0  # a child process also starts Python
-    probe_id = json.loads(probe.output)[0]["run_id"]
+    probe_id = json.loads(probe.stdout)[0]["run_id"]
     outcomes = []
     for trial in range(TRIALS):
         if trial % 2:
@@ -224,7 +224,7 @@ def test_a_writer_killed_at_random_points_leaves_nothing_partial(lake, tmp_path)
         after = lake.run("--lock-timeout", "20", "runs", "tag", probe_id, f"trial={trial}")
         assert after.exit_code == 0, after.output
     assert -signal.SIGKILL in outcomes  # some writers were killed mid-command
-    doctor = json.loads(lake.run("doctor", "--json").output)
+    doctor = json.loads(lake.run("doctor", "--json").stdout)
     assert doctor["ok"] is True and doctor["warehouse"]["constraint_violations"] == []
     last = _lines(tmp_path / "last.txt", refs)
     assert lake.run("ingest", "--testset", "ts", "--hyp", last, "--model-slug", "z").exit_code == 0

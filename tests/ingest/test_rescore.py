@@ -59,7 +59,7 @@ def stored(warehouse, write_lines):
     done = warehouse.run("ingest", "--testset", "ts", "--hyp", write_lines("hyp.txt", HYPS),
                          "--model-slug", "m", "--json")  # fmt: skip
     assert done.exit_code == 0, done.output
-    return warehouse, json.loads(done.output)[0]["run_id"]
+    return warehouse, json.loads(done.stdout)[0]["run_id"]
 
 
 def _stats(warehouse, run_id):
@@ -77,7 +77,7 @@ def test_rescore_equals_a_fresh_ingest_with_the_options_and_keeps_the_stored_sta
     before = _stats(warehouse, source)
     done = warehouse.run("rescore", source, "--tokenize", "intl", "--json")
     assert done.exit_code == 0, done.output
-    [result] = json.loads(done.output)
+    [result] = json.loads(done.stdout)
     assert result["action"] == "added" and result["source_run_id"] == source
     assert result["run_id"] != source
     assert "tok:intl" in result["signatures"]["bleu"]
@@ -93,11 +93,11 @@ def test_rescore_equals_a_fresh_ingest_with_the_options_and_keeps_the_stored_sta
     again = warehouse.run("ingest", "--testset", "ts", "--hyp", write_lines("hyp2.txt", HYPS),
                           "--model-slug", "m", "--tokenize", "intl", "--json")  # fmt: skip
     assert again.exit_code == 0, again.output
-    [fresh] = json.loads(again.output)
+    [fresh] = json.loads(again.stdout)
     assert (fresh["action"], fresh["run_id"]) == ("unchanged", result["run_id"])
     # Scoring again under the same options changes nothing.
     tables = warehouse.tables()
-    repeat = json.loads(warehouse.run("rescore", source, "--tokenize", "intl", "--json").output)
+    repeat = json.loads(warehouse.run("rescore", source, "--tokenize", "intl", "--json").stdout)
     assert repeat[0]["action"] == "unchanged" and repeat[0]["run_id"] == result["run_id"]
     assert warehouse.tables() == tables
 
@@ -111,9 +111,9 @@ def test_a_rescored_run_shares_its_sources_card_entry_metrics_and_tags(warehouse
     card = {"model_slug": "m", "condition": "c", "entries": entries,
             "totals": {"total_cost_usd": 1.5}}  # fmt: skip
     report.write_text(json.dumps(card), encoding="utf-8")
-    [run] = json.loads(warehouse.run("ingest", report, "--json").output)
+    [run] = json.loads(warehouse.run("ingest", report, "--json").stdout)
     assert warehouse.run("runs", "tag", run["run_id"], "team=mt").exit_code == 0
-    [result] = json.loads(warehouse.run("rescore", "m", "--lowercase", "--json").output)
+    [result] = json.loads(warehouse.run("rescore", "m", "--lowercase", "--json").stdout)
     new, old = result["run_id"], run["run_id"]
 
     def shared(run_id):
@@ -140,13 +140,13 @@ def test_a_rescored_run_shares_its_sources_card_entry_metrics_and_tags(warehouse
 @LOCAL
 def test_boards_list_runs_as_ingested_unless_asked_for_other_options(stored):
     warehouse, source = stored
-    [result] = json.loads(warehouse.run("rescore", "--all", "--tokenize", "intl", "--json").output)
+    [result] = json.loads(warehouse.run("rescore", "--all", "--tokenize", "intl", "--json").stdout)
     derived = result["run_id"]
 
     def board(*args):
         done = warehouse.run("leaderboard", "--json", *args)
         assert done.exit_code == 0, done.output
-        return [r["run_id"] for r in json.loads(done.output)]
+        return [r["run_id"] for r in json.loads(done.stdout)]
 
     assert board() == [source]
     assert board("--tokenize", "intl") == [derived]
@@ -155,16 +155,16 @@ def test_boards_list_runs_as_ingested_unless_asked_for_other_options(stored):
     assert warehouse.sql("SELECT run_id FROM leaderboard") == [(source,)]
     # A model slug names the run as ingested; the re-scored one is named by its id.
     assert warehouse.run("report", "m", "--json").exit_code == 0
-    shown = json.loads(warehouse.run("runs", "show", derived, "--json").output)
+    shown = json.loads(warehouse.run("runs", "show", derived, "--json").stdout)
     assert shown["rescored_from"] == source
     # Not a later run of the same model: nothing to compare for regressions.
-    regressions = json.loads(warehouse.run("regressions", "--json").output)
+    regressions = json.loads(warehouse.run("regressions", "--json").stdout)
     assert regressions["checked"] == []
     # Comparing the two scorings says which metrics they computed differently.
     compared = json.loads(warehouse.run("compare", source, derived, "--json").stdout)
     assert [w.split(" is ")[0] for w in compared["warnings"]] == ["bleu"]
     # Naming the re-scored run re-scores its source.
-    again = json.loads(warehouse.run("rescore", derived, "--tokenize", "intl", "--json").output)
+    again = json.loads(warehouse.run("rescore", derived, "--tokenize", "intl", "--json").stdout)
     assert again[0]["source_run_id"] == source and again[0]["action"] == "unchanged"
 
 
@@ -180,7 +180,7 @@ def test_the_chrf_column_says_chrf_on_a_board_of_chrf_statistics(stored):
 @LOCAL
 def test_deleting_the_source_leaves_the_rescored_run_as_a_run_of_its_own(stored):
     warehouse, source = stored
-    [result] = json.loads(warehouse.run("rescore", source, "--tokenize", "intl", "--json").output)
+    [result] = json.loads(warehouse.run("rescore", source, "--tokenize", "intl", "--json").stdout)
     assert warehouse.run("runs", "delete", source, "--yes").exit_code == 0
     assert warehouse.sql("SELECT count(*) FROM run_rescores") == [(0,)]
     assert warehouse.sql("SELECT run_id FROM leaderboard") == [(result["run_id"],)]
@@ -189,7 +189,7 @@ def test_deleting_the_source_leaves_the_rescored_run_as_a_run_of_its_own(stored)
 @LOCAL
 def test_deleting_a_rescored_run_removes_its_link(stored):
     warehouse, source = stored
-    [result] = json.loads(warehouse.run("rescore", source, "--no-ter", "--json").output)
+    [result] = json.loads(warehouse.run("rescore", source, "--no-ter", "--json").stdout)
     assert result["scores"]["ter"] is None
     assert warehouse.run("runs", "delete", result["run_id"], "--yes").exit_code == 0
     assert warehouse.sql("SELECT count(*) FROM run_rescores") == [(0,)]
@@ -224,7 +224,7 @@ def test_options_not_given_keep_each_runs_own(warehouse, write_lines):
     [intl] = json.loads(warehouse.run("ingest", "--testset", "ts", "--hyp",
                                       write_lines("hyp.txt", HYPS), "--model-slug", "m",
                                       "--tokenize", "intl", "--json").output)  # fmt: skip
-    [lower] = json.loads(warehouse.run("rescore", "m", "--lowercase", "--json").output)
+    [lower] = json.loads(warehouse.run("rescore", "m", "--lowercase", "--json").stdout)
     assert "tok:intl" in lower["signatures"]["bleu"] and "case:lc" in lower["signatures"]["bleu"]
     expected = BLEU(tokenize="intl", lowercase=True).corpus_score(HYPS, [REFS]).score
     assert lower["scores"]["bleu"] == pytest.approx(expected, abs=1e-9)
@@ -239,7 +239,7 @@ def test_a_rescored_run_is_reported_and_keeps_boards_and_links_whole(stored, wri
                   "--model-slug", "m2")  # fmt: skip
     formed = warehouse.run("leaderboard", "--clusters", "--store", "--n-bootstrap", "100")
     assert formed.exit_code == 0, formed.output
-    [derived] = json.loads(warehouse.run("rescore", source, "--tokenize", "intl", "--json").output)
+    [derived] = json.loads(warehouse.run("rescore", source, "--tokenize", "intl", "--json").stdout)
     report = warehouse.run("report", derived["run_id"], "--json")
     assert report.exit_code == 0, report.output
     assert json.loads(report.stdout)["run"]["run_id"] == derived["run_id"]

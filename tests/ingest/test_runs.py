@@ -326,16 +326,16 @@ def test_cli_ingest_json_and_runs_list(run_cli, testset, write_lines, tmp_path, 
         "--json",
     )
     assert result.exit_code == 0, result.output
-    [doc] = json.loads(result.output)
+    [doc] = json.loads(result.stdout)
     assert doc["action"] == "added" and doc["test_set"] == "ts"
     report = tmp_path / "r.json"
     report.write_text(json.dumps(_report(_entries())))
     second = run_cli("ingest", str(report), str(report))
     assert second.exit_code == 0, second.output
     assert "ingested run" in second.output and "already ingested" in second.output
-    listed = json.loads(run_cli("runs", "list", "--json").output)
+    listed = json.loads(run_cli("runs", "list", "--json").stdout)
     assert [r["test_set"] for r in listed] == ["ts", "rep"]
-    only = json.loads(run_cli("runs", "list", "--testset", "rep", "--json").output)
+    only = json.loads(run_cli("runs", "list", "--testset", "rep", "--json").stdout)
     assert len(only) == 1 and only[0]["model_slug"] == "m"
     text = run_cli("runs", "list").output
     assert "chrF++" in text and doc["run_id"] in text

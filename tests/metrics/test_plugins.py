@@ -33,7 +33,7 @@ def _forget_plugins():
 
 def _json(result):
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    return json.loads(result.stdout)
 
 
 def _word_f1(hyp: str, ref: str) -> float:

@@ -138,9 +138,9 @@ def test_small_runs_warn_that_coverage_may_be_poor(con, tmp_path):
 def test_runs_ingested_without_ci_have_no_intervals_and_null_leaderboard_columns(run_cli, tmp_path):
     path = _doc(tmp_path, _entries(30))
     assert run_cli("ingest", path, "--no-ci").exit_code == 0
-    rows = json.loads(run_cli("query", "SELECT count(*) AS n FROM run_intervals", "--json").output)
+    rows = json.loads(run_cli("query", "SELECT count(*) AS n FROM run_intervals", "--json").stdout)
     assert rows[0]["n"] == 0
-    board = json.loads(run_cli("leaderboard", "--json").output)
+    board = json.loads(run_cli("leaderboard", "--json").stdout)
     assert board[0]["chrf_ci_lower"] is None and board[0]["exact_match_ci_upper"] is None
 
 
@@ -148,7 +148,7 @@ def test_cli_ingest_options_set_the_bootstrap_and_replace_rewrites_intervals(run
     path = _doc(tmp_path, _entries(30))
     first = run_cli("ingest", path, "--n-bootstrap-ci", "50", "--seed", "3", "--json")
     assert first.exit_code == 0, first.output
-    [result] = json.loads(first.output)
+    [result] = json.loads(first.stdout)
     assert {i["n_bootstrap"] for i in result["intervals"]} == {50}
     assert {i["seed"] for i in result["intervals"]} == {3}
     again = run_cli("ingest", path, "--replace", "--seed", "4", "--json")
@@ -167,11 +167,11 @@ def test_replacing_the_test_set_removes_the_runs_intervals(run_cli, write_lines,
     hyp = write_lines("hyp", ["x y", "z"])
     assert run_cli("ingest", "--testset", "ts", "--hyp", hyp, "--model-slug", "m").exit_code == 0
     count = "SELECT count(*) AS n FROM run_intervals"
-    assert json.loads(run_cli("query", count, "--json").output)[0]["n"] > 0
+    assert json.loads(run_cli("query", count, "--json").stdout)[0]["n"] > 0
     ref2 = write_lines("ref2", ["x y", "z v"])
     replaced = run_cli("testset", "add", "ts", "--src", src, "--ref", ref2, "--replace", "--yes")
     assert replaced.exit_code == 0, replaced.output
-    assert json.loads(run_cli("query", count, "--json").output)[0]["n"] == 0
+    assert json.loads(run_cli("query", count, "--json").stdout)[0]["n"] == 0
 
 
 def _set_settings(db_path, **values: float) -> None:
@@ -188,7 +188,7 @@ def test_ingest_takes_bootstrap_defaults_from_the_warehouse_settings(run_cli, tm
     path = _doc(tmp_path, _entries(30))
     result = run_cli("ingest", path, "--json")
     assert result.exit_code == 0, result.output
-    [run] = json.loads(result.output)
+    [run] = json.loads(result.stdout)
     assert {(i["n_bootstrap"], i["seed"], i["alpha"]) for i in run["intervals"]} == {(60, 9, 0.1)}
     again = run_cli("ingest", path, "--replace", "--seed", "4", "--json")
     assert again.exit_code == 0, again.output
@@ -204,7 +204,7 @@ def test_a_bad_bootstrap_setting_is_a_clear_error_unless_the_option_overrides_it
     result = run_cli("ingest", path)
     assert result.exit_code == 2
     assert "settings bootstrap.n must be a whole number of at least 1, got 2.5" in result.output
-    rows = json.loads(run_cli("query", "SELECT count(*) AS n FROM runs", "--json").output)
+    rows = json.loads(run_cli("query", "SELECT count(*) AS n FROM runs", "--json").stdout)
     assert rows == [{"n": 0}]
     only_n = run_cli("ingest", path, "--n-bootstrap-ci", "40")
     assert only_n.exit_code == 2
@@ -222,5 +222,5 @@ def test_ingest_without_a_warehouse_uses_the_spec_defaults_and_creates_it_only_t
     bad.write_text("{not json")
     assert run_cli("ingest", bad).exit_code == 2
     assert not new_db_path.exists()
-    [run] = json.loads(run_cli("ingest", _doc(tmp_path, _entries(30)), "--json").output)
+    [run] = json.loads(run_cli("ingest", _doc(tmp_path, _entries(30)), "--json").stdout)
     assert {(i["n_bootstrap"], i["seed"]) for i in run["intervals"]} == {(1000, 12345)}

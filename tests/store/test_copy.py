@@ -63,8 +63,8 @@ def test_local_to_lake_to_local_gives_identical_tables_and_views(lake, tmp_path)
     assert report["verified"] is True and report["schema_version"] == code_schema_version()
     assert {t["table"]: t["rows"] for t in report["tables"]}["runs"] == 3
     # The lake answers like the original.
-    board = json.loads(lake.run("leaderboard", "--json").output)
-    local_board = json.loads(_cli("--db", original, "leaderboard", "--json").output)
+    board = json.loads(lake.run("leaderboard", "--json").stdout)
+    local_board = json.loads(_cli("--db", original, "leaderboard", "--json").stdout)
     assert board == local_board
     back = tmp_path / "back.duckdb"
     returned = _cli("copy", "--from", lake.db, "--to", back, "--json")
@@ -104,22 +104,22 @@ def test_maintain_flushes_inlined_rows_compacts_and_expires_history_but_keeps_th
     hypotheses = lake.sql("SELECT count(*) FROM ducklake_list_files('tame', 'hypotheses')")[0][0]
     assert hypotheses == 0 and _inlined_rows(lake) > 120
     first = lake.sql("SELECT min(snapshot_id) FROM ducklake_snapshots('tame')")[0][0]
-    board = json.loads(lake.run("leaderboard", "--json").output)
-    listed = json.loads(lake.run("lake", "snapshots", "--json").output)
+    board = json.loads(lake.run("leaderboard", "--json").stdout)
+    listed = json.loads(lake.run("lake", "snapshots", "--json").stdout)
     assert listed[0]["snapshot_id"] > first and "runs" in " ".join(s["changes"] for s in listed)
-    dry = json.loads(lake.run("lake", "maintain", "--keep-days", "0", "--dry-run", "--json").output)
+    dry = json.loads(lake.run("lake", "maintain", "--keep-days", "0", "--dry-run", "--json").stdout)
     assert dry["dry_run"] is True and dry["snapshots_expired"] > 0
     assert dry["rows_flushed"] == _inlined_rows(lake) and dry["files_merged"] is None
     done = lake.run("lake", "maintain", "--keep-days", "0", "--grace-hours", "0", "--json")
     assert done.exit_code == 0, done.output
-    result = json.loads(done.output)
+    result = json.loads(done.stdout)
     assert result["files_merged"] >= result["files_created"] and result["snapshots_left"] >= 1
     assert result["rows_flushed"] > 120 and _inlined_rows(lake) == 0
     assert lake.sql("SELECT count(*) FROM ducklake_list_files('tame', 'hypotheses')")[0][0] >= 1
-    assert json.loads(lake.run("leaderboard", "--json").output) == board
+    assert json.loads(lake.run("leaderboard", "--json").stdout) == board
     gone = lake.run("leaderboard", "--as-of", str(listed[1]["snapshot_id"]))
     assert gone.exit_code == 2 and "no such snapshot" in gone.output
-    doctor = json.loads(lake.run("doctor", "--json").output)
+    doctor = json.loads(lake.run("doctor", "--json").stdout)
     assert doctor["ok"] is True
 
 
@@ -268,17 +268,17 @@ def test_a_copy_during_eight_writers_equals_the_lake_at_one_snapshot(lake, tmp_p
             )
         finally:
             con.close()
-        report = json.loads(_cli("--db", target, "doctor", "--json").output)
+        report = json.loads(_cli("--db", target, "doctor", "--json").stdout)
         assert report["ok"] is True
     assert len({snapshot for _t, snapshot, _r in copies}) >= 2  # copies saw writers at work
 
 
 def test_snapshots_name_the_runs_they_added_and_deleted(lake):
     assert lake.run("demo", "--json").exit_code == 0
-    board = json.loads(lake.run("leaderboard", "--json").output)
+    board = json.loads(lake.run("leaderboard", "--json").stdout)
     gone = next(r for r in board if r["model_slug"] == "demo-large")
     assert lake.run("runs", "delete", gone["run_id"], "--yes").exit_code == 0
-    listed = json.loads(lake.run("lake", "snapshots", "--json").output)
+    listed = json.loads(lake.run("lake", "snapshots", "--json").stdout)
     added = [name for s in listed for name in s["runs_added"]]
     assert sorted(n.split(" (")[0] for n in added) == [
         "demo-large/zero-shot", "demo-small/few-shot", "demo-small/zero-shot",

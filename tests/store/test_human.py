@@ -82,7 +82,7 @@ def test_mqm_scores_equal_the_worked_answers_on_each_backend(warehouse: Warehous
     path = write_mqm(tmp_path / "mqm.tsv", _only(mqm_lines(), {"A", "B", "C"}))
     done = warehouse.run("human", "add", path, "--testset", "ts", "--json")
     assert done.exit_code == 0, done.output
-    result = json.loads(done.output)
+    result = json.loads(done.stdout)
     assert (result["added"], result["n_judgments"], result["n_errors"]) == (True, 13, 11)
     systems, segments = _scores(warehouse.sql)
     assert systems == pytest.approx({k: v for k, v in SYSTEM_SCORES.items() if k != "ref"})
@@ -130,7 +130,7 @@ def test_another_file_of_the_same_name_needs_replace(run_cli, db_path, tmp_path)
     assert set(systems) == {"A", "B"}
     named = run_cli("human", "add", tmp_path / "mqm.tsv", "--testset", "ts", "--name", "second")
     assert named.exit_code == 0, named.output
-    listed = json.loads(run_cli("human", "list", "--json").output)
+    listed = json.loads(run_cli("human", "list", "--json").stdout)
     assert [s["name"] for s in listed] == ["mqm.tsv", "second"]
 
 
@@ -177,7 +177,7 @@ def test_systems_map_to_runs_or_are_skipped(run_cli, tmp_path):
     done = run_cli("human", "add", path, "--testset", "ts", "--system-map", "C=sys-c",
                    "--skip-system", "ref", "--json")  # fmt: skip
     assert done.exit_code == 0, done.output
-    result = json.loads(done.output)
+    result = json.loads(done.stdout)
     assert sorted(result["runs"]) == ["A", "B", "C"] and result["skipped_systems"] == ["ref"]
     bad_map = run_cli("human", "add", path, "--testset", "ts", "--system-map", "Z=sys-c")
     assert bad_map.exit_code == 2 and "Z not in" in bad_map.output

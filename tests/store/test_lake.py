@@ -192,7 +192,7 @@ def test_a_new_lake_gives_every_table_statistics_and_keeps_no_placeholder_row(la
 def test_an_existing_lake_needs_no_data_path_and_a_wrong_one_writes_nothing(lake, tmp_path):
     assert lake.run("init").exit_code == 0
     without = CliRunner().invoke(main, ["--db", lake.db, "runs", "list", "--json"])
-    assert without.exit_code == 0 and json.loads(without.output) == []
+    assert without.exit_code == 0 and json.loads(without.stdout) == []
     snapshots = lake.sql("SELECT count(*) FROM ducklake_snapshots('tame')")
     other = "s3://elsewhere/lake/" if lake.address.is_s3 else str(tmp_path / "elsewhere")
     for command in (("init",), ("runs", "list"), ("corpus", "list")):
@@ -293,6 +293,9 @@ def test_a_lake_written_by_a_newer_tame_wh_is_refused_and_left_alone(lake):
     assert lake.sql("SELECT count(*) FROM ducklake_snapshots('tame')") == snapshots
 
 
+# On the S3 data path, whose secrets (the catalog's password and the object store's key) are a
+# superset of a data directory's.
+@pytest.mark.parametrize("lake", ["lake-s3"], indirect=True)
 def test_secrets_appear_in_no_output_and_no_stored_row(lake, monkeypatch):
     monkeypatch.setenv("PGPASSWORD", "pg-secret-never-shown")
     outputs = [
@@ -309,9 +312,11 @@ def test_secrets_appear_in_no_output_and_no_stored_row(lake, monkeypatch):
     text = "\n".join(r.output for r in outputs) + json.dumps(lake.tables(), default=str)
     for secret in secrets:
         assert secret not in text
-    assert outputs[0].exit_code == 0 and json.loads(outputs[1].output)["ok"] is True
+    assert outputs[0].exit_code == 0 and json.loads(outputs[1].stdout)["ok"] is True
 
 
+# The catalog address is the same whatever the data path: a data directory's lake is enough.
+@pytest.mark.parametrize("new_lake", ["lake-dir"], indirect=True)
 def test_address_values_that_can_carry_secrets_are_shown_redacted(new_lake, tmp_path):
     # Only host, port, dbname, user, sslmode and service are shown verbatim; `options`,
     # `passfile`, `application_name` and any other key's value is `***` in every message.

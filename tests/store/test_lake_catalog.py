@@ -81,6 +81,8 @@ def supabase_lake(lake: Warehouse) -> Warehouse:
     return lake
 
 
+# The catalog's privileges do not depend on the data path: a data directory's lake is enough.
+@pytest.mark.parametrize("lake", ["lake-dir"], indirect=True)
 def test_client_roles_reach_no_catalog_table_under_supabase_defaults(supabase_lake):
     lake = supabase_lake
     assert lake.run("demo", "--json").exit_code == 0
@@ -90,7 +92,7 @@ def test_client_roles_reach_no_catalog_table_under_supabase_defaults(supabase_la
     assert _refused_everything(_libpq(lake)) >= 25
     doctor = lake.run("doctor", "--json")
     assert doctor.exit_code == 0, doctor.output
-    report = json.loads(doctor.output)["warehouse"]
+    report = json.loads(doctor.stdout)["warehouse"]
     assert report["catalog_schema"] == CATALOG_SCHEMA and report["catalog_exposed"] == []
     assert "private (schema tame_lake" in lake.run("doctor").output
 
@@ -118,22 +120,23 @@ def _make_legacy(libpq: str) -> None:
         conn.execute(sql.SQL("DROP SCHEMA {}").format(sql.Identifier(CATALOG_SCHEMA)))
 
 
+@pytest.mark.parametrize("lake", ["lake-dir"], indirect=True)
 def test_init_moves_an_earlier_versions_open_catalog_and_keeps_every_row(supabase_lake):
     lake = supabase_lake
     assert lake.run("demo", "--json").exit_code == 0
     tables = lake.tables()
-    board = json.loads(lake.run("leaderboard", "--json").output)
+    board = json.loads(lake.run("leaderboard", "--json").stdout)
     _make_legacy(_libpq(lake))
     with psycopg.connect(_libpq(lake)) as conn:  # the hole this closes
         conn.execute("SET ROLE anon")
         assert conn.execute("SELECT count(*) FROM public.ducklake_snapshot").fetchone()[0] > 0
 
     # An earlier version's lake still reads, and doctor calls its open catalog a problem.
-    assert json.loads(lake.run("leaderboard", "--json").output) == board
+    assert json.loads(lake.run("leaderboard", "--json").stdout) == board
     doctor = lake.run("doctor")
     assert doctor.exit_code == 3
     assert "OPEN in schema public" in doctor.output and "tame-wh init" in doctor.output
-    exposed = json.loads(lake.run("doctor", "--json").output)["warehouse"]["catalog_exposed"]
+    exposed = json.loads(lake.run("doctor", "--json").stdout)["warehouse"]["catalog_exposed"]
     assert "anon: SELECT on table ducklake_snapshot" in exposed
     assert "authenticated: TRUNCATE on table ducklake_data_file" in exposed
 
@@ -144,7 +147,7 @@ def test_init_moves_an_earlier_versions_open_catalog_and_keeps_every_row(supabas
     assert {schema for schema, _name, _kind in relations} == {CATALOG_SCHEMA}
     assert _refused_everything(_libpq(lake)) >= 25
     assert lake.tables() == tables
-    assert json.loads(lake.run("leaderboard", "--json").output) == board
+    assert json.loads(lake.run("leaderboard", "--json").stdout) == board
     assert lake.run("doctor").exit_code == 0
     again = lake.run("init")
     assert again.exit_code == 0 and "moved" not in again.output
@@ -161,9 +164,9 @@ def test_doctor_finds_a_grant_made_on_the_catalog_after_it_was_sealed(lake):
                 sql.Identifier(CATALOG_SCHEMA, "ducklake_metadata")
             )
         )
-    report = json.loads(lake.run("doctor", "--json").output)
+    report = json.loads(lake.run("doctor", "--json").stdout)
     assert report["ok"] is False
     assert "public: SELECT on table ducklake_metadata" in report["warehouse"]["catalog_exposed"]
     assert "public: USAGE on schema tame_lake" in report["warehouse"]["catalog_exposed"]
     assert lake.run("init").exit_code == 0  # init seals it again
-    assert json.loads(lake.run("doctor", "--json").output)["ok"] is True
+    assert json.loads(lake.run("doctor", "--json").stdout)["ok"] is True

@@ -67,7 +67,7 @@ def test_migrate_applies_in_order_and_twice_is_a_no_op(pg_dsn):
 
 def test_dry_run_plans_without_applying(pg_dsn, run_cli):
     result = run_cli("migrate", "--dsn", pg_dsn, "--dry-run", "--json")
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     assert doc["pending"] == [f.name for f in migration_files()] and doc["applied_now"] == []
     with psycopg.connect(pg_dsn) as conn:
         assert conn.execute("SELECT to_regclass('run_cards')").fetchone() == (None,)
@@ -161,7 +161,7 @@ def test_replaced_run_is_updated_on_the_next_sync(pg_dsn, run_cli, write_lines, 
     replaced = run_cli("ingest", "--testset", "ts", "--hyp", hyp, "--run-card", card, "--replace")
     assert replaced.exit_code == 0
     result = run_cli("sync", "--dsn", pg_dsn, "--json")
-    assert json.loads(result.output)["sent_runs"] == 1
+    assert json.loads(result.stdout)["sent_runs"] == 1
     [after] = _cards(pg_dsn)
     assert after["total_cost_usd"] == 2.0 and after["synced_at"] > before["synced_at"]
     assert after["id"] == before["id"]
