@@ -119,12 +119,17 @@ def _documents(src: list[str], tgt: list[str]) -> tuple[list[str], list[str], li
     return docs_en, docs_fr, doc_of
 
 
-def _exposures(db: Path, audit_id: str) -> list[tuple]:
+EXPOSURE_COLUMNS = "source_exposure, source_nn, target_exposure, pair_exposure, bin"
+TARGET_COLUMNS = (
+    "target_exposure, target_nn, target_ref_idx, target_exact, source_exposure, pair_exposure, bin"
+)
+
+
+def _exposures(db: Path, audit_id: str, columns: str = EXPOSURE_COLUMNS) -> list[tuple]:
+    """An audit's exposure rows in segment order (`columns`: one of the lists above)."""
     with Warehouse.open(str(db), access="read") as wh:
         return wh.con.execute(
-            "SELECT source_exposure, source_nn, target_exposure, pair_exposure, bin "
-            "FROM exposures WHERE audit_id = ? ORDER BY seg_idx",
-            [audit_id],
+            f"SELECT {columns} FROM exposures WHERE audit_id = ? ORDER BY seg_idx", [audit_id]
         ).fetchall()
 
 
@@ -436,15 +441,6 @@ def _minhash(
     print("PASS: MinHash found at least 95% of the near segments of each test set")
 
 
-def _target_columns(db: Path, audit_id: str) -> list[tuple]:
-    with Warehouse.open(str(db), access="read") as wh:
-        return wh.con.execute(
-            "SELECT target_exposure, target_nn, target_ref_idx, target_exact, source_exposure, "
-            "pair_exposure, bin FROM exposures WHERE audit_id = ? ORDER BY seg_idx",
-            [audit_id],
-        ).fetchall()
-
-
 def _sides(
     args: argparse.Namespace, work: Path, real: Path, src: list[str], tgt: list[str]
 ) -> None:
@@ -479,8 +475,12 @@ def _sides(
         alone, alone_id = _audit(loaded, work, f"target {testset}", args.repeat,
                                  "--train", "web-fr", "--testset", testset)  # fmt: skip
         dbs = sorted(work.glob("run-*.duckdb"))
-        whole = _target_columns(next(d for d in dbs if f"both-{testset}" in d.name), both_id)
-        one = _target_columns(next(d for d in dbs if f"target-{testset}" in d.name), alone_id)
+        whole = _exposures(
+            next(d for d in dbs if f"both-{testset}" in d.name), both_id, TARGET_COLUMNS
+        )
+        one = _exposures(
+            next(d for d in dbs if f"target-{testset}" in d.name), alone_id, TARGET_COLUMNS
+        )
         if [r[:4] for r in one] != [r[:4] for r in whole]:
             failures.append(f"{testset}: the target side alone differs from that of both sides")
         if any(r[4] is not None or r[5] is not None for r in one):

@@ -54,19 +54,24 @@ def _audit(run_cli, db, *args):
     return json.loads(out.stdout)
 
 
+def _stored(db, audit_id):
+    """An audit's `substring_lens` rows (by segment and side) and `exposures` rows."""
+    with Warehouse.open(db, access="read") as wh:
+        details = list(wh.query(
+            "SELECT * FROM substring_lens WHERE audit_id = ? ORDER BY seg_idx, side", [audit_id]
+        ))  # fmt: skip
+        exposures = list(wh.query(
+            "SELECT * FROM exposures WHERE audit_id = ? ORDER BY seg_idx", [audit_id]
+        ))  # fmt: skip
+    return details, exposures
+
+
 def test_a_substring_audit_equals_brute_force_and_names_its_index(run_cli, documents):
     db, docs, src = documents
     doc = _audit(run_cli, db, "--measure", "substring")
     assert "|measure:substring(words:8,13)|" in doc["signature"]
     assert "|index:xxh3:" in doc["signature"]
-    with Warehouse.open(db, access="read") as wh:
-        details = list(wh.query(
-            "SELECT * FROM substring_lens WHERE audit_id = ? ORDER BY seg_idx, side",
-            [doc["audit_id"]],
-        ))  # fmt: skip
-        exposures = list(wh.query(
-            "SELECT * FROM exposures WHERE audit_id = ? ORDER BY seg_idx", [doc["audit_id"]]
-        ))  # fmt: skip
+    details, exposures = _stored(db, doc["audit_id"])
     norm_docs = {
         "source": normalize_many(docs),
         "target": normalize_many([d.upper() for d in docs]),
@@ -173,14 +178,7 @@ def test_the_references_alone_by_substring_equal_brute_force(run_cli, documents)
     assert "|side:target|" in doc["signature"] and "|index:xxh3:" in doc["signature"]
     # Only the target side's shards were opened.
     assert doc["timings"]["index_shards"] == 1
-    with Warehouse.open(db, access="read") as wh:
-        details = list(wh.query(
-            "SELECT * FROM substring_lens WHERE audit_id = ? ORDER BY seg_idx, side",
-            [doc["audit_id"]],
-        ))  # fmt: skip
-        exposures = list(wh.query(
-            "SELECT * FROM exposures WHERE audit_id = ? ORDER BY seg_idx", [doc["audit_id"]]
-        ))  # fmt: skip
+    details, exposures = _stored(db, doc["audit_id"])
     assert {r["side"] for r in details} == {"target"} and len(details) == len(src)
     targets = normalize_many([d.upper() for d in docs])
     for row, e, text in zip(details, exposures, src, strict=True):
