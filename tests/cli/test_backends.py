@@ -50,11 +50,12 @@ def texts(tmp_path: Path) -> dict[str, Path]:
 
 
 def _ok(result, *words: str) -> str:
-    """The command succeeded (output shown otherwise) and said each word."""
+    """The command succeeded (output shown otherwise) and said each word; its standard output
+    (a slow command's progress lines go to stderr)."""
     assert result.exit_code == 0, result.output
     for word in words:
         assert word in result.output, result.output
-    return result.output
+    return result.stdout
 
 
 def _load(wh: Warehouse, texts: dict[str, Path]) -> list[str]:
