@@ -34,6 +34,7 @@ from warehouse.frontend import (
     MODES,
     SIDES,
     TM_ZERO_POLICIES,
+    binned_side,
     parse_size,
 )
 
@@ -341,7 +342,7 @@ def _print_audit(result: AuditResult, already_said: list[str]) -> None:
             for s in result.sides
         ],
     )
-    by = "target" if result.side == "target" else "source"
+    by = binned_side(result.side)
     print_table(
         f"bins (by {by} exposure)",
         ["bin", "segments", "share", f"mean {by} exposure"],

@@ -17,7 +17,7 @@ from warehouse.cli.output import (
     print_table,
     say,
 )
-from warehouse.frontend import MEASURES
+from warehouse.frontend import MEASURES, binned_side
 
 
 def _print_quality(doc: dict[str, Any]) -> None:
@@ -86,7 +86,7 @@ def _print_exposure(doc: dict[str, Any]) -> None:
                 for s in exposure["sides"]
             ],
         )
-        by = "target" if exposure["side"] == "target" else "source"
+        by = binned_side(exposure["side"])
         print_table(
             f"bins (by {by} exposure)",
             [

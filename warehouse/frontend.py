@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from warehouse.exposure.config import MODES as MODES
     from warehouse.exposure.config import SIDES as SIDES
     from warehouse.exposure.config import TM_ZERO_POLICIES as TM_ZERO_POLICIES
+    from warehouse.exposure.config import binned_side as binned_side
     from warehouse.exposure.execution import EXECUTORS as EXECUTORS
     from warehouse.exposure.index.memory import parse_size as parse_size
     from warehouse.exposure.index.stored import StoredIndex as StoredIndex
@@ -118,6 +119,7 @@ _HOMES = {
     "EXECUTORS": "warehouse.exposure.execution",
     "MEASURES": "warehouse.exposure.config",
     "SIDES": "warehouse.exposure.config",
+    "binned_side": "warehouse.exposure.config",
     "MODES": "warehouse.exposure.config",
     "TM_ZERO_POLICIES": "warehouse.exposure.config",
     "parse_size": "warehouse.exposure.index.memory",

@@ -313,6 +313,12 @@ class AuditOptions:
         return resolve_audit_config(con, near=self.near, far=self.far, leak=self.leak, **chosen)
 
 
+def binned_side(side: str | None) -> str:
+    """The side an audit's bins follow: the references in an audit of them alone, else the
+    sources (docs/exposure.md, "Sides")."""
+    return "target" if side == "target" else "source"
+
+
 def text_side(text_lang: str | None, test_langs: tuple[str | None, str | None]) -> str:
     """The side of a test set a text corpus in `text_lang` is compared with: the references when
     it is in the test set's target language, the sources in its source language, else both."""

@@ -9,6 +9,7 @@ from typing import Any
 import duckdb
 
 from warehouse.errors import UsageError
+from warehouse.exposure.config import binned_side
 from warehouse.store.corpora import get_corpus
 from warehouse.store.settings import read_settings
 
@@ -223,7 +224,7 @@ def lens_comparison(con: duckdb.DuckDBPyConnection, audit_id: str) -> dict[str, 
     if lenses is None or lenses[0] < 2:
         return None
     # Column names of the view, chosen from two fixed prefixes (no user value is pasted).
-    side = "target" if lenses[1] == "target" else "source"
+    side = binned_side(lenses[1])
     found = con.execute(
         "SELECT any_value(jaccard_audit_id), any_value(containment_audit_id), "
         "any_value(substring_audit_id), any_value(minhash_audit_id), count(*), "

@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from warehouse.exposure.config import binned_side
 from warehouse.html.charts import BIN_ORDER, chart_block
 from warehouse.html.layout import Assets, Script, page
 from warehouse.html.markup import (
@@ -172,7 +173,7 @@ def _exposure(doc: dict[str, Any], histogram: list[dict[str, Any]]) -> str:
     ]
     columns = ["side", "mean", "median", "p95", "max", "exact", *[f">= {t}" for t in thresholds]]
     leak = ", ".join(f"@{t} {fmt_share(v)}" for t, v in exposure["pair_leak"].items())
-    by = "target" if exposure.get("side") == "target" else "source"
+    by = binned_side(exposure.get("side"))
     return (
         f'<p class="note">Exposure of the test set to training corpus '
         f"<b>{esc(exposure['train_corpus'])}</b> ({esc(exposure['train_rule'] or '')}). "
@@ -223,7 +224,7 @@ def _bins(doc: dict[str, Any]) -> str:
         return _empty(NO_AUDIT.format(test_set=doc["run"]["test_set"]))
     g = doc["gengap"] or {}
     order = {b: i for i, b in enumerate(BIN_ORDER)}
-    by = "target" if doc["exposure"].get("side") == "target" else "source"
+    by = binned_side(doc["exposure"].get("side"))
     rows = [
         [
             b["bin"],

@@ -8,6 +8,7 @@ from typing import Any
 
 from warehouse.analysis.compare import Comparison
 from warehouse.analysis.replicates import ReplicateGroup
+from warehouse.exposure.config import binned_side
 from warehouse.exposure.summary import AuditResult
 from warehouse.html.charts import BIN_ORDER, chart_block
 from warehouse.html.layout import Assets, page
@@ -250,7 +251,7 @@ def _audit_section(
         ],
         numeric=tuple(range(1, 10)),
     )
-    by = "target" if audit.side == "target" else "source"
+    by = binned_side(audit.side)
     bins = table(
         ["bin", "n", "share", f"mean {by} exposure"],
         [
