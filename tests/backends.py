@@ -27,6 +27,11 @@ from warehouse.store.connection import close_connection, connect
 PG_DSN_ENV = "TAME_WH_TEST_PG_DSN"
 S3_ENDPOINT_ENV = "TAME_WH_TEST_S3_ENDPOINT"
 BACKENDS = ("local", "lake-dir", "lake-s3")
+LAKES = BACKENDS[1:]
+# A behaviour that does not depend on the kind of data path runs on one lake, S3 (a shared lake's
+# kind): the `warehouse` and `lake` fixtures. A test of what a command creates, reads or refuses
+# on the data path itself parametrizes them with BACKENDS or LAKES (`indirect=True`).
+ONE_LAKE = ("lake-s3",)
 
 
 def require_service(variable: str, what: str) -> str:
@@ -269,33 +274,33 @@ def _drop_templates() -> Iterator[None]:
     TEMPLATES.drop()
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=BACKENDS[:1] + ONE_LAKE)
 def warehouse(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Warehouse]:
-    """An empty warehouse (its schema created, no data), on each backend in turn."""
+    """An empty warehouse (its schema created, no data): a file, then a lake (ONE_LAKE)."""
     yield from make_warehouse(request.param, tmp_path, monkeypatch, empty=True)
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=BACKENDS[:1] + ONE_LAKE)
 def new_warehouse(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Warehouse]:
-    """A warehouse that does not exist yet, on each backend in turn."""
+    """A warehouse that does not exist yet: a file, then a lake (ONE_LAKE)."""
     yield from make_warehouse(request.param, tmp_path, monkeypatch)
 
 
-@pytest.fixture(params=BACKENDS[1:])
+@pytest.fixture(params=ONE_LAKE)
 def lake(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Warehouse]:
-    """An empty lake (its schema created, no data): a directory data path, then an S3 one."""
+    """An empty lake (its schema created, no data), on S3 (LAKES: a directory, then S3)."""
     yield from make_warehouse(request.param, tmp_path, monkeypatch, empty=True)
 
 
-@pytest.fixture(params=BACKENDS[1:])
+@pytest.fixture(params=ONE_LAKE)
 def new_lake(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Warehouse]:
-    """A lake that does not exist yet: a directory data path, then an S3 one."""
+    """A lake that does not exist yet, on S3 (LAKES: a directory, then S3)."""
     yield from make_warehouse(request.param, tmp_path, monkeypatch)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,12 @@ from tests.backends import (  # noqa: F401 (fixtures: every backend or lakes onl
     warehouse,
 )
 from warehouse.cli.main import main
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One Vega bundle cache for every test process and child (not the user's own cache)."""
+    shared = Path(tempfile.gettempdir()) / f"tame-wh-test-cache-{os.getuid()}"
+    os.environ.setdefault("TAME_WH_CACHE_DIR", str(shared))
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

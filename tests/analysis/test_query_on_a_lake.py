@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from tests.backends import S3_ENDPOINT_ENV, Warehouse
+from tests.backends import LAKES, S3_ENDPOINT_ENV, Warehouse
 from warehouse.analysis.query import (
     _LAKE_CONFIG,
     QueryLimits,
@@ -65,6 +65,7 @@ def no_data_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(DATA_PATH_ENV_VAR, raising=False)
 
 
+@pytest.mark.parametrize("lake", LAKES, indirect=True)  # the data path matters
 def test_query_reads_a_lake_with_the_data_path_its_catalog_records(lake, no_data_path):
     assert lake.run("demo", "--json").exit_code == 0
     board = _cli(lake.db, "query", "FROM leaderboard", "--json")
@@ -101,6 +102,7 @@ def _listed_by_ducklake(lake: Warehouse, snapshot: int) -> set[str]:
         close_connection(con)
 
 
+@pytest.mark.parametrize("lake", LAKES, indirect=True)  # the data path matters
 def test_the_pinned_files_are_the_files_ducklake_lists_for_that_snapshot(lake):
     assert lake.run("demo", "--json").exit_code == 0
     first = pin_snapshot(lake.address)
@@ -163,6 +165,7 @@ def _planted(lake: Warehouse, tmp_path: Path) -> list[str]:
     ]
 
 
+@pytest.mark.parametrize("lake", LAKES, indirect=True)  # the data path matters
 def test_no_statement_reads_a_planted_file(lake, tmp_path, monkeypatch, no_data_path):
     assert lake.run("demo", "--json").exit_code == 0
     monkeypatch.chdir(tmp_path)
@@ -191,6 +194,7 @@ def test_no_statement_reads_a_planted_file(lake, tmp_path, monkeypatch, no_data_
             assert MARKER not in result.output, sql
 
 
+@pytest.mark.parametrize("lake", LAKES, indirect=True)  # the data path matters
 def test_the_locked_down_connection_opens_no_planted_file_even_unvetted(
     lake, tmp_path, monkeypatch
 ):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.backends import Warehouse
+from tests.backends import BACKENDS, Warehouse
 from tests.conftest import VOCABULARY
 from warehouse.cli.main import main
 from warehouse.store.connection import close_connection, connect
@@ -83,6 +83,7 @@ def _constraints_hold(wh: Warehouse) -> None:
         close_connection(con)
 
 
+@pytest.mark.parametrize("new_warehouse", BACKENDS, indirect=True)  # the data path matters
 def test_init_creates_then_is_up_to_date(new_warehouse):
     _ok(new_warehouse.run("init"), "created warehouse", "schema version")
     again = json.loads(_ok(new_warehouse.run("init", "--json")))
@@ -177,6 +178,7 @@ def test_replacing_a_test_set_removes_its_runs_and_audits(warehouse, texts):
     _constraints_hold(warehouse)
 
 
+@pytest.mark.parametrize("warehouse", BACKENDS, indirect=True)  # the data path matters
 def test_demo_and_doctor(warehouse):
     _ok(warehouse.run("demo"), "leaderboard")
     _ok(warehouse.run("demo"), "already")
@@ -201,6 +203,7 @@ def test_demo_and_doctor(warehouse):
         assert wh["backend"] == "duckdb-file"
 
 
+@pytest.mark.parametrize("warehouse", BACKENDS, indirect=True)  # the data path matters
 def test_query_stays_read_only_and_fenced(warehouse, tmp_path):
     _ok(warehouse.run("demo", "--json"))
     for sql in (

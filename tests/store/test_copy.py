@@ -16,7 +16,7 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from tests.backends import Warehouse
+from tests.backends import LAKES, Warehouse
 from tests.ingest.lake_workers import PARTIAL_RUNS
 from warehouse.cli.main import main
 from warehouse.store import copy as copy_module
@@ -98,6 +98,7 @@ def _inlined_rows(lake: Warehouse) -> int:
         close_connection(con)
 
 
+@pytest.mark.parametrize("lake", LAKES, indirect=True)  # the data path matters
 def test_maintain_flushes_inlined_rows_compacts_and_expires_history_but_keeps_the_data(lake):
     assert lake.run("demo", "--json").exit_code == 0
     # The demo's runs are small: their rows sit in the catalog, not in Parquet files.

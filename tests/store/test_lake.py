@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.backends import (
+    LAKES,
     PG_DSN_ENV,
     Warehouse,
     drop_catalog_database,
@@ -189,6 +190,7 @@ def test_a_new_lake_gives_every_table_statistics_and_keeps_no_placeholder_row(la
     assert lake_rows == local_rows
 
 
+@pytest.mark.parametrize("lake", LAKES, indirect=True)  # the data path matters
 def test_an_existing_lake_needs_no_data_path_and_a_wrong_one_writes_nothing(lake, tmp_path):
     assert lake.run("init").exit_code == 0
     without = CliRunner().invoke(main, ["--db", lake.db, "runs", "list", "--json"])
@@ -201,12 +203,14 @@ def test_an_existing_lake_needs_no_data_path_and_a_wrong_one_writes_nothing(lake
     assert lake.sql("SELECT count(*) FROM ducklake_snapshots('tame')") == snapshots
 
 
+@pytest.mark.parametrize("new_lake", LAKES, indirect=True)  # the data path matters
 def test_a_new_lake_needs_a_data_path(new_lake):
     line = _one_line_exit_2(CliRunner().invoke(main, ["--db", new_lake.db, "init"]))
     assert "needs --data-path" in line
     assert _catalog_tables(new_lake) == 0
 
 
+@pytest.mark.parametrize("new_lake", LAKES, indirect=True)  # the data path matters
 def test_readers_of_a_catalog_without_a_lake_create_nothing(new_lake):
     for command in (("runs", "list"), ("leaderboard",), ("query", "SELECT 1"), ("report", "x")):
         line = _one_line_exit_2(new_lake.run(*command))
@@ -280,6 +284,7 @@ def test_a_missing_bucket_is_one_line_exit_2_and_writes_nothing(tmp_path, monkey
         setup.close()
 
 
+@pytest.mark.parametrize("lake", LAKES, indirect=True)  # the data path matters
 def test_a_lake_written_by_a_newer_tame_wh_is_refused_and_left_alone(lake):
     assert lake.run("init").exit_code == 0
     from warehouse.store.schema import writing

@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from tests.backends import BACKENDS, make_warehouse
+from tests.backends import BACKENDS, LAKES, make_warehouse
 from warehouse.errors import SchemaError
 from warehouse.ingest.runs import PreparedRun
 from warehouse.store import lake as lake_module
@@ -236,6 +236,7 @@ def test_a_lake_ingest_attaches_once_and_scores_while_others_may_write(lake, tmp
     assert lake.sql("SELECT count(*) FROM hypotheses") == [(12,)]
 
 
+@pytest.mark.parametrize("new_lake", LAKES, indirect=True)  # the data path matters
 def test_a_staged_write_creates_nothing_until_it_writes(new_lake, tmp_path):
     with staged_write(new_lake.address) as stage:
         assert stage.look is None

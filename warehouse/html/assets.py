@@ -1,13 +1,18 @@
 """What pages load besides their own markup: the Vega bundle, the page script and style sheet.
 
 The Vega, Vega-Lite and vega-embed JavaScript comes from vl-convert-python's bundle (no CDN):
-inlined into a report file, written once under a dashboard's `assets/`.
+inlined into a report file, written once under a dashboard's `assets/`. Bundling takes seconds,
+so the bundle is kept in the user's cache directory, named for its header (BUNDLE_CACHE_ENV).
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import tempfile
 from functools import cache
 from importlib import metadata, resources
+from pathlib import Path
 
 import altair as alt
 import vl_convert
@@ -33,14 +38,65 @@ def vega_bundle_header() -> str:
     )
 
 
+# Where the bundle is cached: this directory when set, else $XDG_CACHE_HOME/tame-wh, else
+# ~/.cache/tame-wh. An empty value turns the cache off.
+BUNDLE_CACHE_ENV = "TAME_WH_CACHE_DIR"
+
+
 @cache
 def vega_bundle() -> str:
     """vega-embed, Vega-Lite and Vega as one classic script, starting with its header."""
+    header = vega_bundle_header()
+    cached = _bundle_cache_file(header)
+    if cached is not None:
+        try:
+            text = cached.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        if text.startswith(header) and text.endswith(_BUNDLE_END):
+            return text
     # Defines `window.vegaEmbed`, for the Vega-Lite version altair writes.
     script = vl_convert.javascript_bundle(_GLOBALS, vl_version=_vegalite_version())
     if "</script" in script.lower():  # would end an inline element early
         script = script.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT")
-    return vega_bundle_header() + script
+    bundle = header + script + _BUNDLE_END
+    if cached is not None:
+        _write_quietly(cached, bundle)
+    return bundle
+
+
+# The bundle's last line: a cached file without it was cut short.
+_BUNDLE_END = "\n/* end of the tame-wh Vega bundle */\n"
+
+
+def _bundle_cache_file(header: str) -> Path | None:
+    """The cache file of the bundle that `header` names, or None when the cache is off."""
+    configured = os.environ.get(BUNDLE_CACHE_ENV)
+    if configured is not None:
+        if not configured:
+            return None
+        root = Path(configured)
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        root = Path(base) / "tame-wh"
+    digest = hashlib.sha256(header.encode("utf-8")).hexdigest()[:16]
+    return root / f"vega-bundle-{digest}.js"
+
+
+def _write_quietly(path: Path, text: str) -> None:
+    """Write `path` whole (a temporary file renamed over it), or not at all: a cache that
+    cannot be written (read-only home, full disk) only costs the next process the bundling."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(prefix=".vega-", dir=path.parent)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except OSError:
+        Path(temporary).unlink(missing_ok=True)
 
 
 def _package_version(name: str) -> str:
