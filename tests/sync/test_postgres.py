@@ -437,8 +437,12 @@ def test_per_bin_intervals_reach_run_bins(pg_dsn, demo, run_cli):
             "delta_chrf_ci_upper FROM run_bins"
         ).fetchall()
     assert rows
+    docs = {
+        fingerprint: json.loads(run_cli("report", run_id, "--json", db=demo).stdout)
+        for fingerprint, run_id in fingerprints.items()
+    }  # one report per run, its bins read below
     for fingerprint, bin_name, chrf_lo, chrf_hi, bleu_lo, delta_hi in rows:
-        doc = json.loads(run_cli("report", fingerprints[fingerprint], "--json", db=demo).stdout)
+        doc = docs[fingerprint]
         if bin_name == "all":
             assert (chrf_lo, chrf_hi, bleu_lo, delta_hi) == (None, None, None, None)
             continue
