@@ -568,34 +568,32 @@ def sync_direct(
     cannot be sent are skipped and listed in the report; the others are sent."""
     started = time.perf_counter()
     target = target_label(dsn)
-    found = collect_payloads(con)
-    pending = pending_payloads(con, target, found.payloads, full=full)
-    report = SyncReport(
-        target,
-        "postgres",
-        len(found.payloads) + len(found.skipped),
-        len(pending),
-        sum(len(p.bins) for p in pending),
-        len(found.payloads) - len(pending),
-        dry_run,
-        warnings=found.warnings,
-        skipped=list(found.skipped),
-    )
-    if dry_run:
-        report.seconds = time.perf_counter() - started
-        return report
-    # Connected even when nothing changed: wrong credentials or an unmigrated target are told
-    # now, not on the day a run changes.
-    conn = connect_pg(dsn, autocommit=True)  # the explicit transactions below are the only ones
+    # Connected first, even when nothing changed: wrong credentials or an unmigrated target are
+    # told at once (not after the runs are read, and not on the day a run changes).
+    conn = None if dry_run else connect_pg(dsn, autocommit=True)
     sent: list[RunPayload] = []
     try:
-        _require_migrations(conn, target)
-        if not pending:
+        if conn is not None:
+            _require_migrations(conn, target)
+        found = collect_payloads(con)
+        pending = pending_payloads(con, target, found.payloads, full=full)
+        report = SyncReport(
+            target,
+            "postgres",
+            len(found.payloads) + len(found.skipped),
+            len(pending),
+            sum(len(p.bins) for p in pending),
+            len(found.payloads) - len(pending),
+            dry_run,
+            warnings=found.warnings,
+            skipped=list(found.skipped),
+        )
+        if conn is None or not pending:
             report.seconds = time.perf_counter() - started
             return report
         try:
             try:
-                with conn.transaction():
+                with conn.transaction():  # the only transaction: the connection autocommits
                     send_direct(conn, pending)
                 sent = list(pending)
             except (psycopg.errors.DataError, psycopg.errors.IntegrityError):
@@ -609,7 +607,8 @@ def sync_direct(
                 f"sync to {target} failed and was rolled back: {redact_dsn(message, dsn)}"
             ) from None
     finally:
-        conn.close()
+        if conn is not None:
+            conn.close()
     report.sent_runs = len(sent)
     report.sent_bins = sum(len(p.bins) for p in sent)
     if sent:
