@@ -9,6 +9,7 @@ import subprocess
 import sys
 import uuid
 
+import duckdb
 import psycopg
 import pytest
 from click.testing import CliRunner
@@ -28,7 +29,7 @@ from warehouse.store import lake as lake_module
 from warehouse.store.address import LakeAddress, parse_address
 from warehouse.store.connection import close_connection, connect
 from warehouse.store.lake import parse_as_of, s3_settings
-from warehouse.store.lake_dialect import enforced_constraints, lake_schema_files
+from warehouse.store.lake_dialect import enforced_constraints, lake_schema_files, violations
 
 # --- Addresses (no services needed) -----------------------------------------------------------
 
@@ -131,6 +132,24 @@ def test_the_lake_dialect_drops_every_constraint_and_keeps_them_as_checks():
     )
     assert "exposures check (bin IN ('source_exact', 'near', 'medium', 'far'))" not in described
     assert not any(c.table.endswith(("_v12", "_v20")) for c in enforced_constraints())
+
+
+def test_violations_counts_each_broken_key_and_check_and_skips_missing_tables():
+    # The lake's tables carry no constraints; here, tables made as a lake makes them.
+    con = duckdb.connect(":memory:")
+    con.execute("CREATE TABLE corpora (corpus_id VARCHAR, name VARCHAR, role VARCHAR, "
+                "n_segments INTEGER, n_refs INTEGER)")  # fmt: skip
+    assert violations(con) == []
+    con.execute(
+        "INSERT INTO corpora VALUES ('a', 'x', 'train', 1, 1), ('b', 'x', 'test', 0, 1), "
+        "('c', 'y', 'other', 2, 1), ('c', 'z', 'test', 2, 1)"
+    )
+    assert sorted(violations(con)) == [
+        "corpora (corpus_id) unique: 1 violation(s)",
+        "corpora (name) unique: 1 violation(s)",
+        "corpora check (n_segments > 0): 1 violation(s)",
+        "corpora check (role IN ('train', 'test')): 1 violation(s)",
+    ]
 
 
 # --- Against the catalog and the storage ------------------------------------------------------
