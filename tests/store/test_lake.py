@@ -351,7 +351,7 @@ def test_address_values_that_can_carry_secrets_are_shown_redacted(new_lake, tmp_
     )
     outputs = []
     for args in (
-        ["--data-path", new_lake.data_path, "demo"],
+        ["--data-path", new_lake.data_path, "init"],
         ["doctor"],
         ["doctor", "--json"],
         ["report", "no-such-run"],
