@@ -357,6 +357,25 @@ def test_card_columns_exist_in_the_migrated_table(pg_dsn):
     assert set(CARD_COLUMNS) <= columns
 
 
+def test_sync_tells_of_an_unreachable_or_unmigrated_target_before_reading_any_run(
+    pg_dsn, demo_db, monkeypatch
+):
+    from warehouse.sync import postgres as sync_module
+
+    def never(_con):
+        raise AssertionError("the runs were read before the target was checked")
+
+    monkeypatch.setattr(sync_module, "collect_payloads", never)
+    con = open_warehouse(demo_db)
+    try:
+        with pytest.raises(RemoteError, match=r"cannot connect|connection"):
+            sync_direct(con, "host=127.0.0.1 port=1 dbname=x user=nobody connect_timeout=2")
+        with pytest.raises(UsageError, match=r"lacks migrations"):
+            sync_direct(con, pg_dsn)  # a database `migrate` has not prepared
+    finally:
+        con.close()
+
+
 def test_sync_checks_its_credentials_even_when_nothing_changed(pg_dsn, run_cli, demo_db):
     import uuid
 

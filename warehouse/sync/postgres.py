@@ -454,6 +454,27 @@ class SyncReport:
         return out
 
 
+def plan_sync(
+    con: duckdb.DuckDBPyConnection, target: str, transport: str, *, full: bool, dry_run: bool
+) -> tuple[SyncReport, list[RunPayload]]:
+    """The runs a sync to `target` sends (every run with `full`, else the new and changed
+    ones), and the sync's report counting them as sent."""
+    found = collect_payloads(con)
+    pending = pending_payloads(con, target, found.payloads, full=full)
+    report = SyncReport(
+        target,
+        transport,
+        len(found.payloads) + len(found.skipped),
+        len(pending),
+        sum(len(p.bins) for p in pending),
+        len(found.payloads) - len(pending),
+        dry_run,
+        warnings=found.warnings,
+        skipped=list(found.skipped),
+    )
+    return report, pending
+
+
 def _require_migrations(conn: psycopg.Connection, target: str) -> None:
     """Refuse targets that lack some of this version's migrations."""
     try:
@@ -575,19 +596,7 @@ def sync_direct(
     try:
         if conn is not None:
             _require_migrations(conn, target)
-        found = collect_payloads(con)
-        pending = pending_payloads(con, target, found.payloads, full=full)
-        report = SyncReport(
-            target,
-            "postgres",
-            len(found.payloads) + len(found.skipped),
-            len(pending),
-            sum(len(p.bins) for p in pending),
-            len(found.payloads) - len(pending),
-            dry_run,
-            warnings=found.warnings,
-            skipped=list(found.skipped),
-        )
+        report, pending = plan_sync(con, target, "postgres", full=full, dry_run=dry_run)
         if conn is None or not pending:
             report.seconds = time.perf_counter() - started
             return report

@@ -16,13 +16,7 @@ from postgrest.exceptions import APIError
 
 from warehouse.errors import RemoteError, UsageError
 from warehouse.sync.dsn import redact, url_label, url_secrets
-from warehouse.sync.postgres import (
-    RunPayload,
-    SyncReport,
-    collect_payloads,
-    pending_payloads,
-    record_synced,
-)
+from warehouse.sync.postgres import RunPayload, SyncReport, plan_sync, record_synced
 
 KEY_ENV_VAR = "SUPABASE_SERVICE_ROLE_KEY"
 MAX_ROWS = 500
@@ -176,23 +170,10 @@ def sync_rest(
     check_url(url)
     target = f"rest:{url_label(url).rstrip('/')}"
     secrets = [key, *url_secrets(url)]
-    found = collect_payloads(con)
-    pending = pending_payloads(con, target, found.payloads, full=full)
-    report = SyncReport(
-        target,
-        "supabase-rest",
-        len(found.payloads) + len(found.skipped),
-        0,
-        0,
-        len(found.payloads) - len(pending),
-        dry_run,
-        warnings=found.warnings,
-        skipped=list(found.skipped),
-    )
+    report, pending = plan_sync(con, target, "supabase-rest", full=full, dry_run=dry_run)
     if dry_run:
-        report.sent_runs = len(pending)
-        report.sent_bins = sum(len(p.bins) for p in pending)
         return report
+    report.sent_runs = report.sent_bins = 0  # counted batch by batch below
     if not pending:
         return report
     recorder = _StatusRecorder()
