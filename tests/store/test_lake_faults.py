@@ -406,17 +406,17 @@ def _strike(
     return args, first
 
 
+FAULTS = ("stop", "restart")
+
+
 def _catalog_faults() -> list[tuple[str, str, str]]:
     """(lake kind, case, fault): the catalog stopped or restarted at each point, the two faults
     taking turns down the list of cases; on S3 each case gets the fault it did not get on the
     directory lake, so that those cases meet both."""
-    on_dir = [("lake-dir", case, FAULTS[k % 2]) for k, case in enumerate(CASES)]
-    turn = {case: fault for _, case, fault in on_dir}
-    on_s3 = [("lake-s3", case, FAULTS[1 - FAULTS.index(turn[case])]) for case in S3_CATALOG_CASES]
-    return on_dir + on_s3
-
-
-FAULTS = ("stop", "restart")
+    order = list(CASES)
+    return [("lake-dir", case, FAULTS[k % 2]) for k, case in enumerate(order)] + [
+        ("lake-s3", case, FAULTS[(order.index(case) + 1) % 2]) for case in S3_CATALOG_CASES
+    ]
 
 
 @pytest.mark.parametrize(("faulty", "case", "fault"), _catalog_faults(), indirect=["faulty"])

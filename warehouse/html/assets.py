@@ -7,15 +7,18 @@ so the bundle is kept in the user's cache directory, named for its header (BUNDL
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-import tempfile
 from functools import cache
 from importlib import metadata, resources
 from pathlib import Path
 
 import altair as alt
 import vl_convert
+
+from warehouse.errors import UsageError
+from warehouse.html.files import write_if_changed
 
 # The bundle's entry point: the three libraries as globals of the page.
 _GLOBALS = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
@@ -41,6 +44,8 @@ def vega_bundle_header() -> str:
 # Where the bundle is cached: this directory when set, else $XDG_CACHE_HOME/tame-wh, else
 # ~/.cache/tame-wh. An empty value turns the cache off.
 BUNDLE_CACHE_ENV = "TAME_WH_CACHE_DIR"
+# The bundle's last line: a cached file without it was cut short (or is still being written).
+_BUNDLE_END = "\n/* end of the tame-wh Vega bundle */\n"
 
 
 @cache
@@ -61,12 +66,11 @@ def vega_bundle() -> str:
         script = script.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT")
     bundle = header + script + _BUNDLE_END
     if cached is not None:
-        _write_quietly(cached, bundle)
+        # A cache that cannot be written (read-only home, full disk) only costs the next
+        # process the bundling.
+        with contextlib.suppress(UsageError):
+            write_if_changed(cached, bundle.encode("utf-8"))
     return bundle
-
-
-# The bundle's last line: a cached file without it was cut short.
-_BUNDLE_END = "\n/* end of the tame-wh Vega bundle */\n"
 
 
 def _bundle_cache_file(header: str) -> Path | None:
@@ -81,22 +85,6 @@ def _bundle_cache_file(header: str) -> Path | None:
         root = Path(base) / "tame-wh"
     digest = hashlib.sha256(header.encode("utf-8")).hexdigest()[:16]
     return root / f"vega-bundle-{digest}.js"
-
-
-def _write_quietly(path: Path, text: str) -> None:
-    """Write `path` whole (a temporary file renamed over it), or not at all: a cache that
-    cannot be written (read-only home, full disk) only costs the next process the bundling."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=".vega-", dir=path.parent)
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except OSError:
-        Path(temporary).unlink(missing_ok=True)
 
 
 def _package_version(name: str) -> str:
