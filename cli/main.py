@@ -6,6 +6,7 @@ import gc
 import importlib
 import os
 import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import Any, NoReturn
@@ -386,10 +387,18 @@ def main(
         watch_lake(ctx, address)
 
 
+# Held by the first watchdog that stops the command, so that only one says why.
+_STOPPING = threading.Lock()
+
+
 def watch_lake(ctx: click.Context, address: LakeAddress) -> None:
     """Bound the command's waits on a lake's services: when the catalog or the object store has
     not answered for $TAME_WH_LAKE_TIMEOUT seconds, say so in one line and end the process with
     exit 4 (its PostgreSQL sessions end with it, so nothing uncommitted is kept)."""
+    watched: set[LakeAddress] = ctx.find_root().meta.setdefault("tame_wh.watched_lakes", set())
+    if address in watched:
+        return
+    watched.add(address)
     try:
         timeout = lake_timeout()
     except WarehouseError as exc:
@@ -397,6 +406,9 @@ def watch_lake(ctx: click.Context, address: LakeAddress) -> None:
         ctx.exit(exc.exit_code)
 
     def stop(message: str) -> None:
+        # Two lakes (copy's source and destination) may both go silent: one line, one exit.
+        if not _STOPPING.acquire(blocking=False):
+            return
         click.echo(f"error: {message}", err=True)
         sys.stderr.flush()
         sys.stdout.flush()

@@ -1,4 +1,5 @@
-"""The `tame-wh` group: its command list is written without importing the commands."""
+"""The `tame-wh` group: its command list is written without importing the commands; global options
+anywhere on the line; one watchdog line when lakes go silent."""
 
 from __future__ import annotations
 
@@ -81,3 +82,35 @@ def test_a_commands_own_option_and_text_after_a_double_dash_stay(tmp_path):
         "leaderboard", "--testset", "--wide",
     ]  # fmt: skip
     assert _hoist_global_options(main, ctx, ["leaderboard", "--help"]) == ["leaderboard", "--help"]
+
+
+def test_a_command_watching_two_silent_lakes_stops_with_one_line(tmp_path):
+    import os
+    import socket
+    import time
+
+    # Two paused catalogs: the kernel accepts their connections and nobody ever answers.
+    servers = [socket.socket() for _ in range(2)]
+    try:
+        for server in servers:
+            server.bind(("127.0.0.1", 0))
+            server.listen(8)
+        a, b = (
+            f"ducklake:postgres:host=127.0.0.1 port={s.getsockname()[1]} dbname=silent"
+            for s in servers
+        )
+        env = {**os.environ, "TAME_WH_LAKE_TIMEOUT": "1"}
+        env.pop("TAME_WH_DB", None)
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "warehouse.cli", "--db", a, "copy", "--from", a, "--to", b],
+            capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path,
+        )  # fmt: skip
+        took = time.monotonic() - started
+    finally:
+        for server in servers:
+            server.close()
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert done.returncode == 4, done.stderr
+    assert len(errors) == 1 and "has not answered for 1 s" in errors[0], done.stderr
+    assert took < 30
