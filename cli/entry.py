@@ -6,6 +6,7 @@ import gc
 import importlib.abc
 import os
 import sys
+from types import FrameType
 from typing import NoReturn
 
 
@@ -56,7 +57,7 @@ class _NoPandasForDuckDB(importlib.abc.MetaPathFinder):
         """Raise ModuleNotFoundError for pandas asked for by DuckDB; defer everything else."""
         if name != "pandas":
             return None
-        frame = sys._getframe(1)
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
             frame = frame.f_back
         # C++ leaves no frame of its own: DuckDB's import shows as one from the line that called
