@@ -14,8 +14,11 @@ from scipy.stats import kendalltau, pearsonr
 from warehouse.stats.agreement import (
     acc_eq,
     kendall_tau_b,
+    kendall_tau_b_rows,
     pairwise_accuracy,
+    pairwise_accuracy_rows,
     pearson,
+    pearson_rows,
     tie_calibrated_acc_eq,
 )
 
@@ -53,6 +56,27 @@ def test_pearson_and_kendall_equal_scipy_with_and_without_ties(seed, n):
     assert (math.isnan(got) and math.isnan(expected)) or got == pytest.approx(expected, abs=1e-12)
     if n > 2 and np.std(x) > 0 and np.std(y) > 0:
         assert pearson(x, y) == pytest.approx(pearsonr(x, y).statistic, abs=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 12, 40])
+def test_the_row_versions_equal_the_statistics_row_by_row(n):
+    rng = np.random.default_rng(n)
+    x = rng.integers(0, 4, (300, n)).astype(float)  # many ties, some constant rows
+    y = np.where(rng.random((300, n)) < 0.5, x, rng.normal(size=(300, n)))
+    x[0], y[1] = 7.0, 3.0  # a constant side in the first two rows
+    for rows, one, exact in (
+        (kendall_tau_b_rows, kendall_tau_b, True),
+        (pairwise_accuracy_rows, pairwise_accuracy, True),
+        (pearson_rows, pearson, False),
+    ):
+        got, expected = rows(x, y), np.array([one(a, b) for a, b in zip(x, y, strict=True)])
+        assert got.shape == (300,)
+        assert np.array_equal(np.isnan(got), np.isnan(expected)), rows.__name__
+        finite = ~np.isnan(expected)
+        if exact:  # counts of pairs: the same integers, divided the same way
+            assert np.array_equal(got[finite], expected[finite]), rows.__name__
+        else:
+            np.testing.assert_allclose(got[finite], expected[finite], rtol=0, atol=1e-12)
 
 
 def test_constant_sides_give_nan_not_an_error():

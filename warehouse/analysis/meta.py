@@ -17,8 +17,11 @@ from warehouse.metrics.registry import BLEU, CHRF, CHRF_ONLY, TER, higher_is_bet
 from warehouse.metrics.scores import bleu_scores, chrf_from_stats, chrf_scores, ter_scores
 from warehouse.stats.agreement import (
     kendall_tau_b,
+    kendall_tau_b_rows,
     pairwise_accuracy,
+    pairwise_accuracy_rows,
     pearson,
+    pearson_rows,
     tie_calibrated_acc_eq,
 )
 from warehouse.stats.arrays import RunArrays, load_run_arrays
@@ -232,14 +235,15 @@ def _system_rows(
     """Pearson, Kendall and pairwise accuracy of system scores, with percentile intervals when
     resamples are given (rows: resamples, columns: systems)."""
     out = []
-    for statistic, fn in (("pearson", pearson), ("kendall", kendall_tau_b),
-                          ("pairwise_accuracy", pairwise_accuracy)):  # fmt: skip
+    for statistic, fn, by_row in (
+        ("pearson", pearson, pearson_rows),
+        ("kendall", kendall_tau_b, kendall_tau_b_rows),
+        ("pairwise_accuracy", pairwise_accuracy, pairwise_accuracy_rows),
+    ):
         value = fn(scores, human)
         low = high = None
         if resampled_metric is not None and resampled_human is not None:
-            samples = np.array(
-                [fn(m, h) for m, h in zip(resampled_metric, resampled_human, strict=True)]
-            )
+            samples = by_row(resampled_metric, resampled_human)
             interval = percentile_interval(samples[np.isfinite(samples)], alpha)
             if interval is not None:
                 low, high = interval

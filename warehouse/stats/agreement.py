@@ -20,9 +20,15 @@ def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) ->
 
 
 def _tied_pairs(*columns: np.ndarray) -> int:
-    """Pairs equal in every column."""
-    _values, counts = np.unique(np.column_stack(columns), axis=0, return_counts=True)
-    return int((counts * (counts - 1) // 2).sum())
+    """Pairs equal in every column (the columns sorted together, lexicographically)."""
+    n = columns[0].size
+    if n < 2:
+        return 0
+    changes = np.zeros(n - 1, dtype=bool)
+    for column in columns:
+        changes |= column[1:] != column[:-1]
+    runs = np.diff(np.r_[0, np.flatnonzero(changes) + 1, n])
+    return int((runs * (runs - 1) // 2).sum())
 
 
 def _inversions(ranks: np.ndarray) -> int:
@@ -53,7 +59,8 @@ def kendall_tau_b(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarr
     order = np.lexsort((b, a))  # by x, then y: pairs tied in x are never inversions
     _values, y_ranks = np.unique(b[order], return_inverse=True)
     pairs = n * (n - 1) // 2
-    tied_x, tied_y, tied_both = _tied_pairs(a), _tied_pairs(b), _tied_pairs(a, b)
+    tied_x, tied_both = _tied_pairs(a[order]), _tied_pairs(a[order], b[order])
+    tied_y = _tied_pairs(np.sort(b))
     difference = pairs - tied_x - tied_y + tied_both - 2 * _inversions(y_ranks)
     denominator = np.sqrt(float(pairs - tied_x) * float(pairs - tied_y))
     return float(difference / denominator) if denominator > 0 else float("nan")
@@ -70,6 +77,47 @@ def pairwise_accuracy(
         return float("nan")
     i, j = np.triu_indices(n, k=1)
     return float((np.sign(m[i] - m[j]) == np.sign(h[i] - h[j])).mean())
+
+
+def _pair_signs(rows: np.ndarray) -> np.ndarray:
+    """sign(row[i] - row[j]) over every pair i < j of each row's items (rows by pairs)."""
+    i, j = np.triu_indices(rows.shape[1], k=1)
+    return np.sign(rows[:, i] - rows[:, j])
+
+
+def pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """`pearson` of each row of x with the same row of y (rows: samples, columns: items)."""
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if a.shape[1] < 2:
+        return np.full(a.shape[0], np.nan)
+    a = a - a.mean(axis=1, keepdims=True)
+    b = b - b.mean(axis=1, keepdims=True)
+    denominator = np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denominator > 0, (a * b).sum(axis=1) / denominator, np.nan)
+
+
+def kendall_tau_b_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """`kendall_tau_b` of each row of x with the same row of y, from every pair's signs (for the
+    few items of a system-level comparison)."""
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if a.shape[1] < 2:
+        return np.full(a.shape[0], np.nan)
+    sa, sb = _pair_signs(a), _pair_signs(b)
+    pairs = sa.shape[1]
+    difference = (sa * sb).sum(axis=1)  # concordant - discordant; ties add 0
+    tied_x, tied_y = (sa == 0).sum(axis=1), (sb == 0).sum(axis=1)
+    denominator = np.sqrt((pairs - tied_x).astype(np.float64) * (pairs - tied_y))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denominator > 0, difference / denominator, np.nan)
+
+
+def pairwise_accuracy_rows(metric: np.ndarray, human: np.ndarray) -> np.ndarray:
+    """`pairwise_accuracy` of each row of `metric` against the same row of `human`."""
+    m, h = np.asarray(metric, dtype=np.float64), np.asarray(human, dtype=np.float64)
+    if m.shape[1] < 2:
+        return np.full(m.shape[0], np.nan)
+    return (_pair_signs(m) == _pair_signs(h)).mean(axis=1)
 
 
 def _grouped_pairs(
