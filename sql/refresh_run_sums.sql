@@ -37,28 +37,35 @@ entries AS (
 )
 SELECT s.run_id, s.n_segments, coalesce(e.n_errors, 0), s.bleu_stats, s.chrf_stats, s.ter_stats,
        s.n_exact_evaluated, s.n_exact, s.length_ratio, coalesce(e.n_latencies, 0),
-       e.avg_latency, e.median_latency, e.p95_latency
+       e.avg_latency, e.median_latency, e.p95_latency,
+       bleu_score(s.bleu_stats), chrf_score(s.chrf_stats), ter_score(s.ter_stats)
 FROM stats s
 LEFT JOIN entries e USING (run_id);
 
 DELETE FROM run_bin_sums WHERE run_id IN (SELECT unnest($run_ids));
 
 INSERT INTO run_bin_sums
-SELECT
-    st.run_id,
-    e.audit_id,
-    coalesce(e.bin, 'all'),
-    count(*),
-    sum(e.source_exposure ORDER BY e.seg_idx),
-    sum(e.target_exposure ORDER BY e.seg_idx),
-    CAST(bleu_stats_sum(st.bleu_stats) AS BIGINT[]),
-    CAST(chrf_stats_sum(st.chrf_stats) AS BIGINT[]),
-    CASE WHEN count(tm.bleu_stats) > 0 THEN CAST(bleu_stats_sum(tm.bleu_stats) AS BIGINT[]) END,
-    CASE WHEN count(tm.chrf_stats) > 0 THEN CAST(chrf_stats_sum(tm.chrf_stats) AS BIGINT[]) END
-FROM query_table($segment_stats) st
-JOIN query_table($runs) r ON r.run_id = st.run_id
-JOIN audits a ON a.test_corpus_id = r.test_corpus_id
-JOIN exposures e ON e.audit_id = a.audit_id AND e.seg_idx = st.seg_idx
-LEFT JOIN tm_segment_stats tm ON tm.audit_id = e.audit_id AND tm.seg_idx = e.seg_idx
-WHERE st.run_id IN (SELECT unnest($run_ids))
-GROUP BY GROUPING SETS ((st.run_id, e.audit_id, e.bin), (st.run_id, e.audit_id));
+SELECT *, bleu_score(bleu_stats), chrf_score(chrf_stats), bleu_score(tm_bleu_stats),
+       chrf_score(tm_chrf_stats)
+FROM (
+    SELECT
+        st.run_id,
+        e.audit_id,
+        coalesce(e.bin, 'all'),
+        count(*),
+        sum(e.source_exposure ORDER BY e.seg_idx),
+        sum(e.target_exposure ORDER BY e.seg_idx),
+        CAST(bleu_stats_sum(st.bleu_stats) AS BIGINT[]) AS bleu_stats,
+        CAST(chrf_stats_sum(st.chrf_stats) AS BIGINT[]) AS chrf_stats,
+        CASE WHEN count(tm.bleu_stats) > 0
+             THEN CAST(bleu_stats_sum(tm.bleu_stats) AS BIGINT[]) END AS tm_bleu_stats,
+        CASE WHEN count(tm.chrf_stats) > 0
+             THEN CAST(chrf_stats_sum(tm.chrf_stats) AS BIGINT[]) END AS tm_chrf_stats
+    FROM query_table($segment_stats) st
+    JOIN query_table($runs) r ON r.run_id = st.run_id
+    JOIN audits a ON a.test_corpus_id = r.test_corpus_id
+    JOIN exposures e ON e.audit_id = a.audit_id AND e.seg_idx = st.seg_idx
+    LEFT JOIN tm_segment_stats tm ON tm.audit_id = e.audit_id AND tm.seg_idx = e.seg_idx
+    WHERE st.run_id IN (SELECT unnest($run_ids))
+    GROUP BY GROUPING SETS ((st.run_id, e.audit_id, e.bin), (st.run_id, e.audit_id))
+);

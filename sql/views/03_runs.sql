@@ -33,15 +33,15 @@ JOIN corpora c ON c.corpus_id = r.test_corpus_id
 LEFT JOIN run_sums s USING (run_id)
 LEFT JOIN run_rescores rs USING (run_id);
 
--- Corpus BLEU, chrF++, TER (sacrebleu scale 0-100), exact match rate and mean length ratio, from
--- the stored sums.
+-- Corpus BLEU, chrF++, TER (sacrebleu scale 0-100), exact match rate and mean length ratio, as
+-- stored with the sums (the score macros of the summed statistics, computed when they are written).
 CREATE OR REPLACE VIEW run_surface AS
 SELECT
     run_id,
     n_segments,
-    bleu_score(bleu_stats) AS bleu,
-    chrf_score(chrf_stats) AS chrf_plus_plus,
-    ter_score(ter_stats) AS ter,
+    bleu,
+    chrf_plus_plus,
+    ter,
     n_exact / nullif(n_exact_evaluated, 0) AS exact_match_rate,
     length_ratio
 FROM run_sums;

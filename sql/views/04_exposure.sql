@@ -94,12 +94,12 @@ SELECT
     coalesce(g.n_segments, 0) / p.total AS share,
     g.sum_source_exposure / g.n_segments AS mean_source_exposure,
     g.sum_target_exposure / g.n_segments AS mean_target_exposure,
-    bleu_score(g.bleu_stats) AS bleu,
-    chrf_score(g.chrf_stats) AS chrf_plus_plus,
-    bleu_score(g.tm_bleu_stats) AS tm_bleu,
-    chrf_score(g.tm_chrf_stats) AS tm_chrf_plus_plus,
-    bleu_score(g.bleu_stats) - bleu_score(g.tm_bleu_stats) AS delta_bleu,
-    chrf_score(g.chrf_stats) - chrf_score(g.tm_chrf_stats) AS delta_chrf_plus_plus
+    g.bleu,
+    g.chrf_plus_plus,
+    g.tm_bleu,
+    g.tm_chrf_plus_plus,
+    g.bleu - g.tm_bleu AS delta_bleu,
+    g.chrf_plus_plus - g.tm_chrf_plus_plus AS delta_chrf_plus_plus
 FROM pair_bins p
 LEFT JOIN run_bin_sums g
     ON g.run_id = p.run_id AND g.audit_id = p.audit_id AND g.bin = p.bin;

@@ -103,12 +103,48 @@ _VERSION_19 = {
 }
 
 
+# The score columns that version 21 added to the stored sums.
+_SCORES_21 = {
+    "run_sums": ("bleu", "chrf_plus_plus", "ter"),
+    "run_bin_sums": ("bleu", "chrf_plus_plus", "tm_bleu", "tm_chrf_plus_plus"),
+}
+
+
+def _back_to_version_20(con: duckdb.DuckDBPyConnection) -> None:
+    """The warehouse as version 20 left it: stored sums without their scores."""
+    for table, columns in _SCORES_21.items():
+        for column in columns:
+            con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    con.execute("DELETE FROM schema_version WHERE version = 21")
+
+
+def test_version_20_gains_the_stored_scores_equal_to_the_macros_to_the_bit(demo_db):
+    con = duckdb.connect(str(demo_db))
+    tables = ("run_sums", "run_bin_sums", "run_surface", "run_bins", "run_exposure")
+    before = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
+    scored = con.execute(
+        "SELECT count(*) FILTER (WHERE bleu = bleu_score(bleu_stats) AND chrf_plus_plus = "
+        "chrf_score(chrf_stats) AND tm_bleu IS NOT DISTINCT FROM bleu_score(tm_bleu_stats)), "
+        "count(*) FROM run_bin_sums"
+    ).fetchone()
+    assert scored is not None and scored[0] == scored[1] > 0
+    _back_to_version_20(con)
+    con.close()
+    status = init_warehouse(demo_db)
+    assert (status.before, status.after) == (20, 21)
+    con = duckdb.connect(str(demo_db))
+    after = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
+    con.close()
+    assert after == before
+
+
 def test_version_19_keeps_every_exposure_and_sum_and_gains_target_sums(demo_db):
     db = demo_db
     con = duckdb.connect(str(db))
     tables = ("exposures", "run_bin_sums", "run_bins", "run_exposure", "audit_bins")
     before = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
     assert before["exposures"] and before["run_bin_sums"]
+    _back_to_version_20(con)
     # Back to version 19: its two tables (the sums without their target column).
     for table, ddl in _VERSION_19.items():
         columns = ", ".join(
@@ -126,7 +162,7 @@ def test_version_19_keeps_every_exposure_and_sum_and_gains_target_sums(demo_db):
     con.execute("DELETE FROM schema_version WHERE version = 20")
     con.close()
     status = init_warehouse(db)
-    assert (status.before, status.after) == (19, 20)
+    assert (status.before, status.after) == (19, 21)
     con = duckdb.connect(str(db))
     after = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
     assert after == before

@@ -82,6 +82,18 @@ def view_statements() -> tuple[str, ...]:
     return tuple(s.query for s in split_statements(text))
 
 
+# The view file of the score macros, which refer to no table: applied before the numbered files
+# too, so that a schema file may score the sums it stores (sql/021_stored_scores.sql).
+SCORE_MACROS_FILE = "01_score_macros.sql"
+
+
+@cache  # package data does not change; splitting opens a DuckDB connection
+def score_macro_statements() -> tuple[str, ...]:
+    """The statements of `sql/views/01_score_macros.sql`: the corpus score macros."""
+    text = (resources.files("warehouse") / "sql" / "views" / SCORE_MACROS_FILE).read_text("utf-8")
+    return tuple(s.query for s in split_statements(text))
+
+
 @cache  # package data does not change; splitting opens a DuckDB connection
 def sql_statements(name: str) -> tuple[SqlStatement, ...]:
     """The statements of a named (unnumbered) file in `sql/`, e.g. `refresh_run_sums`."""

@@ -22,7 +22,7 @@ from warehouse.store.connection import (
     transaction,
 )
 from warehouse.store.lake import lake_catalog_is_legacy
-from warehouse.store.resources import schema_files, view_statements
+from warehouse.store.resources import schema_files, score_macro_statements, view_statements
 
 
 def code_schema_version() -> int:
@@ -72,7 +72,7 @@ def stored_schema_version(con: duckdb.DuckDBPyConnection) -> int:
 def apply_schema_files(con: duckdb.DuckDBPyConnection, before: int) -> None:
     """Apply the schema files after version `before` inside the caller's transaction (on a lake
     in DuckLake's dialect, constraints kept by the application), then every view and macro
-    (`sql/views/`)."""
+    (`sql/views/`); the score macros also before the files, which may score stored sums."""
     lake = None
     if is_lake_connection(con):
         # The dialect translation (sqlglot) is imported only for lakes: it costs every other
@@ -81,6 +81,9 @@ def apply_schema_files(con: duckdb.DuckDBPyConnection, before: int) -> None:
         from warehouse.store.lake_stats import prime_table_statistics
 
         lake = dict(lake_schema_files())
+    if before < len(schema_files()):
+        for statement in score_macro_statements():
+            con.execute(statement)
     for sql_file in schema_files()[before:]:
         if lake is None:
             con.execute(sql_file.text)
