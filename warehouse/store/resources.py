@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
 if sys.version_info >= (3, 11):
     from importlib.resources.abc import Traversable
 else:  # Python 3.10
     from importlib.abc import Traversable
+
+if TYPE_CHECKING:
+    import duckdb
 
 _NUMBERED = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 
@@ -59,16 +64,26 @@ def split_statements(text: str) -> list[SqlStatement]:
     """The statements of a SQL text, split by DuckDB's own parser."""
     import duckdb
 
-    splitter = duckdb.connect(":memory:")
-    try:
+    with _SPLITTER_LOCK:
         return [
             SqlStatement(
                 s.query, s.type == duckdb.StatementType.DELETE, frozenset(s.named_parameters)
             )
-            for s in splitter.extract_statements(text)
+            for s in _splitter().extract_statements(text)
         ]
-    finally:
-        splitter.close()
+
+
+# One in-memory database parses every file (opening a DuckDB database takes some 20 ms); parsing
+# reads and writes nothing in it. The lock keeps two threads off the one connection.
+_SPLITTER_LOCK = threading.Lock()
+
+
+@cache
+def _splitter() -> duckdb.DuckDBPyConnection:
+    """The in-memory connection that splits SQL texts."""
+    import duckdb
+
+    return duckdb.connect(":memory:")
 
 
 @cache  # package data does not change; splitting opens a DuckDB connection
