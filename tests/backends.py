@@ -159,18 +159,26 @@ class Warehouse:
 
 
 def make_warehouse(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, empty: bool = False
+    kind: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    empty: bool = False,
+    demo: bool = False,
 ) -> Iterator[Warehouse]:
     """Set up one backend (environment patched for S3) and drop its catalog afterwards: a
-    warehouse that does not exist yet, or with `empty` one whose schema is already there (a copy
-    of this process's template, see `Templates`)."""
+    warehouse that does not exist yet, or with `empty` one whose schema is already there, or
+    with `demo` one holding the demo (copies of this process's templates, see `Templates`)."""
     if kind == "local":
         path = tmp_path / "wh.duckdb"
-        if empty:
+        if demo:
+            TEMPLATES.copy_demo_file(path)
+        elif empty:
             TEMPLATES.copy_file(path)
         yield Warehouse(kind, str(path))
         return
-    name, libpq = new_catalog_database(TEMPLATES.catalog() if empty else None)
+    template = TEMPLATES.catalog(demo) if empty or demo else None
+    name, libpq = new_catalog_database(template)
     env: dict[str, str] = {}
     if kind == "lake-s3":
         endpoint = require_service(S3_ENDPOINT_ENV, "S3")
@@ -181,25 +189,26 @@ def make_warehouse(
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     try:
-        if empty:
-            TEMPLATES.point_catalog(libpq, data_path)
+        if template is not None:
+            TEMPLATES.point_catalog(libpq, data_path, demo)
         yield Warehouse(kind, "ducklake:postgres:" + libpq, data_path, env)
     finally:
         drop_catalog_database(name)
 
 
 class Templates:
-    """Empty warehouses made once per test process and copied for each test that needs the
-    schema but does not test its creation (creating it binds every view: about a second on a
-    file and several on a lake). A lake's copy is `CREATE DATABASE … TEMPLATE` with the data
-    path rewritten in its metadata: an empty lake's catalog names no data file (the schema's
-    rows are inlined) and its table paths are relative to the data path."""
+    """Warehouses made once per test process and copied for each test that needs them but does
+    not test their making: an empty one (its schema created; creating it binds every view, about
+    a second on a file and several on a lake) and one holding the demo (`tame-wh demo`, five
+    seconds on a file and ten on a lake). A lake's copy is `CREATE DATABASE … TEMPLATE` with the
+    data path rewritten in its metadata and the template's data files copied there: a lake's
+    table and file paths are relative to its data path."""
 
     def __init__(self) -> None:
         self._dir: Path | None = None
         self._file: Path | None = None
-        self._catalog: str | None = None
-        self._tree: Path | None = None
+        self._demo_file: Path | None = None
+        self._catalogs: dict[str, tuple[str, Path]] = {}
 
     def _root(self) -> Path:
         if self._dir is None:
@@ -220,29 +229,60 @@ class Templates:
             self._file = made
         shutil.copyfile(self._file, path)
 
-    def catalog(self) -> str:
-        """The name of this process's empty-lake catalog database (made on first use)."""
-        if self._catalog is None:
+    def demo_file(self) -> Path:
+        """This process's demo warehouse file (made on first use; copy it, never change it)."""
+        if self._demo_file is None:
+            made = self._root() / "demo" / "demo.duckdb"
+            made.parent.mkdir()
+            done = CliRunner().invoke(main, ["--db", str(made), "demo", "--json"])
+            assert done.exit_code == 0, done.output
+            self._demo_file = made
+        return self._demo_file
+
+    def copy_demo_file(self, path: Path) -> None:
+        """Put a copy of the demo warehouse, with its stored training index, at `path`."""
+        import shutil
+
+        made = self.demo_file()
+        shutil.copyfile(made, path)
+        indexes = Path(f"{made}.indexes")
+        if indexes.is_dir():
+            shutil.copytree(indexes, Path(f"{path}.indexes"))
+
+    def catalog(self, demo: bool = False) -> str:
+        """The name of this process's catalog database of an empty lake, or of the demo's lake
+        (`demo`), made on first use with its data in a directory."""
+        kind = "demo" if demo else "empty"
+        if kind not in self._catalogs:
             from warehouse.store.schema import init_warehouse
 
             name, libpq = new_catalog_database()
-            tree = self._root() / "lake-data"
-            init_warehouse(parse_address("ducklake:postgres:" + libpq, str(tree)))
-            self._catalog, self._tree = name, tree
-        return self._catalog
+            tree = self._root() / f"{kind}-lake-data"
+            address = "ducklake:postgres:" + libpq
+            if demo:
+                done = CliRunner().invoke(
+                    main, ["--db", address, "--data-path", str(tree), "demo", "--json"]
+                )
+                assert done.exit_code == 0, done.output
+            else:
+                init_warehouse(parse_address(address, str(tree)))
+            self._catalogs[kind] = (name, tree)
+        return self._catalogs[kind][0]
 
-    def point_catalog(self, libpq: str, data_path: str) -> None:
-        """Record `data_path` in a copied catalog (a directory gets the template's empty table
-        directories, as a new lake's creation makes them)."""
+    def point_catalog(self, libpq: str, data_path: str, demo: bool = False) -> None:
+        """Record `data_path` in a copied catalog and copy the template's data files there (an
+        S3 data path gets the table files; stored indexes live only in a data directory)."""
         import shutil
 
         import psycopg
 
         from warehouse.store.address import CATALOG_SCHEMA
 
+        tree = self._catalogs["demo" if demo else "empty"][1]
         if not data_path.startswith("s3://"):
-            assert self._tree is not None
-            shutil.copytree(self._tree, data_path)
+            shutil.copytree(tree, data_path)
+        else:
+            _upload(tree, data_path)
         stored = data_path if data_path.endswith("/") else data_path + "/"
         with psycopg.connect(libpq, autocommit=True) as conn:
             conn.execute(
@@ -255,13 +295,32 @@ class Templates:
         """Remove what this process made."""
         import shutil
 
-        if self._catalog is not None:
-            drop_catalog_database(self._catalog)
-            self._catalog = None
+        for name, _tree in self._catalogs.values():
+            drop_catalog_database(name)
+        self._catalogs.clear()
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
-        self._file = self._tree = None
+        self._file = self._demo_file = None
+
+
+def _upload(tree: Path, data_path: str) -> None:
+    """Copy the table files under `tree` to the S3 prefix `data_path`, at the same relative
+    paths (the stored indexes stay behind: a lake on object storage keeps none)."""
+    import boto3
+
+    bucket, _, prefix = data_path.removeprefix("s3://").partition("/")
+    client = boto3.client(
+        "s3",
+        endpoint_url=require_service(S3_ENDPOINT_ENV, "S3"),
+        aws_access_key_id="tame-test-key",
+        aws_secret_access_key="unused",
+        region_name="us-east-1",
+    )
+    for path in sorted(tree.rglob("*")):
+        relative = path.relative_to(tree)
+        if path.is_file() and relative.parts[0] != "tame-wh-indexes":
+            client.upload_file(str(path), bucket, prefix.rstrip("/") + "/" + relative.as_posix())
 
 
 TEMPLATES = Templates()
@@ -304,3 +363,19 @@ def new_lake(
 ) -> Iterator[Warehouse]:
     """A lake that does not exist yet, on S3 (LAKES: a directory, then S3)."""
     yield from make_warehouse(request.param, tmp_path, monkeypatch)
+
+
+@pytest.fixture(params=BACKENDS[:1] + ONE_LAKE)
+def demo_warehouse(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Warehouse]:
+    """A warehouse holding the demo (a copy): a file, then a lake (ONE_LAKE)."""
+    yield from make_warehouse(request.param, tmp_path, monkeypatch, demo=True)
+
+
+@pytest.fixture(params=ONE_LAKE)
+def demo_lake(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Warehouse]:
+    """A lake holding the demo (a copy), on S3 (LAKES: a directory, then S3)."""
+    yield from make_warehouse(request.param, tmp_path, monkeypatch, demo=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -17,6 +16,8 @@ from click.testing import CliRunner, Result
 from tests.backends import (  # noqa: F401 (fixtures: every backend or lakes only; empty or new)
     TEMPLATES,
     _drop_templates,
+    demo_lake,
+    demo_warehouse,
     lake,
     new_lake,
     new_warehouse,
@@ -60,21 +61,15 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def demo_template() -> Path:
     """The demo warehouse (`tame-wh demo`), built once per test process for tests to copy."""
-    path = tmp_path_factory.mktemp("demo-template") / "demo.duckdb"
-    made = CliRunner().invoke(main, ["--db", str(path), "demo", "--json"])
-    assert made.exit_code == 0, made.output
-    return path
+    return TEMPLATES.demo_file()
 
 
 @pytest.fixture
-def demo_db(demo_template: Path, db_path: Path) -> Path:
+def demo_db(db_path: Path) -> Path:
     """`db_path` holding a copy of the demo warehouse, with its stored training index."""
-    shutil.copyfile(demo_template, db_path)
-    indexes = Path(f"{demo_template}.indexes")
-    if indexes.is_dir():
-        shutil.copytree(indexes, Path(f"{db_path}.indexes"))
+    TEMPLATES.copy_demo_file(db_path)
     return db_path
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.backends import TEMPLATES
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -23,12 +25,8 @@ def test_the_readme_has_recipes():
 
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory):
-    from click.testing import CliRunner
-
-    from warehouse.cli.main import main
-
     db = tmp_path_factory.mktemp("readme") / "demo.duckdb"
-    assert CliRunner().invoke(main, ["--db", str(db), "demo", "--json"]).exit_code == 0
+    TEMPLATES.copy_demo_file(db)
     return db
 
 

@@ -10,11 +10,10 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
 
+from tests.backends import TEMPLATES
 from tests.conftest import snapshot
 from warehouse.analysis.query import run_query
-from warehouse.cli.main import main
 from warehouse.errors import UsageError
 
 HOSTILE = [
@@ -77,7 +76,7 @@ HOSTILE = [
 def demo_db(tmp_path_factory):
     """One demo warehouse shared by the module (every test checks it stays unchanged)."""
     path = tmp_path_factory.mktemp("query") / "demo.duckdb"
-    assert CliRunner().invoke(main, ["--db", str(path), "demo", "--json"]).exit_code == 0
+    TEMPLATES.copy_demo_file(path)
     return path
 
 

@@ -65,9 +65,9 @@ def no_data_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(DATA_PATH_ENV_VAR, raising=False)
 
 
-@pytest.mark.parametrize("lake", LAKES, indirect=True)  # the data path matters
-def test_query_reads_a_lake_with_the_data_path_its_catalog_records(lake, no_data_path):
-    assert lake.run("demo", "--json").exit_code == 0
+@pytest.mark.parametrize("demo_lake", LAKES, indirect=True)  # the data path matters
+def test_query_reads_a_lake_with_the_data_path_its_catalog_records(demo_lake, no_data_path):
+    lake = demo_lake
     board = _cli(lake.db, "query", "FROM leaderboard", "--json")
     assert board.exit_code == 0, board.output
     assert len(json.loads(board.stdout)) == 3
@@ -102,9 +102,9 @@ def _listed_by_ducklake(lake: Warehouse, snapshot: int) -> set[str]:
         close_connection(con)
 
 
-@pytest.mark.parametrize("lake", LAKES, indirect=True)  # the data path matters
-def test_the_pinned_files_are_the_files_ducklake_lists_for_that_snapshot(lake):
-    assert lake.run("demo", "--json").exit_code == 0
+@pytest.mark.parametrize("demo_lake", LAKES, indirect=True)  # the data path matters
+def test_the_pinned_files_are_the_files_ducklake_lists_for_that_snapshot(demo_lake):
+    lake = demo_lake
     first = pin_snapshot(lake.address)
     assert first.files and set(first.files) == _listed_by_ducklake(lake, first.snapshot)
     run = lake.sql("SELECT run_id FROM runs ORDER BY run_id LIMIT 1")[0][0]
@@ -165,9 +165,9 @@ def _planted(lake: Warehouse, tmp_path: Path) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("lake", LAKES, indirect=True)  # the data path matters
-def test_no_statement_reads_a_planted_file(lake, tmp_path, monkeypatch, no_data_path):
-    assert lake.run("demo", "--json").exit_code == 0
+@pytest.mark.parametrize("demo_lake", LAKES, indirect=True)  # the data path matters
+def test_no_statement_reads_a_planted_file(demo_lake, tmp_path, monkeypatch, no_data_path):
+    lake = demo_lake
     monkeypatch.chdir(tmp_path)
     planted = _planted(lake, tmp_path)
     # Every statement against the vet, with every planted path: refused before anything runs.
@@ -194,12 +194,12 @@ def test_no_statement_reads_a_planted_file(lake, tmp_path, monkeypatch, no_data_
             assert MARKER not in result.output, sql
 
 
-@pytest.mark.parametrize("lake", LAKES, indirect=True)  # the data path matters
+@pytest.mark.parametrize("demo_lake", LAKES, indirect=True)  # the data path matters
 def test_the_locked_down_connection_opens_no_planted_file_even_unvetted(
-    lake, tmp_path, monkeypatch
+    demo_lake, tmp_path, monkeypatch
 ):
     # The second fence alone: a statement that got past the vet still cannot open a file.
-    assert lake.run("demo", "--json").exit_code == 0
+    lake = demo_lake
     monkeypatch.chdir(tmp_path)
     planted = _planted(lake, tmp_path)
     address = parse_address(lake.db, use_env=False)

@@ -203,9 +203,9 @@ def test_demo_and_doctor(warehouse):
         assert wh["backend"] == "duckdb-file"
 
 
-@pytest.mark.parametrize("warehouse", BACKENDS, indirect=True)  # the data path matters
-def test_query_stays_read_only_and_fenced(warehouse, tmp_path):
-    _ok(warehouse.run("demo", "--json"))
+@pytest.mark.parametrize("demo_warehouse", BACKENDS, indirect=True)  # the data path matters
+def test_query_stays_read_only_and_fenced(demo_warehouse, tmp_path):
+    warehouse = demo_warehouse
     for sql in (
         "SELECT * FROM read_csv('/etc/passwd')",
         "SELECT * FROM duckdb_secrets()",
@@ -221,8 +221,8 @@ def test_query_stays_read_only_and_fenced(warehouse, tmp_path):
     assert out.stat().st_size > 0
 
 
-def test_sync_sends_the_leaderboard(warehouse, pg_dsn):
-    _ok(warehouse.run("demo", "--json"))
+def test_sync_sends_the_leaderboard(demo_warehouse, pg_dsn):
+    warehouse = demo_warehouse
     _ok(warehouse.run("migrate", "--dsn", pg_dsn))
     sent = json.loads(_ok(warehouse.run("sync", "--dsn", pg_dsn, "--json")))
     assert sent["sent_runs"] == 3 and sent["total_runs"] == 3

@@ -20,8 +20,8 @@ from typing import Any, NoReturn
 import pytest
 from click.testing import CliRunner
 
+from tests.backends import TEMPLATES
 from warehouse.cli.main import main
-from warehouse.demo import run_demo
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -44,7 +44,7 @@ def cli(db: Path, *args: Any) -> str:
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo warehouse (three runs, one audit). Tests copy it before changing anything."""
     db = tmp_path_factory.mktemp("demo") / "demo.duckdb"
-    run_demo(db)
+    TEMPLATES.copy_demo_file(db)
     return db
 
 

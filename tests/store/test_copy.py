@@ -16,7 +16,7 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from tests.backends import LAKES, Warehouse
+from tests.backends import LAKES, TEMPLATES, Warehouse
 from tests.ingest.lake_workers import PARTIAL_RUNS
 from warehouse.cli.main import main
 from warehouse.store import copy as copy_module
@@ -54,7 +54,7 @@ def _cli(*args):
 
 def test_local_to_lake_to_local_gives_identical_tables_and_views(lake, tmp_path):
     original = tmp_path / "original.duckdb"
-    assert _cli("--db", original, "demo", "--json").exit_code == 0
+    TEMPLATES.copy_demo_file(original)
     there = _cli(
         "copy", "--from", original, "--to", lake.db, "--to-data-path", lake.data_path, "--json"
     )
@@ -75,10 +75,10 @@ def test_local_to_lake_to_local_gives_identical_tables_and_views(lake, tmp_path)
         assert after[name] == before[name], name
 
 
-def test_copy_refuses_a_destination_with_data_and_the_same_warehouse(lake, tmp_path):
+def test_copy_refuses_a_destination_with_data_and_the_same_warehouse(demo_lake, tmp_path):
+    lake = demo_lake
     original = tmp_path / "o.duckdb"
-    assert _cli("--db", original, "demo", "--json").exit_code == 0
-    assert lake.run("demo", "--json").exit_code == 0
+    TEMPLATES.copy_demo_file(original)
     snapshots = lake.sql("SELECT count(*) FROM ducklake_snapshots('tame')")
     refused = _cli("copy", "--from", original, "--to", lake.db)
     assert refused.exit_code == 2 and "already holds data" in refused.output
@@ -98,9 +98,9 @@ def _inlined_rows(lake: Warehouse) -> int:
         close_connection(con)
 
 
-@pytest.mark.parametrize("lake", LAKES, indirect=True)  # the data path matters
-def test_maintain_flushes_inlined_rows_compacts_and_expires_history_but_keeps_the_data(lake):
-    assert lake.run("demo", "--json").exit_code == 0
+@pytest.mark.parametrize("demo_lake", LAKES, indirect=True)  # the data path matters
+def test_maintain_flushes_inlined_rows_compacts_and_expires_history_but_keeps_the_data(demo_lake):
+    lake = demo_lake
     # The demo's runs are small: their rows sit in the catalog, not in Parquet files.
     hypotheses = lake.sql("SELECT count(*) FROM ducklake_list_files('tame', 'hypotheses')")[0][0]
     assert hypotheses == 0 and _inlined_rows(lake) > 120
@@ -144,7 +144,7 @@ def _tables_of(address, as_of=None) -> dict[str, list[tuple]]:
 
 def test_a_copy_that_fails_midway_leaves_no_destination_file(tmp_path, monkeypatch):
     original = tmp_path / "o.duckdb"
-    assert _cli("--db", original, "demo", "--json").exit_code == 0
+    TEMPLATES.copy_demo_file(original)
     copied = []
 
     def failing(src, dst, table):
@@ -175,7 +175,7 @@ def test_a_copy_that_fails_midway_leaves_no_destination_file(tmp_path, monkeypat
 
 def test_a_killed_copy_never_leaves_a_partial_destination(tmp_path):
     original = tmp_path / "o.duckdb"
-    assert _cli("--db", original, "demo", "--json").exit_code == 0
+    TEMPLATES.copy_demo_file(original)
     expected = _tables_of(original)
     root = Path(__file__).resolve().parents[2]
     for trial, delay in enumerate((0.4, 0.9, 1.4, 2.0)):
@@ -218,9 +218,9 @@ RUNS_EACH = 2
 
 # On the data directory (eight writers on the S3 data path: tests/ingest/test_lake_concurrency.py).
 @pytest.mark.slow
-@pytest.mark.parametrize("lake", ["lake-dir"], indirect=True)
-def test_a_copy_during_eight_writers_equals_the_lake_at_one_snapshot(lake, tmp_path):
-    assert lake.run("demo", "--json").exit_code == 0
+@pytest.mark.parametrize("demo_lake", ["lake-dir"], indirect=True)
+def test_a_copy_during_eight_writers_equals_the_lake_at_one_snapshot(demo_lake, tmp_path):
+    lake = demo_lake
     testset = lake.sql("SELECT name FROM corpora WHERE role = 'test'")[0][0]
     n = lake.sql("SELECT n_segments FROM corpora WHERE name = ?", [testset])[0][0]
     root = Path(__file__).resolve().parents[2]
@@ -274,8 +274,8 @@ def test_a_copy_during_eight_writers_equals_the_lake_at_one_snapshot(lake, tmp_p
     assert len({snapshot for _t, snapshot, _r in copies}) >= 2  # copies saw writers at work
 
 
-def test_snapshots_name_the_runs_they_added_and_deleted(lake):
-    assert lake.run("demo", "--json").exit_code == 0
+def test_snapshots_name_the_runs_they_added_and_deleted(demo_lake):
+    lake = demo_lake
     board = json.loads(lake.run("leaderboard", "--json").stdout)
     gone = next(r for r in board if r["model_slug"] == "demo-large")
     assert lake.run("runs", "delete", gone["run_id"], "--yes").exit_code == 0

@@ -61,8 +61,8 @@ def test_renaming_keeps_ids_audits_and_runs(run_cli, demo_db):
     assert snapshot(db_path) == before
 
 
-def test_deleting_runs_from_a_lake_asks_first(lake):
-    assert lake.run("demo").exit_code == 0
+def test_deleting_runs_from_a_lake_asks_first(demo_lake):
+    lake = demo_lake
     runs = [r[0] for r in lake.sql("SELECT run_id FROM runs ORDER BY run_id")]
     refused = lake.run("runs", "delete", runs[0])
     assert refused.exit_code == 2 and "pass --yes to confirm" in refused.output

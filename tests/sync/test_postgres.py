@@ -15,10 +15,8 @@ from pathlib import Path
 import duckdb
 import psycopg
 import pytest
-from click.testing import CliRunner
 
 from tests.sync.postgrest_stub import PostgrestStub
-from warehouse.cli.main import main
 from warehouse.errors import RemoteError, UsageError
 from warehouse.store.resources import NumberedSql, migration_files
 from warehouse.store.schema import open_warehouse
@@ -28,14 +26,6 @@ from warehouse.sync.postgres import CARD_COLUMNS, REAL_COLUMNS, TEXT_COLUMNS, sy
 from warehouse.sync.rest import sync_rest
 
 KEY = "test-service-role.key.sekrit"
-
-
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory):
-    """The demo warehouse, built once per module; tests get their own copy."""
-    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
-    assert CliRunner().invoke(main, ["--db", str(path), "demo", "--json"]).exit_code == 0
-    return path
 
 
 @pytest.fixture

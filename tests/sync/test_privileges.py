@@ -9,11 +9,10 @@ import uuid
 
 import psycopg
 import pytest
-from click.testing import CliRunner
 
+from tests.backends import TEMPLATES
 from tests.conftest import PG_DSN_ENV
 from tests.sync.conftest import CLIENT_ROLES, apply_supabase_defaults
-from warehouse.cli.main import main
 from warehouse.store.schema import open_warehouse
 from warehouse.sync.migrate import migrate
 from warehouse.sync.postgres import sync_direct
@@ -56,7 +55,7 @@ ATTACKS = [
 def demo_db(tmp_path_factory):
     """The demo warehouse, built once for the module."""
     path = tmp_path_factory.mktemp("privileges") / "demo.duckdb"
-    assert CliRunner().invoke(main, ["--db", str(path), "demo", "--json"]).exit_code == 0
+    TEMPLATES.copy_demo_file(path)
     return path
 
 

@@ -13,6 +13,7 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
+from tests.backends import TEMPLATES
 from tests.conftest import PG_DSN_ENV
 from warehouse.cli.main import main
 from warehouse.sync.dsn import check_dsn, dsn_secrets, redact, target_label
@@ -239,7 +240,7 @@ def target(tmp_path_factory):
         conn.execute(f'CREATE DATABASE "{name}"')
     info = psycopg.conninfo.conninfo_to_dict(admin)
     demo = tmp_path_factory.mktemp("secrets") / "demo.duckdb"
-    assert CliRunner().invoke(main, ["--db", str(demo), "demo", "--json"]).exit_code == 0
+    TEMPLATES.copy_demo_file(demo)
     yield {"host": info.get("host", "127.0.0.1"), "port": info.get("port", 5432), "db": name}, demo
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')

@@ -9,10 +9,8 @@ import shutil
 import duckdb
 import psycopg
 import pytest
-from click.testing import CliRunner
 
 from tests.sync.postgrest_stub import PostgrestStub
-from warehouse.cli.main import main
 from warehouse.store.schema import open_warehouse
 from warehouse.sync import postgres as postgres_module
 from warehouse.sync.migrate import migrate
@@ -51,13 +49,6 @@ SPOILERS = [
         "NUL",
     ),
 ]
-
-
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory):
-    path = tmp_path_factory.mktemp("unsendable") / "demo.duckdb"
-    assert CliRunner().invoke(main, ["--db", str(path), "demo", "--json"]).exit_code == 0
-    return path
 
 
 def _spoil(db, sql: str) -> str:
