@@ -176,9 +176,21 @@ def violations(con: duckdb.DuckDBPyConnection) -> list[str]:
     if not checked:
         return []
     # One statement: one snapshot, and one transaction instead of one per constraint (each
-    # costs a lake a round of catalog queries).
-    counts = con.execute(
-        "SELECT " + ", ".join(f"({c.violation_sql()})" for c in checked)
-    ).fetchone()
-    assert counts is not None
-    return [f"{c.describe()}: {n} violation(s)" for c, n in zip(checked, counts, strict=True) if n]
+    # costs a lake a round of catalog queries). A table's checks are counted in one scan of it.
+    keys = [c for c in checked if c.check is None]
+    by_table: dict[str, list[Constraint]] = {}
+    for c in checked:
+        if c.check is not None:
+            by_table.setdefault(c.table, []).append(c)
+    parts = [f"({c.violation_sql()})" for c in keys]
+    order = list(keys)
+    for table, checks in by_table.items():
+        counted = ", ".join(
+            f"count(*) FILTER (WHERE NOT coalesce(({c.check}), true))" for c in checks
+        )
+        parts.append(f'(SELECT [{counted}] FROM "{table}")')
+        order.extend(checks)
+    row = con.execute("SELECT " + ", ".join(parts)).fetchone()
+    assert row is not None
+    counts = [n for value in row for n in (value if isinstance(value, list) else [value])]
+    return [f"{c.describe()}: {n} violation(s)" for c, n in zip(order, counts, strict=True) if n]
