@@ -19,6 +19,7 @@ from warehouse.store.lake import (
     catalog_exposures,
     catalog_state,
     check_data_path,
+    connection_config,
     prepare,
     probe_storage,
     redact,
@@ -110,7 +111,7 @@ def _lake_status(db: LakeAddress) -> dict[str, Any]:
         status["data_path"] = address.data_path
         # The catalog's data path, when none was given: say what it is, not a guess.
         status["storage"] = s3_settings().describe() if address.is_s3 else "directory"
-        probe = duckdb.connect(":memory:")
+        probe = duckdb.connect(":memory:", config=connection_config(None, address))
         try:
             prepare(probe, address)
             probe_storage(probe, address, create=False)
