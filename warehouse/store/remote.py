@@ -158,7 +158,8 @@ def remote_failure(address: LakeAddress, exc: BaseException, doing: str) -> Remo
 
 TIMEOUT_ENV = "TAME_WH_LAKE_TIMEOUT"
 DEFAULT_TIMEOUT = 60.0
-# How often a command's services are probed (after the first probe interval has passed).
+# How often a command's services are probed (after the first probe interval has passed), at
+# most; a quarter of the timeout when that is shorter, so that a command stops soon after it.
 PROBE_EVERY = 5.0
 
 
@@ -297,7 +298,7 @@ class Watchdog:
         endpoint = store_endpoint(self._address)
         probe_timeout = min(10.0, max(2.0, self._timeout / 3))
         answered = {"catalog": time.monotonic(), "storage": time.monotonic()}
-        while not self._stop.wait(PROBE_EVERY):
+        while not self._stop.wait(min(PROBE_EVERY, self._timeout / 4)):
             now = time.monotonic()
             if _catalog_answers(self._address, probe_timeout):
                 answered["catalog"] = now
