@@ -70,3 +70,35 @@ print(pandas.DataFrame({"a": [1]}).shape)
     assert done.returncode == 0, done.stderr
     # tame-wh's own query: bound without pandas; a script's own DuckDB call, or import, loads it.
     assert done.stdout.splitlines() == ["True False", "[(42, None)] True", "(1, 1)"]
+
+
+_CUT_IMPORT = """
+import importlib.abc, sys
+from warehouse.store import interrupt
+
+class Cut(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "warehouse.cli.main":
+            if case == "interrupted":
+                interrupt._requested.set()  # what the SIGINT handler records
+            raise ImportError("initialization failed")  # as DuckDB's module says when cut
+
+sys.meta_path.insert(0, Cut())
+case = sys.argv[1]
+sys.argv = ["tame-wh", "--version"]
+from warehouse.cli.entry import run
+run()
+"""
+
+
+@pytest.mark.parametrize("case", ["interrupted", "broken"])
+def test_a_ctrl_c_inside_a_modules_initialisation_is_an_interrupt_not_a_traceback(case):
+    done = subprocess.run(
+        [sys.executable, "-c", _CUT_IMPORT, case], capture_output=True, text=True, check=False
+    )
+    if case == "interrupted":
+        assert done.returncode == 130, done.stderr
+        said = done.stderr.strip()
+        assert said == "interrupted; nothing was committed by the interrupted command", said
+    else:  # an ImportError without a Ctrl-C is a broken installation: it is not hidden
+        assert done.returncode == 1 and "ImportError: initialization failed" in done.stderr
