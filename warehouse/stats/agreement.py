@@ -57,9 +57,10 @@ def kendall_tau_b(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarr
     if n < 2:
         return float("nan")
     order = np.lexsort((b, a))  # by x, then y: pairs tied in x are never inversions
-    _values, y_ranks = np.unique(b[order], return_inverse=True)
+    a_sorted, b_sorted = a[order], b[order]
+    _values, y_ranks = np.unique(b_sorted, return_inverse=True)
     pairs = n * (n - 1) // 2
-    tied_x, tied_both = _tied_pairs(a[order]), _tied_pairs(a[order], b[order])
+    tied_x, tied_both = _tied_pairs(a_sorted), _tied_pairs(a_sorted, b_sorted)
     tied_y = _tied_pairs(np.sort(b))
     difference = pairs - tied_x - tied_y + tied_both - 2 * _inversions(y_ranks)
     denominator = np.sqrt(float(pairs - tied_x) * float(pairs - tied_y))

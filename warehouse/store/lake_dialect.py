@@ -35,10 +35,14 @@ class Constraint:
     columns: tuple[str, ...] = ()
     check: str | None = None
 
+    def broken(self) -> str:
+        """The condition a row breaking this check meets (a NULL check holds, as in SQL)."""
+        return f"NOT coalesce(({self.check}), true)"
+
     def violation_sql(self) -> str:
         """A query counting the rows that break the constraint (identifiers are ours)."""
         if self.check is not None:
-            return f'SELECT count(*) FROM "{self.table}" WHERE NOT coalesce(({self.check}), true)'
+            return f'SELECT count(*) FROM "{self.table}" WHERE {self.broken()}'
         cols = ", ".join(f'"{c}"' for c in self.columns)
         return (
             f'SELECT count(*) FROM (SELECT {cols} FROM "{self.table}" '
@@ -185,9 +189,7 @@ def violations(con: duckdb.DuckDBPyConnection) -> list[str]:
     parts = [f"({c.violation_sql()})" for c in keys]
     order = list(keys)
     for table, checks in by_table.items():
-        counted = ", ".join(
-            f"count(*) FILTER (WHERE NOT coalesce(({c.check}), true))" for c in checks
-        )
+        counted = ", ".join(f"count(*) FILTER (WHERE {c.broken()})" for c in checks)
         parts.append(f'(SELECT [{counted}] FROM "{table}")')
         order.extend(checks)
     row = con.execute("SELECT " + ", ".join(parts)).fetchone()
