@@ -34,7 +34,7 @@ def run() -> None:
     except ImportError:
         # A Ctrl-C inside an extension module's initialisation (DuckDB's) surfaces as that
         # module's ImportError; any other ImportError is a broken installation.
-        from warehouse.store.interrupt import interrupt_requested as asked
+        from warehouse.frontend import interrupt_requested as asked
 
         if not asked():
             raise
