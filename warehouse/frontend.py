@@ -53,12 +53,12 @@ if TYPE_CHECKING:
     from warehouse.inputs.foreign import parse_metric_columns as parse_metric_columns
     from warehouse.inputs.human_files import HUMAN_FORMATS as HUMAN_FORMATS
     from warehouse.inputs.tables import TABLE_FORMATS as TABLE_FORMATS
+    from warehouse.metrics.options import TOKENIZERS as TOKENIZERS
+    from warehouse.metrics.options import MetricOptions as MetricOptions
     from warehouse.metrics.registry import SORT_KEYS as SORT_KEYS
     from warehouse.metrics.registry import format_score as format_score
     from warehouse.metrics.registry import label as label
     from warehouse.metrics.registry import on_percent_scale as on_percent_scale
-    from warehouse.metrics.surface import TOKENIZERS as TOKENIZERS
-    from warehouse.metrics.surface import MetricOptions as MetricOptions
     from warehouse.stats.clusters import CORRECTIONS as CORRECTIONS
     from warehouse.stats.limits import MAX_RESAMPLES as MAX_RESAMPLES
     from warehouse.stats.significance import METHODS as METHODS
@@ -132,10 +132,10 @@ _HOMES = {
     "LakeAddress": "warehouse.store.address",
     "MAX_RESAMPLES": "warehouse.stats.limits",
     "METHODS": "warehouse.stats.significance",
-    "MetricOptions": "warehouse.metrics.surface",
+    "MetricOptions": "warehouse.metrics.options",
     "PairTest": "warehouse.stats.significance",
     "SORT_KEYS": "warehouse.metrics.registry",
-    "TOKENIZERS": "warehouse.metrics.surface",
+    "TOKENIZERS": "warehouse.metrics.options",
     "TRAIN_RULE": "warehouse.analysis.leaderboard",
     "Watchdog": "warehouse.store.remote",
     "attach_ahead": "warehouse.store.lake",

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from warehouse.ingest.rescore import RescoreResult
     from warehouse.ingest.runs import IngestResult
     from warehouse.inputs.corpus_files import CorpusData
-    from warehouse.metrics.surface import MetricOptions
+    from warehouse.metrics.options import MetricOptions
     from warehouse.stats.clusters import Board
     from warehouse.store.copy import CopyResult
     from warehouse.store.corpora import AddResult, CorpusDeletion, CorpusInfo, Replacement
@@ -998,7 +998,7 @@ class Warehouse:
         `reference_system`'s translations as the reference (docs/human.md)."""
         from warehouse.ingest.human import ingest_annotated, prepare_annotated
         from warehouse.inputs.human_files import read_human_file
-        from warehouse.metrics.surface import DEFAULT_OPTIONS
+        from warehouse.metrics.options import DEFAULT_OPTIONS
         from warehouse.stats.resample import bootstrap_settings
 
         human = read_human_file(path, format)

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sacrebleu.metrics import BLEU, CHRF, TER
 
+from warehouse.metrics.options import MetricOptions
 from warehouse.metrics.scores import corpus_scores
 from warehouse.metrics.surface import (
-    MetricOptions,
     compute_segment_stats,
     metric_settings,
     sacrebleu_signatures,

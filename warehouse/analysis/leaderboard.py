@@ -15,9 +15,10 @@ from warehouse.analysis.bins import runs_bin_intervals
 from warehouse.basics import grouped, rows_as_dicts
 from warehouse.errors import UsageError
 from warehouse.exposure.config import EXPOSURE_BINS, MEASURES
+from warehouse.metrics.options import DEFAULT_OPTIONS, MetricOptions
 from warehouse.metrics.plugins import signed_direction
 from warehouse.metrics.registry import BLEU, CHRF, HUMAN_METRICS, SORT_KEYS
-from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions, without_version
+from warehouse.metrics.surface import without_version
 from warehouse.stats.resample import bootstrap_settings, percentile_interval, resample_indices
 from warehouse.store.corpora import get_corpus
 

@@ -25,8 +25,8 @@ from warehouse.ingest.runs import IngestResult, PreparedRun
 from warehouse.ingest.write import stored_run_ids, write_runs
 from warehouse.inputs.foreign import Columns, ForeignRun, read_foreign
 from warehouse.inputs.runcard import parse_run_document, read_run_document
+from warehouse.metrics.options import MetricOptions
 from warehouse.metrics.plugins import load_plugin
-from warehouse.metrics.surface import MetricOptions
 from warehouse.stats.resample import bootstrap_settings
 from warehouse.store.address import Address
 from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT

@@ -17,7 +17,7 @@ from warehouse.ingest.write import write_runs
 from warehouse.inputs.corpus_files import CorpusData, validate_name
 from warehouse.inputs.human_files import HumanFile
 from warehouse.inputs.segment_meta import SegmentMeta
-from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions
+from warehouse.metrics.options import DEFAULT_OPTIONS, MetricOptions
 from warehouse.stats.resample import BootstrapSettings
 from warehouse.store.human import HumanSetResult, add_human_set
 

@@ -22,7 +22,8 @@ from warehouse.inputs.languages import direction_conflict, language_pair
 from warehouse.inputs.runcard import TOKEN_FIELDS, EntryInput, RunDocument, read_run_document
 from warehouse.inputs.segment_meta import SegmentMeta, check_unique_keys
 from warehouse.inputs.textio import read_lines
-from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions, metric_settings
+from warehouse.metrics.options import DEFAULT_OPTIONS, MetricOptions
+from warehouse.metrics.surface import metric_settings
 from warehouse.stats.resample import BootstrapSettings
 from warehouse.store.address import Address
 from warehouse.store.connection import (

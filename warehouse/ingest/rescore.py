@@ -18,8 +18,9 @@ from warehouse.errors import UsageError
 from warehouse.ingest.prepare import stored_test_set
 from warehouse.ingest.runs import PreparedRun
 from warehouse.ingest.write import insert_rows, segment_stats_table, store_intervals, stored_scores
+from warehouse.metrics.options import DEFAULT_OPTIONS, MetricOptions
 from warehouse.metrics.plugins import PluginMetric
-from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions, metric_settings
+from warehouse.metrics.surface import metric_settings
 from warehouse.stats.resample import BootstrapSettings
 from warehouse.store.connection import transaction
 from warehouse.store.corpora import get_corpus

@@ -15,9 +15,10 @@ from warehouse.errors import UsageError
 from warehouse.ingest import checks
 from warehouse.inputs.corpus_files import CorpusData
 from warehouse.inputs.runcard import RunDocument
+from warehouse.metrics.options import DEFAULT_OPTIONS, MetricOptions
 from warehouse.metrics.plugins import PluginMetric, plugin_scores
 from warehouse.metrics.scores import corpus_scores
-from warehouse.metrics.surface import DEFAULT_OPTIONS, MetricOptions, SegmentStats
+from warehouse.metrics.surface import SegmentStats
 from warehouse.metrics.surface import compute_segment_stats as _compute_stats
 from warehouse.stats.arrays import RunArrays, build_run_arrays
 from warehouse.stats.intervals import RunConfidence, compute_confidence

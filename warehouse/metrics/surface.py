@@ -15,16 +15,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from warehouse.errors import UsageError
+from warehouse.metrics.options import DEFAULT_OPTIONS, MetricOptions
 from warehouse.metrics.scores import CHRF_STATS, chrf_scores
 from warehouse.native import native
-
-if TYPE_CHECKING:  # sacrebleu is imported on first use: 13a BLEU, chrF++ and TER are native
-    from sacrebleu.metrics import BLEU
 
 
 @dataclass(frozen=True)
@@ -37,60 +34,6 @@ class SegmentStats:
     chrf_sentence: list[float]
     exact_match: list[bool | None]
     length_ratio: list[float | None]
-
-
-TOKENIZERS = ("13a", "intl", "char", "none", "zh", "ja-mecab", "ko-mecab")
-CHRF_WORD_ORDERS = (0, 2)  # chrF and chrF++
-
-
-@dataclass(frozen=True)
-class MetricOptions:
-    """How the surface statistics are computed (sacrebleu's options; all recorded in the
-    signatures): BLEU tokenizer, lowercasing of BLEU and chrF input, chrF word order (2 =
-    chrF++, 0 = chrF), and whether TER is computed."""
-
-    tokenize: str = "13a"
-    lowercase: bool = False
-    chrf_word_order: int = 2
-    ter: bool = True
-
-    def __post_init__(self) -> None:
-        if self.tokenize not in TOKENIZERS:
-            raise UsageError(
-                f"--tokenize: expected one of {', '.join(TOKENIZERS)}, got {self.tokenize!r}"
-            )
-        if self.chrf_word_order not in CHRF_WORD_ORDERS:
-            raise UsageError(
-                f"--chrf-word-order: expected 0 (chrF) or 2 (chrF++), got {self.chrf_word_order}"
-            )
-
-    def bleu(self) -> BLEU:
-        """sacrebleu's BLEU with these options (a missing tokenizer package is a usage error)."""
-        from sacrebleu.metrics import BLEU
-
-        try:
-            return BLEU(tokenize=self.tokenize, lowercase=self.lowercase)
-        except (ImportError, RuntimeError, OSError) as exc:
-            reason = " ".join(str(exc).split())  # sacrebleu's message spans several lines
-            raise UsageError(
-                f"--tokenize {self.tokenize}: its tokenizer cannot be loaded ({reason}); install "
-                "sacrebleu's extra for it (e.g. `pip install 'sacrebleu[ja]'`/`[ko]`)"
-            ) from None
-
-    def sacrebleu_metrics(self) -> dict[str, Any]:
-        """The sacrebleu metric objects behind the stored statistics, by short name."""
-        from sacrebleu.metrics import CHRF, TER
-
-        out: dict[str, Any] = {
-            "bleu": self.bleu(),
-            "chrf": CHRF(word_order=self.chrf_word_order, lowercase=self.lowercase),
-        }
-        if self.ter:
-            out["ter"] = TER()
-        return out
-
-
-DEFAULT_OPTIONS = MetricOptions()
 
 
 # Tokenizers built into sacrebleu: their signatures are spelled out here (the same text as
