@@ -120,10 +120,10 @@ def _make_legacy(libpq: str) -> None:
         conn.execute(sql.SQL("DROP SCHEMA {}").format(sql.Identifier(CATALOG_SCHEMA)))
 
 
-@pytest.mark.parametrize("lake", ["lake-dir"], indirect=True)
-def test_init_moves_an_earlier_versions_open_catalog_and_keeps_every_row(supabase_lake):
-    lake = supabase_lake
-    assert lake.run("demo", "--json").exit_code == 0
+@pytest.mark.parametrize("demo_lake", ["lake-dir"], indirect=True)
+def test_init_moves_an_earlier_versions_open_catalog_and_keeps_every_row(demo_lake):
+    lake = demo_lake  # the demo's tables, moved below as an earlier version left them
+    apply_supabase_defaults(_libpq(lake))
     tables = lake.tables()
     board = json.loads(lake.run("leaderboard", "--json").stdout)
     _make_legacy(_libpq(lake))
