@@ -29,15 +29,15 @@ def run() -> None:
 
         watch_interrupts()  # before the imports that may swallow a KeyboardInterrupt
         from warehouse.cli.main import main, resume_gc_after_load
-    except KeyboardInterrupt:  # Ctrl-C while the command's modules load: nothing started
-        _leave_interrupted("interrupted; nothing was committed by the interrupted command")
-    except ImportError:
-        # A Ctrl-C inside an extension module's initialisation (DuckDB's) surfaces as that
-        # module's ImportError; any other ImportError is a broken installation.
-        from warehouse.frontend import interrupt_requested as asked
+    except (KeyboardInterrupt, ImportError) as cut:
+        # A Ctrl-C while the command's modules load: nothing started. Inside an extension
+        # module's initialisation (DuckDB's) it surfaces as that module's ImportError; any other
+        # ImportError is a broken installation.
+        if isinstance(cut, ImportError):
+            from warehouse.frontend import interrupt_requested as asked
 
-        if not asked():
-            raise
+            if not asked():
+                raise
         _leave_interrupted("interrupted; nothing was committed by the interrupted command")
     resume_gc_after_load()
     code: str | int | None = 0
