@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import secrets
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,14 +44,14 @@ def require_service(variable: str, what: str) -> str:
     return value
 
 
-def new_catalog_database(template: str | None = None) -> tuple[str, str]:
-    """A fresh PostgreSQL database, empty or a copy of `template`: (its name, a libpq
-    key=value string for it)."""
+def new_catalog_database(template: str | None = None, name: str = "") -> tuple[str, str]:
+    """A fresh PostgreSQL database (named `name`, else uniquely), empty or a copy of
+    `template`: (its name, a libpq key=value string for it)."""
     import psycopg
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     admin = require_service(PG_DSN_ENV, "PostgreSQL")
-    name = f"tame_lake_{uuid.uuid4().hex[:12]}"
+    name = name or f"tame_lake_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(admin, autocommit=True) as conn:
         copy = f' TEMPLATE "{template}"' if template else ""
         conn.execute(f'CREATE DATABASE "{name}"{copy}')
@@ -196,26 +196,59 @@ def make_warehouse(
         drop_catalog_database(name)
 
 
+RUN_ENV = "TAME_WH_TEST_RUN"
+TEMPLATE_PREFIX = "tame_tpl_"
+
+
 class Templates:
-    """Warehouses made once per test process and copied for each test that needs them but does
-    not test their making: an empty one (its schema created; creating it binds every view, about
-    a second on a file and several on a lake) and one holding the demo (`tame-wh demo`, five
-    seconds on a file and ten on a lake). A lake's copy is `CREATE DATABASE … TEMPLATE` with the
-    data path rewritten in its metadata and the template's data files copied there: a lake's
-    table and file paths are relative to its data path."""
+    """Warehouses made once per test run and copied for each test that needs them but does not
+    test their making: an empty one (its schema created; creating it binds every view, about a
+    second on a file and several on a lake) and one holding the demo (`tame-wh demo`, five
+    seconds on a file and ten on a lake). The first test process that needs one makes it, under
+    a file lock; the others wait and copy it (`start_run` names the run, `end_run` removes
+    them). A lake's copy is `CREATE DATABASE … TEMPLATE` with the data path rewritten in its
+    metadata and the template's data files copied there: a lake's table and file paths are
+    relative to its data path."""
 
     def __init__(self) -> None:
-        self._dir: Path | None = None
         self._file: Path | None = None
         self._demo_file: Path | None = None
         self._catalogs: dict[str, tuple[str, Path]] = {}
 
-    def _root(self) -> Path:
-        if self._dir is None:
-            import tempfile
+    @staticmethod
+    def start_run() -> None:
+        """Name this test run (in the environment, which the test processes inherit)."""
+        os.environ[RUN_ENV] = uuid.uuid4().hex[:12]
 
-            self._dir = Path(tempfile.mkdtemp(prefix="tame-templates-"))
-        return self._dir
+    @staticmethod
+    def _run() -> str:
+        return os.environ.get(RUN_ENV) or "solo"
+
+    @classmethod
+    def _root(cls) -> Path:
+        import tempfile
+
+        root = Path(tempfile.gettempdir()) / f"tame-templates-{cls._run()}"
+        root.mkdir(exist_ok=True)
+        return root
+
+    @classmethod
+    def _made_once(cls, kind: str, make: Callable[[Path], str]) -> tuple[Path, str]:
+        """The template `kind` of this run: its folder and what `make(folder)` returned, made
+        by the first process to ask while the others wait on the lock."""
+        import fcntl
+
+        root = cls._root()
+        folder, done = root / kind, root / f"{kind}.done"
+        with open(root / f"{kind}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not done.exists():
+                import shutil
+
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir()
+                done.write_text(make(folder), encoding="utf-8")
+        return folder, done.read_text(encoding="utf-8")
 
     def copy_file(self, path: Path) -> None:
         """Put an empty local warehouse at `path`."""
@@ -224,19 +257,26 @@ class Templates:
         from warehouse.store.schema import init_warehouse
 
         if self._file is None:
-            made = self._root() / "template.duckdb"
-            init_warehouse(made)
-            self._file = made
+
+            def make(folder: Path) -> str:
+                init_warehouse(folder / "template.duckdb")
+                return "ok"
+
+            self._file = self._made_once("empty-file", make)[0] / "template.duckdb"
         shutil.copyfile(self._file, path)
 
     def demo_file(self) -> Path:
-        """This process's demo warehouse file (made on first use; copy it, never change it)."""
+        """This run's demo warehouse file (made on first use; copy it, never change it)."""
         if self._demo_file is None:
-            made = self._root() / "demo" / "demo.duckdb"
-            made.parent.mkdir()
-            done = CliRunner().invoke(main, ["--db", str(made), "demo", "--json"])
-            assert done.exit_code == 0, done.output
-            self._demo_file = made
+
+            def make(folder: Path) -> str:
+                done = CliRunner().invoke(
+                    main, ["--db", str(folder / "demo.duckdb"), "demo", "--json"]
+                )
+                assert done.exit_code == 0, done.output
+                return "ok"
+
+            self._demo_file = self._made_once("demo-file", make)[0] / "demo.duckdb"
         return self._demo_file
 
     def copy_demo_file(self, path: Path) -> None:
@@ -250,23 +290,29 @@ class Templates:
             shutil.copytree(indexes, Path(f"{path}.indexes"))
 
     def catalog(self, demo: bool = False) -> str:
-        """The name of this process's catalog database of an empty lake, or of the demo's lake
+        """The name of this run's catalog database of an empty lake, or of the demo's lake
         (`demo`), made on first use with its data in a directory."""
         kind = "demo" if demo else "empty"
         if kind not in self._catalogs:
             from warehouse.store.schema import init_warehouse
 
-            name, libpq = new_catalog_database()
-            tree = self._root() / f"{kind}-lake-data"
-            address = "ducklake:postgres:" + libpq
-            if demo:
-                done = CliRunner().invoke(
-                    main, ["--db", address, "--data-path", str(tree), "demo", "--json"]
-                )
-                assert done.exit_code == 0, done.output
-            else:
-                init_warehouse(parse_address(address, str(tree)))
-            self._catalogs[kind] = (name, tree)
+            def make(folder: Path) -> str:
+                name = f"{TEMPLATE_PREFIX}{self._run()}_{kind}"
+                drop_catalog_database(name)
+                name, libpq = new_catalog_database(name=name)
+                address = "ducklake:postgres:" + libpq
+                tree = folder / "lake-data"
+                if demo:
+                    done = CliRunner().invoke(
+                        main, ["--db", address, "--data-path", str(tree), "demo", "--json"]
+                    )
+                    assert done.exit_code == 0, done.output
+                else:
+                    init_warehouse(parse_address(address, str(tree)))
+                return name
+
+            folder, name = self._made_once(f"{kind}-lake", make)
+            self._catalogs[kind] = (name, folder / "lake-data")
         return self._catalogs[kind][0]
 
     def point_catalog(self, libpq: str, data_path: str, demo: bool = False) -> None:
@@ -291,17 +337,25 @@ class Templates:
                 [stored],
             )
 
-    def drop(self) -> None:
-        """Remove what this process made."""
+    @classmethod
+    def end_run(cls) -> None:
+        """Remove what this run made (its catalogs and files)."""
         import shutil
 
-        for name, _tree in self._catalogs.values():
-            drop_catalog_database(name)
-        self._catalogs.clear()
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
-        self._file = self._demo_file = None
+        if os.environ.get(PG_DSN_ENV):
+            import psycopg
+
+            with psycopg.connect(os.environ[PG_DSN_ENV], autocommit=True) as conn:
+                names = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT datname FROM pg_database WHERE datname LIKE %s",
+                        [f"{TEMPLATE_PREFIX}{cls._run()}_%"],
+                    ).fetchall()
+                ]
+            for name in names:
+                drop_catalog_database(name)
+        shutil.rmtree(cls._root(), ignore_errors=True)
 
 
 def _upload(tree: Path, data_path: str) -> None:
@@ -324,13 +378,6 @@ def _upload(tree: Path, data_path: str) -> None:
 
 
 TEMPLATES = Templates()
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _drop_templates() -> Iterator[None]:
-    """Drop the template catalog and files when the test process ends."""
-    yield
-    TEMPLATES.drop()
 
 
 @pytest.fixture(params=BACKENDS[:1] + ONE_LAKE)

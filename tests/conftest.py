@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 
 from tests.backends import (  # noqa: F401 (fixtures: every backend or lakes only; empty or new)
     TEMPLATES,
-    _drop_templates,
+    Templates,
     demo_lake,
     demo_warehouse,
     lake,
@@ -27,9 +27,18 @@ from warehouse.cli.main import main
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """One Vega bundle cache for every test process and child (not the user's own cache)."""
+    """One Vega bundle cache for every test process and child (not the user's own cache), and
+    one name for the warehouses the run's test processes share (`Templates`)."""
     shared = Path(tempfile.gettempdir()) / f"tame-wh-test-cache-{os.getuid()}"
     os.environ.setdefault("TAME_WH_CACHE_DIR", str(shared))
+    if not hasattr(config, "workerinput"):  # the run's first process: xdist's controller
+        Templates.start_run()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The run's first process removes the warehouses its test processes shared (`Templates`)."""
+    if not hasattr(config, "workerinput"):
+        Templates.end_run()
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

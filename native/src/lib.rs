@@ -19,6 +19,8 @@ pub mod ter;
 mod python;
 
 #[cfg(test)]
+mod module_graph;
+#[cfg(test)]
 mod testing;
 
 #[cfg(test)]
