@@ -213,7 +213,7 @@ class Templates:
     def __init__(self) -> None:
         self._file: Path | None = None
         self._demo_file: Path | None = None
-        self._catalogs: dict[str, tuple[str, Path]] = {}
+        self._lake_trees: dict[str, Path] = {}  # by kind: the data tree of the lake template
 
     @staticmethod
     def start_run() -> None:
@@ -233,22 +233,27 @@ class Templates:
         return root
 
     @classmethod
-    def _made_once(cls, kind: str, make: Callable[[Path], str]) -> tuple[Path, str]:
-        """The template `kind` of this run: its folder and what `make(folder)` returned, made
-        by the first process to ask while the others wait on the lock."""
+    def _catalog_name(cls, kind: str) -> str:
+        """The catalog database of this run's lake template `kind` ("empty" or "demo")."""
+        return f"{TEMPLATE_PREFIX}{cls._run()}_{kind}"
+
+    @classmethod
+    def _made_once(cls, kind: str, make: Callable[[Path], None]) -> Path:
+        """The folder of this run's template `kind`, filled by `make(folder)` in the first
+        process to ask while the others wait on the lock."""
         import fcntl
+        import shutil
 
         root = cls._root()
         folder, done = root / kind, root / f"{kind}.done"
         with open(root / f"{kind}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not done.exists():
-                import shutil
-
                 shutil.rmtree(folder, ignore_errors=True)
                 folder.mkdir()
-                done.write_text(make(folder), encoding="utf-8")
-        return folder, done.read_text(encoding="utf-8")
+                make(folder)
+                done.touch()
+        return folder
 
     def copy_file(self, path: Path) -> None:
         """Put an empty local warehouse at `path`."""
@@ -258,25 +263,23 @@ class Templates:
 
         if self._file is None:
 
-            def make(folder: Path) -> str:
+            def make(folder: Path) -> None:
                 init_warehouse(folder / "template.duckdb")
-                return "ok"
 
-            self._file = self._made_once("empty-file", make)[0] / "template.duckdb"
+            self._file = self._made_once("empty-file", make) / "template.duckdb"
         shutil.copyfile(self._file, path)
 
     def demo_file(self) -> Path:
         """This run's demo warehouse file (made on first use; copy it, never change it)."""
         if self._demo_file is None:
 
-            def make(folder: Path) -> str:
+            def make(folder: Path) -> None:
                 done = CliRunner().invoke(
                     main, ["--db", str(folder / "demo.duckdb"), "demo", "--json"]
                 )
                 assert done.exit_code == 0, done.output
-                return "ok"
 
-            self._demo_file = self._made_once("demo-file", make)[0] / "demo.duckdb"
+            self._demo_file = self._made_once("demo-file", make) / "demo.duckdb"
         return self._demo_file
 
     def copy_demo_file(self, path: Path) -> None:
@@ -293,13 +296,13 @@ class Templates:
         """The name of this run's catalog database of an empty lake, or of the demo's lake
         (`demo`), made on first use with its data in a directory."""
         kind = "demo" if demo else "empty"
-        if kind not in self._catalogs:
+        name = self._catalog_name(kind)
+        if kind not in self._lake_trees:
             from warehouse.store.schema import init_warehouse
 
-            def make(folder: Path) -> str:
-                name = f"{TEMPLATE_PREFIX}{self._run()}_{kind}"
-                drop_catalog_database(name)
-                name, libpq = new_catalog_database(name=name)
+            def make(folder: Path) -> None:
+                drop_catalog_database(name)  # left by an attempt that failed
+                _name, libpq = new_catalog_database(name=name)
                 address = "ducklake:postgres:" + libpq
                 tree = folder / "lake-data"
                 if demo:
@@ -309,11 +312,9 @@ class Templates:
                     assert done.exit_code == 0, done.output
                 else:
                     init_warehouse(parse_address(address, str(tree)))
-                return name
 
-            folder, name = self._made_once(f"{kind}-lake", make)
-            self._catalogs[kind] = (name, folder / "lake-data")
-        return self._catalogs[kind][0]
+            self._lake_trees[kind] = self._made_once(f"{kind}-lake", make) / "lake-data"
+        return name
 
     def point_catalog(self, libpq: str, data_path: str, demo: bool = False) -> None:
         """Record `data_path` in a copied catalog and copy the template's data files there (an
@@ -324,7 +325,7 @@ class Templates:
 
         from warehouse.store.address import CATALOG_SCHEMA
 
-        tree = self._catalogs["demo" if demo else "empty"][1]
+        tree = self._lake_trees["demo" if demo else "empty"]
         if not data_path.startswith("s3://"):
             shutil.copytree(tree, data_path)
         else:
@@ -343,18 +344,8 @@ class Templates:
         import shutil
 
         if os.environ.get(PG_DSN_ENV):
-            import psycopg
-
-            with psycopg.connect(os.environ[PG_DSN_ENV], autocommit=True) as conn:
-                names = [
-                    r[0]
-                    for r in conn.execute(
-                        "SELECT datname FROM pg_database WHERE datname LIKE %s",
-                        [f"{TEMPLATE_PREFIX}{cls._run()}_%"],
-                    ).fetchall()
-                ]
-            for name in names:
-                drop_catalog_database(name)
+            for kind in ("empty", "demo"):
+                drop_catalog_database(cls._catalog_name(kind))
         shutil.rmtree(cls._root(), ignore_errors=True)
 
 
