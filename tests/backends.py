@@ -269,6 +269,20 @@ class Templates:
             self._file = self._made_once("empty-file", make) / "template.duckdb"
         shutil.copyfile(self._file, path)
 
+    def copy_built(self, key: str, make: Callable[[Path], None], path: Path) -> Path:
+        """Put at `path` a copy of this run's local warehouse `key`: the set-up `make(file)`
+        builds, the same for every test that asks for it, run once (for a set-up that is not
+        under test; the commands it runs are tested elsewhere). Returns the folder of the
+        built file, where `make` may leave what else the set-up returns."""
+        import shutil
+
+        def build(folder: Path) -> None:
+            make(folder / "wh.duckdb")
+
+        folder = self._made_once(f"built-{key}", build)
+        shutil.copyfile(folder / "wh.duckdb", path)
+        return folder
+
     def demo_file(self) -> Path:
         """This run's demo warehouse file (made on first use; copy it, never change it)."""
         if self._demo_file is None:

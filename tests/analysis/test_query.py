@@ -111,9 +111,21 @@ def test_select_with_macros_and_views_works(demo_db):
 def test_cyzil_functions_are_available_in_queries(demo_db):
     result = run_query(
         demo_db,
-        "SELECT bleu_sentence(['a', 'b'], ['a', 'b'], 2), edit_distance_sentence(['a'], [])",
+        "SELECT bleu_sentence(['a', 'b'], ['a', 'b'], 2), EDIT_Distance_sentence(['a'], [])",
     )
     assert result.rows == [([1.0, 1.0, 1.0], 1)]
+
+
+def test_cyzil_functions_are_registered_only_for_a_query_that_names_them(demo_db, monkeypatch):
+    import warehouse.analysis.query as query
+
+    registered = []
+    real = query.register_cyzil_functions
+    monkeypatch.setattr(query, "register_cyzil_functions", lambda con: registered.append(real(con)))
+    assert run_query(demo_db, "SELECT count(*) FROM runs").rows == [(3,)]
+    assert registered == []
+    assert run_query(demo_db, "SELECT Edit_Distance_Sentence(['a'], ['b'])").rows == [(1,)]
+    assert len(registered) == 1
 
 
 def test_from_first_and_with_queries_are_allowed(demo_db):

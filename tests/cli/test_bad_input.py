@@ -6,16 +6,21 @@ import json
 
 import pytest
 
+from tests.backends import TEMPLATES
 from tests.conftest import snapshot
 
 
 @pytest.fixture
 def populated(run_cli, write_lines, db_path):
-    """A warehouse that already holds a training corpus and a test set."""
-    src = write_lines("base.src", ["hello world", "good morning"])
-    tgt = write_lines("base.tgt", ["hola mundo", "buenos días"])
-    assert run_cli("corpus", "add", "base", "--src", src, "--tgt", tgt).exit_code == 0
-    assert run_cli("testset", "add", "bt", "--src", src, "--ref", tgt).exit_code == 0
+    """A warehouse that already holds a training corpus and a test set (a copy: made once)."""
+
+    def make(path):
+        src = write_lines("base.src", ["hello world", "good morning"])
+        tgt = write_lines("base.tgt", ["hola mundo", "buenos días"])
+        assert run_cli("corpus", "add", "base", "--src", src, "--tgt", tgt, db=path).exit_code == 0
+        assert run_cli("testset", "add", "bt", "--src", src, "--ref", tgt, db=path).exit_code == 0
+
+    TEMPLATES.copy_built("cli-bad-input", make, db_path)
     return snapshot(db_path)
 
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from tests.backends import TEMPLATES
 from tests.cli.test_bad_input import _assert_rejected
 from tests.conftest import snapshot
 
@@ -15,15 +16,18 @@ REF = ["uno", "dos", "tres"]
 
 @pytest.fixture
 def populated(run_cli, write_lines, db_path):
-    """A warehouse with a test set `ts` and one run already ingested."""
-    assert (
-        run_cli(
-            "testset", "add", "ts", "--src", write_lines("s", SRC), "--ref", write_lines("r", REF)
-        ).exit_code
-        == 0
-    )
-    ok = run_cli("ingest", "--testset", "ts", "--hyp", write_lines("h0", REF), "--model-slug", "m")
-    assert ok.exit_code == 0, ok.output
+    """A warehouse with a test set `ts` and one run already ingested (a copy: made once)."""
+
+    def make(path):
+        s, r = write_lines("s", SRC), write_lines("r", REF)
+        assert run_cli("testset", "add", "ts", "--src", s, "--ref", r, db=path).exit_code == 0
+        ok = run_cli(
+            "ingest", "--testset", "ts", "--hyp", write_lines("h0", REF), "--model-slug", "m",
+            db=path,
+        )  # fmt: skip
+        assert ok.exit_code == 0, ok.output
+
+    TEMPLATES.copy_built("ingest-bad-input", make, db_path)
     return snapshot(db_path)
 
 

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.backends import TEMPLATES
 from tests.conftest import snapshot
 
 DATA = Path(__file__).parents[1] / "inputs" / "data"
@@ -29,16 +30,23 @@ def _json(result):
 
 
 @pytest.fixture
-def plain(run_cli):
-    """A test set from plain files and both systems ingested from plain files: their scores."""
-    _json(run_cli("testset", "add", "wmt", "--src", DATA / "src.de", "--ref", DATA / "ref.en",
-                  "--json"))  # fmt: skip
-    scores = {}
-    for system in ("sysA", "sysB"):
-        [run] = _json(run_cli("ingest", "--testset", "wmt", "--hyp", DATA / f"{system}.en",
-                              "--model-slug", f"plain-{system}", "--no-ci", "--json"))  # fmt: skip
-        scores[system] = run["scores"]
-    return scores
+def plain(run_cli, db_path):
+    """A test set from plain files and both systems ingested from plain files: their scores (a
+    copy of the warehouse, made once)."""
+
+    def make(path):
+        _json(run_cli("testset", "add", "wmt", "--src", DATA / "src.de", "--ref", DATA / "ref.en",
+                      "--json", db=path))  # fmt: skip
+        scores = {}
+        for system in ("sysA", "sysB"):
+            [run] = _json(run_cli("ingest", "--testset", "wmt", "--hyp", DATA / f"{system}.en",
+                                  "--model-slug", f"plain-{system}", "--no-ci", "--json",
+                                  db=path))  # fmt: skip
+            scores[system] = run["scores"]
+        (path.parent / "scores.json").write_text(json.dumps(scores), encoding="utf-8")
+
+    folder = TEMPLATES.copy_built("imports-plain", make, db_path)
+    return json.loads((folder / "scores.json").read_text(encoding="utf-8"))
 
 
 def test_a_test_set_from_a_dataset_file_is_the_test_set_of_the_same_plain_files(run_cli):

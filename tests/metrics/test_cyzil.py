@@ -333,3 +333,12 @@ def test_sql_mismatched_corpus_lengths_raise_a_duckdb_error(con, query):
 def test_sql_max_ngram_below_1_raises_a_duckdb_error(con):
     with pytest.raises(duckdb.Error, match="max_ngram must be at least 1, got 0"):
         con.sql("SELECT bleu_sentence(['a'], ['a'], 0)").fetchall()
+
+
+def test_a_sql_text_names_a_cyzil_function_in_any_case_and_under_its_internal_name():
+    from warehouse.metrics.cyzil import names_a_cyzil_function
+
+    assert names_a_cyzil_function("SELECT BLEU_CORPUS(r, c) FROM t")
+    assert names_a_cyzil_function("select _cyzil_bleu_points(r, c, 4)")
+    assert names_a_cyzil_function("SELECT edit_distance_sentence(a, b)")
+    assert not names_a_cyzil_function("SELECT bleu, chrf FROM leaderboard")

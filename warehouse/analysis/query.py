@@ -35,7 +35,7 @@ from sqlglot.errors import ParseError, SqlglotError
 from warehouse.basics import first_line
 from warehouse.errors import UsageError
 from warehouse.exposure.index.memory import MAX_MEMORY_BYTES
-from warehouse.metrics.cyzil import register_cyzil_functions
+from warehouse.metrics.cyzil import names_a_cyzil_function, register_cyzil_functions
 from warehouse.store.address import LakeAddress
 from warehouse.store.connection import (
     DEFAULT_LOCK_TIMEOUT,
@@ -44,6 +44,7 @@ from warehouse.store.connection import (
     missing_warehouse,
 )
 from warehouse.store.lake import AsOf, PinnedRead, pin_snapshot
+from warehouse.store.resources import extract_statements
 from warehouse.store.settings import read_settings
 
 # Table functions a query may call in FROM; every other table function is refused.
@@ -241,13 +242,10 @@ def vet_query(sql: str, known_relations: set[str]) -> None:
         raise UsageError(
             f"the SQL is not valid UTF-8 (at character {exc.start + 1}); write it in UTF-8"
         ) from None
-    splitter = duckdb.connect(":memory:")
     try:
-        statements = splitter.extract_statements(sql)
+        statements = extract_statements(sql)
     except duckdb.Error as exc:
         raise UsageError(f"SQL does not parse: {first_line(exc)}") from None
-    finally:
-        splitter.close()
     if len(statements) != 1:
         raise UsageError(f"exactly one statement is allowed, got {len(statements)}")
     kind = statements[0].type
@@ -475,7 +473,8 @@ def run_query(
         con = connect(db, read_only=True, lock_timeout=lock_timeout, config=_CONFIG, as_of=as_of)
     try:
         limits = resolve_limits(con, timeout, memory_mb)
-        register_cyzil_functions(con)  # temporary functions: usable, nothing written
+        if names_a_cyzil_function(sql):
+            register_cyzil_functions(con)  # temporary functions: usable, nothing written
         if pinned is not None:
             _lock_down_lake(con, pinned.files, limits)
         else:

@@ -72,6 +72,12 @@ _SQL_FUNCTIONS: dict[str, tuple[Callable[..., Any], list[Any], Any, bool]] = {
 }
 
 
+def names_a_cyzil_function(sql: str) -> bool:
+    """Whether a SQL text may call one of the cyzil functions (any text naming one does)."""
+    text = sql.lower()
+    return any(name in text for name in _SQL_FUNCTIONS)
+
+
 def register_cyzil_functions(con: duckdb.DuckDBPyConnection) -> None:
     """Make the six cyzil functions callable from SQL on this connection (once per connection)."""
     for name, (function, parameters, result, has_max_ngram) in _SQL_FUNCTIONS.items():

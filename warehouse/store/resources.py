@@ -64,13 +64,17 @@ def split_statements(text: str) -> list[SqlStatement]:
     """The statements of a SQL text, split by DuckDB's own parser."""
     import duckdb
 
+    return [
+        SqlStatement(s.query, s.type == duckdb.StatementType.DELETE, frozenset(s.named_parameters))
+        for s in extract_statements(text)
+    ]
+
+
+def extract_statements(text: str) -> list[duckdb.Statement]:
+    """DuckDB's own parse of a SQL text, statement by statement (nothing is run; raises
+    `duckdb.Error` on text that does not parse)."""
     with _SPLITTER_LOCK:
-        return [
-            SqlStatement(
-                s.query, s.type == duckdb.StatementType.DELETE, frozenset(s.named_parameters)
-            )
-            for s in _splitter().extract_statements(text)
-        ]
+        return _splitter().extract_statements(text)
 
 
 # One in-memory database parses every file (opening a DuckDB database takes some 20 ms); parsing
