@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HEADER = "system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity"
 SOURCES = {
@@ -78,3 +80,19 @@ def write_mqm(path: Path, lines: list[str] | None = None) -> Path:
     """Write the file (or other lines) to `path`."""
     path.write_text("\n".join(lines if lines is not None else mqm_lines()) + "\n", encoding="utf-8")
     return path
+
+
+def copy_judged(run_cli: Callable[..., Any], tmp_path: Path, db_path: Path) -> None:
+    """Put at `db_path` a warehouse made by `ingest --mqm` from the small MQM file (systems A, B,
+    C; ref as the reference; test set `t`), a copy made once per test run; the file is written
+    to tmp_path as `mqm.tsv`."""
+    from tests.backends import TEMPLATES
+
+    mqm = write_mqm(tmp_path / "mqm.tsv")
+
+    def make(path: Path) -> None:
+        done = run_cli("ingest", "--mqm", mqm, "--reference-system", "ref", "--testset", "t",
+                       db=path)  # fmt: skip
+        assert done.exit_code == 0, done.output
+
+    TEMPLATES.copy_built("mqm-judged", make, db_path)

@@ -8,15 +8,22 @@ import json
 import numpy as np
 import pytest
 
-from tests.mqm import ERRORS, SEGMENT_SCORES, SOURCES, SYSTEM_SCORES, mqm_lines, write_mqm
+from tests.mqm import (
+    ERRORS,
+    SEGMENT_SCORES,
+    SOURCES,
+    SYSTEM_SCORES,
+    copy_judged,
+    mqm_lines,
+    write_mqm,
+)
 from warehouse.stats.resample import percentile_interval, resample_indices
 
 
 @pytest.fixture
-def judged(run_cli, tmp_path):
-    done = run_cli("ingest", "--mqm", write_mqm(tmp_path / "mqm.tsv"), "--reference-system", "ref",
-                   "--testset", "t")  # fmt: skip
-    assert done.exit_code == 0, done.output
+def judged(run_cli, tmp_path, db_path):
+    """A warehouse made by `ingest --mqm` from the small MQM file (a copy, tests/mqm.py)."""
+    copy_judged(run_cli, tmp_path, db_path)
     return run_cli
 
 

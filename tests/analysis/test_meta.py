@@ -12,24 +12,15 @@ import pytest
 import sacrebleu
 from scipy.stats import kendalltau, pearsonr
 
-from tests.backends import TEMPLATES
-from tests.mqm import SEGMENT_SCORES, SOURCES, TARGETS, write_mqm
+from tests.mqm import SEGMENT_SCORES, SOURCES, TARGETS, copy_judged
 
 SYSTEMS = ("A", "B", "C")
 
 
 @pytest.fixture
 def judged(run_cli, tmp_path, db_path):
-    """A warehouse made by `ingest --mqm` from the small MQM file (systems A, B, C; ref as the
-    reference), a copy made once; the file is in tmp_path."""
-    mqm = write_mqm(tmp_path / "mqm.tsv")
-
-    def make(path):
-        done = run_cli("ingest", "--mqm", mqm, "--reference-system", "ref", "--testset", "t",
-                       db=path)  # fmt: skip
-        assert done.exit_code == 0, done.output
-
-    TEMPLATES.copy_built("meta-judged", make, db_path)
+    """A warehouse made by `ingest --mqm` from the small MQM file (a copy, tests/mqm.py)."""
+    copy_judged(run_cli, tmp_path, db_path)
     return run_cli
 
 

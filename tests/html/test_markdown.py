@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 import pytest
 from markdown_it import MarkdownIt
 
+from tests.backends import TEMPLATES
 from tests.conftest import VOCABULARY
 from warehouse.html.markdown import escape
 
@@ -78,22 +79,27 @@ def _report(tmp_path, name, quality, *, model, created, test="ds"):
 
 
 @pytest.fixture
-def runs(run_cli, tmp_path) -> dict[str, str]:
+def runs(run_cli, db_path) -> dict[str, str]:
     """Four runs: a good and a bad one of a model with a hostile name on one test set, two on
-    another; their ids by name."""
+    another; their ids by name (a copy of the warehouse, made once)."""
     specs = {
         "good": (1.0, HOSTILE, "2026-01-01T00:00:00Z", "ds"),
         "bad": (0.5, HOSTILE, "2026-01-02T00:00:00Z", "ds"),
         "x1": (0.9, "other", "2026-01-03T00:00:00Z", "second"),
         "x2": (0.7, "other", "2026-01-04T00:00:00Z", "second"),
     }
-    ids = {}
-    for name, (quality, model, created, test) in specs.items():
-        path = _report(tmp_path, name, quality, model=model, created=created, test=test)
-        result = run_cli("ingest", path, "--no-ci", "--json")
-        assert result.exit_code == 0, result.output
-        ids[name] = json.loads(result.stdout)[0]["run_id"]
-    return ids
+
+    def make(db):
+        ids = {}
+        for name, (quality, model, created, test) in specs.items():
+            path = _report(db.parent, name, quality, model=model, created=created, test=test)
+            result = run_cli("ingest", path, "--no-ci", "--json", db=db)
+            assert result.exit_code == 0, result.output
+            ids[name] = json.loads(result.stdout)[0]["run_id"]
+        (db.parent / "ids.json").write_text(json.dumps(ids), encoding="utf-8")
+
+    folder = TEMPLATES.copy_built("markdown-runs", make, db_path)
+    return json.loads((folder / "ids.json").read_text(encoding="utf-8"))
 
 
 def _rows_line_up(tree: _Tree) -> None:
