@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from tests.backends import (  # noqa: F401 (fixtures: every backend or lakes only; empty or new)
+    COPY_STRATEGY,
     TEMPLATES,
     Templates,
     demo_lake,
@@ -163,7 +164,7 @@ def pg_dsn():
         pytest.skip(f"{PG_DSN_ENV} not set (no Postgres to test against)")
     name = f"tame_test_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}" {COPY_STRATEGY}')
     info = psycopg.conninfo.conninfo_to_dict(admin)
     info["dbname"] = name
     yield psycopg.conninfo.make_conninfo(**info)
