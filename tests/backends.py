@@ -44,29 +44,27 @@ def require_service(variable: str, what: str) -> str:
     return value
 
 
-# Test databases are copied file by file: PostgreSQL 15's default strategy (WAL_LOG) writes every
-# block of the template through the WAL, 2-3x the time for these small databases.
-COPY_STRATEGY = "STRATEGY FILE_COPY"
-
-
-def new_catalog_database(template: str | None = None, name: str = "") -> tuple[str, str]:
-    """A fresh PostgreSQL database (named `name`, else uniquely), empty or a copy of
-    `template`: (its name, a libpq key=value string for it)."""
+def new_database(template: str | None = None, name: str = "") -> tuple[str, str]:
+    """A fresh PostgreSQL database on the test server (named `name`, else uniquely), empty or a
+    copy of `template`: (its name, a libpq key=value string for it). Drop it with
+    `drop_database`."""
     import psycopg
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     admin = require_service(PG_DSN_ENV, "PostgreSQL")
-    name = name or f"tame_lake_{uuid.uuid4().hex[:12]}"
+    name = name or f"tame_test_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(admin, autocommit=True) as conn:
         copy = f' TEMPLATE "{template}"' if template else ""
-        conn.execute(f'CREATE DATABASE "{name}"{copy} {COPY_STRATEGY}')
+        # Copied file by file: PostgreSQL 15's default strategy (WAL_LOG) writes every block of
+        # the template through the WAL, 2-3x the time for these small databases.
+        conn.execute(f'CREATE DATABASE "{name}"{copy} STRATEGY FILE_COPY')
     info = {k: v for k, v in conninfo_to_dict(admin).items() if v is not None}
     info["dbname"] = name
     return name, make_conninfo("", **info)
 
 
-def drop_catalog_database(name: str) -> None:
-    """Drop a database made by `new_catalog_database`."""
+def drop_database(name: str) -> None:
+    """Drop a database made by `new_database` (sessions still on it are ended)."""
     import psycopg
 
     admin = os.environ[PG_DSN_ENV]
@@ -183,7 +181,7 @@ def make_warehouse(
         yield Warehouse(kind, str(path))
         return
     template = TEMPLATES.catalog(demo) if empty or demo else None
-    name, libpq = new_catalog_database(template)
+    name, libpq = new_database(template)
     env: dict[str, str] = {}
     if kind == "lake-s3":
         endpoint = require_service(S3_ENDPOINT_ENV, "S3")
@@ -198,7 +196,7 @@ def make_warehouse(
             TEMPLATES.point_catalog(libpq, data_path, demo)
         yield Warehouse(kind, "ducklake:postgres:" + libpq, data_path, env)
     finally:
-        drop_catalog_database(name)
+        drop_database(name)
 
 
 RUN_ENV = "TAME_WH_TEST_RUN"
@@ -216,7 +214,6 @@ class Templates:
     relative to its data path."""
 
     def __init__(self) -> None:
-        self._file: Path | None = None
         self._demo_file: Path | None = None
         self._lake_trees: dict[str, Path] = {}  # by kind: the data tree of the lake template
 
@@ -262,19 +259,11 @@ class Templates:
 
     def copy_file(self, path: Path) -> None:
         """Put an empty local warehouse at `path`."""
-        import shutil
-
         from warehouse.store.schema import init_warehouse
 
-        if self._file is None:
+        self.copy_built("empty-file", init_warehouse, path)
 
-            def make(folder: Path) -> None:
-                init_warehouse(folder / "template.duckdb")
-
-            self._file = self._made_once("empty-file", make) / "template.duckdb"
-        shutil.copyfile(self._file, path)
-
-    def copy_built(self, key: str, make: Callable[[Path], None], path: Path) -> Path:
+    def copy_built(self, key: str, make: Callable[[Path], object], path: Path) -> Path:
         """Put at `path` a copy of this run's local warehouse `key`: the set-up `make(file)`
         builds, the same for every test that asks for it, run once (for a set-up that is not
         under test; the commands it runs are tested elsewhere). Returns the folder of the
@@ -320,8 +309,8 @@ class Templates:
             from warehouse.store.schema import init_warehouse
 
             def make(folder: Path) -> None:
-                drop_catalog_database(name)  # left by an attempt that failed
-                _name, libpq = new_catalog_database(name=name)
+                drop_database(name)  # left by an attempt that failed
+                _name, libpq = new_database(name=name)
                 address = "ducklake:postgres:" + libpq
                 tree = folder / "lake-data"
                 if demo:
@@ -364,7 +353,7 @@ class Templates:
 
         if os.environ.get(PG_DSN_ENV):
             for kind in ("empty", "demo"):
-                drop_catalog_database(cls._catalog_name(kind))
+                drop_database(cls._catalog_name(kind))
         shutil.rmtree(cls._root(), ignore_errors=True)
 
 

@@ -14,12 +14,13 @@ import pytest
 from click.testing import CliRunner, Result
 
 from tests.backends import (  # noqa: F401 (fixtures: every backend or lakes only; empty or new)
-    COPY_STRATEGY,
     TEMPLATES,
     Templates,
     demo_lake,
     demo_warehouse,
+    drop_database,
     lake,
+    new_database,
     new_lake,
     new_warehouse,
     warehouse,
@@ -142,8 +143,6 @@ VOCABULARY = [
     "station", "city",
 ]  # fmt: skip
 
-PG_DSN_ENV = "TAME_WH_TEST_PG_DSN"
-
 
 @pytest.fixture
 def pg_dsn():
@@ -152,21 +151,6 @@ def pg_dsn():
     Needs `$TAME_WH_TEST_PG_DSN` (an admin connection; `.ci/run` starts a throwaway cluster and
     sets it). Without it the test is skipped — except under CI, where that is a failure.
     """
-    import os
-    import uuid
-
-    import psycopg
-
-    admin = os.environ.get(PG_DSN_ENV)
-    if not admin:
-        if os.environ.get("CI"):
-            pytest.fail(f"{PG_DSN_ENV} is not set: CI must run the Postgres tests")
-        pytest.skip(f"{PG_DSN_ENV} not set (no Postgres to test against)")
-    name = f"tame_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}" {COPY_STRATEGY}')
-    info = psycopg.conninfo.conninfo_to_dict(admin)
-    info["dbname"] = name
-    yield psycopg.conninfo.make_conninfo(**info)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    name, dsn = new_database()
+    yield dsn
+    drop_database(name)

@@ -18,9 +18,9 @@ from tests.backends import (
     LAKES,
     PG_DSN_ENV,
     Warehouse,
-    drop_catalog_database,
+    drop_database,
     make_warehouse,
-    new_catalog_database,
+    new_database,
     require_service,
 )
 from warehouse.cli.main import main
@@ -254,7 +254,7 @@ def test_an_unreachable_catalog_is_one_line_and_exit_4(tmp_path):
 
 def test_a_wrong_password_is_one_line_exit_2_and_never_printed(monkeypatch, tmp_path):
     admin = require_service(PG_DSN_ENV, "PostgreSQL")
-    name, libpq = new_catalog_database()
+    name, libpq = new_database()
     role = f"tame_pw_{uuid.uuid4().hex[:8]}"
     try:
         with psycopg.connect(admin, autocommit=True) as conn:
@@ -285,7 +285,7 @@ def test_a_wrong_password_is_one_line_exit_2_and_never_printed(monkeypatch, tmp_
         assert "wrong-pw-456" not in result.output and "right-pw-123" not in result.output
         assert list(tmp_path.iterdir()) == []
     finally:
-        drop_catalog_database(name)
+        drop_database(name)
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f"DROP ROLE IF EXISTS {role}")
 

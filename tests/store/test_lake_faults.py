@@ -33,9 +33,9 @@ from tests.backends import (
     PG_DSN_ENV,
     S3_ENDPOINT_ENV,
     Warehouse,
-    drop_catalog_database,
+    drop_database,
     new_bucket,
-    new_catalog_database,
+    new_database,
     require_service,
     s3_environment,
 )
@@ -228,7 +228,7 @@ class FaultLakes:
         }
         for file, text in files.items():
             (work / file).write_text("".join(t + "\n" for t in text), encoding="utf-8")
-        sync_name, sync_dsn = new_catalog_database()
+        sync_name, sync_dsn = new_database()
         self.sync_databases.append(sync_name)
         (work / "sync.dsn").write_text(sync_dsn, encoding="utf-8")
         with pytest.MonkeyPatch.context() as patch:  # in-process commands reach the store too
@@ -249,7 +249,7 @@ class FaultLakes:
             if proxy is not None:
                 proxy.stop()
         for name in self.sync_databases:
-            drop_catalog_database(name)
+            drop_database(name)
 
 
 @pytest.fixture(scope="module")

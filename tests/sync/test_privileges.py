@@ -4,14 +4,10 @@ writes, no locks that would block a sync, no sequence changes, no access to the 
 
 from __future__ import annotations
 
-import os
-import uuid
-
 import psycopg
 import pytest
 
-from tests.backends import TEMPLATES
-from tests.conftest import PG_DSN_ENV
+from tests.backends import TEMPLATES, drop_database, new_database
 from tests.sync.conftest import CLIENT_ROLES, apply_supabase_defaults
 from warehouse.store.schema import open_warehouse
 from warehouse.sync.migrate import migrate
@@ -63,17 +59,7 @@ def demo_db(tmp_path_factory):
 def synced(request, demo_db):
     """A migrated target holding the demo's three runs (one per module and kind of database;
     every attack below runs in a transaction that is rolled back)."""
-    admin = os.environ.get(PG_DSN_ENV)
-    if not admin:
-        if os.environ.get("CI"):
-            pytest.fail(f"{PG_DSN_ENV} is not set: CI must run the Postgres tests")
-        pytest.skip(f"{PG_DSN_ENV} not set (no Postgres to test against)")
-    name = f"tame_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    dsn = psycopg.conninfo.make_conninfo(
-        **{**psycopg.conninfo.conninfo_to_dict(admin), "dbname": name}
-    )
+    name, dsn = new_database()
     try:
         if request.param == "supabase-defaults":
             apply_supabase_defaults(dsn)
@@ -85,8 +71,7 @@ def synced(request, demo_db):
             con.close()
         yield dsn
     finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+        drop_database(name)
 
 
 def _counts(dsn):

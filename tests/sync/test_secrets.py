@@ -4,17 +4,14 @@ stdout nor stderr may hold the password or any piece of it a parser could cut ou
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import uuid
 
 import psycopg
 import pytest
 from click.testing import CliRunner
 
-from tests.backends import TEMPLATES
-from tests.conftest import PG_DSN_ENV
+from tests.backends import TEMPLATES, drop_database, new_database
 from warehouse.cli.main import main
 from warehouse.sync.dsn import check_dsn, dsn_secrets, redact, target_label
 
@@ -230,20 +227,12 @@ def _assert_no_secret(result, secret: str, *more: str) -> None:
 @pytest.fixture(scope="module")
 def target(tmp_path_factory):
     """Host, port and name of one scratch database, and a demo warehouse with three runs."""
-    admin = os.environ.get(PG_DSN_ENV)
-    if not admin:
-        if os.environ.get("CI"):
-            pytest.fail(f"{PG_DSN_ENV} is not set: CI must run the Postgres tests")
-        pytest.skip(f"{PG_DSN_ENV} not set (no Postgres to test against)")
-    name = f"tame_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    info = psycopg.conninfo.conninfo_to_dict(admin)
+    name, dsn = new_database()
+    info = psycopg.conninfo.conninfo_to_dict(dsn)
     demo = tmp_path_factory.mktemp("secrets") / "demo.duckdb"
     TEMPLATES.copy_demo_file(demo)
     yield {"host": info.get("host", "127.0.0.1"), "port": info.get("port", 5432), "db": name}, demo
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    drop_database(name)
 
 
 def test_at_least_thirty_dsn_forms():
