@@ -72,6 +72,12 @@ def doctor(app: AppContext, as_json: bool) -> None:
                 ("python", report["python"]),
                 ("platform", report["platform"]),
                 ("cpu threads", report["cpu_threads"]),
+                (
+                    "duckdb threads",
+                    f"{report['duckdb_threads']} ($TAME_WH_DUCKDB_THREADS)"
+                    if report["duckdb_threads"]
+                    else "one per core",
+                ),
                 ("search kernel", native["search_kernel"] or "n/a"),
                 ("warehouse", wh["path"]),
                 *lake,

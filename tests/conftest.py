@@ -26,13 +26,20 @@ from tests.backends import (  # noqa: F401 (fixtures: every backend or lakes onl
     warehouse,
 )
 from warehouse.cli.main import main
+from warehouse.store.connection import THREADS_ENV
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """One Vega bundle cache for every test process and child (not the user's own cache), and
-    one name for the warehouses the run's test processes share (`Templates`)."""
+    """One Vega bundle cache for every test process and child (not the user's own cache), one
+    DuckDB worker thread per connection, and one name for the warehouses the run's test
+    processes share (`Templates`)."""
     shared = Path(tempfile.gettempdir()) / f"tame-wh-test-cache-{os.getuid()}"
     os.environ.setdefault("TAME_WH_CACHE_DIR", str(shared))
+    # Each core runs a test process of its own, whose commands run many small statements; a
+    # second DuckDB worker buys them no time, and DuckDB's Python client polls without pause
+    # while a worker finishes (docs/cli.md, TAME_WH_DUCKDB_THREADS). Tests of the setting itself
+    # set it as they need.
+    os.environ.setdefault(THREADS_ENV, "1")
     if not hasattr(config, "workerinput"):  # the run's first process: xdist's controller
         Templates.start_run()
 

@@ -174,7 +174,8 @@ def search_kernel_for_this_cpu() -> str:
     return "avx2" if "avx2" in flags else "portable"
 
 
-def test_doctor_reports_versions_and_schema(run_cli, new_db_path):
+def test_doctor_reports_versions_and_schema(run_cli, new_db_path, monkeypatch):
+    monkeypatch.setenv("TAME_WH_DUCKDB_THREADS", "2")
     before = json.loads(run_cli("doctor", "--json").stdout)
     assert before["warehouse"]["exists"] is False and not new_db_path.exists()
     run_cli("init")
@@ -190,10 +191,12 @@ def test_doctor_reports_versions_and_schema(run_cli, new_db_path):
     assert report["duckdb"] == duckdb.__version__
     assert report["sacrebleu"].startswith("2.6")
     assert report["cpu_threads"] >= 1
+    assert report["duckdb_threads"] == 2
     assert report["warehouse"]["schema_version"] == code_schema_version()
     text = run_cli("doctor").output
     assert "native module" in text and "(loads)" in text
     assert f"search kernel {search_kernel_for_this_cpu()}" in " ".join(text.split())
+    assert "duckdb threads 2 ($TAME_WH_DUCKDB_THREADS)" in " ".join(text.split())
 
 
 def test_doctor_exits_3_when_the_warehouse_is_unusable(run_cli, db_path):

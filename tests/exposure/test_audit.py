@@ -96,6 +96,7 @@ def test_identical_audit_is_a_no_op_and_force_recomputes(loaded):
 
 def test_an_audit_failing_mid_search_keeps_its_error_the_data_and_duckdb_threads(loaded):
     first = run_audit(loaded, "train", "test")
+    loaded.execute("SET threads = 3")  # not the 1 the search runs with
     threads = loaded.execute("SELECT current_setting('threads')").fetchone()[0]
 
     def interrupted(_done: int, _total: int) -> None:

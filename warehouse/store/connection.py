@@ -29,6 +29,19 @@ from warehouse.store.lake import AsOf, WriterLock, lake_exists, open_lake
 from warehouse.store.remote import DURING_COMMIT
 
 DEFAULT_LOCK_TIMEOUT = 120.0
+THREADS_ENV = "TAME_WH_DUCKDB_THREADS"
+MAX_THREADS = 1024
+
+
+def duckdb_threads_setting() -> int | None:
+    """DuckDB's worker threads in each connection a command opens: `$TAME_WH_DUCKDB_THREADS`
+    (None: DuckDB's default, one per core)."""
+    text = os.environ.get(THREADS_ENV, "").strip()
+    if not text:
+        return None
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_THREADS:
+        raise UsageError(f"${THREADS_ENV}={text!r}: give a whole number from 1 to {MAX_THREADS}")
+    return int(text)
 
 
 def _is_lock_conflict(exc: duckdb.Error) -> bool:
@@ -166,10 +179,16 @@ def close_connection(con: duckdb.DuckDBPyConnection) -> None:
                 del _HELD[key]
 
 
-def _quiet(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """The connection without DuckDB's progress bar: a query slower than two seconds would
-    otherwise draw it on standard output, into the middle of a command's JSON or table."""
+def _settled(con: duckdb.DuckDBPyConnection, threads: int | None) -> duckdb.DuckDBPyConnection:
+    """The connection without DuckDB's progress bar (a query slower than two seconds would
+    otherwise draw it on standard output, into the middle of a command's JSON or table), and
+    with `threads` workers when given (`$TAME_WH_DUCKDB_THREADS`). The threads are set on the
+    open database rather than in its configuration: a file this process has open already (a
+    library user's own connection) accepts no second configuration, and a lake attached ahead
+    of the command (`attach_ahead`) is taken only by a connection asking for no settings."""
     con.execute("SET enable_progress_bar = false")
+    if threads is not None:
+        con.execute(f"SET threads = {int(threads)}")
     return con
 
 
@@ -193,15 +212,20 @@ def connect(
     `as_of` (a lake's past snapshot, read-only) is a usage error on a file; `relocate` (a lake
     writer's) moves a catalog made by an earlier version out of PostgreSQL's `public` schema.
     `lock_later` (a lake writer's) leaves the writers' lock of an existing lake to
-    `hold_writers_lock`, so that a command can read before it waits for the lock."""
+    `hold_writers_lock`, so that a command can read before it waits for the lock. `threads`:
+    DuckDB's worker threads (default `$TAME_WH_DUCKDB_THREADS`, else one per core)."""
     config = dict(config or {})
+    setting = None
     if threads is not None:
         config["threads"] = threads
+    else:
+        setting = duckdb_threads_setting()
     if isinstance(path, LakeAddress):
-        return _quiet(
+        return _settled(
             _connect_lake(
                 path, read_only, lock_timeout, config, as_of, create, relocate, lock_later
-            )
+            ),
+            setting,
         )
     if as_of is not None:
         raise UsageError(
@@ -212,7 +236,7 @@ def connect(
     delay = 0.02
     while True:
         try:
-            return _quiet(duckdb.connect(str(path), read_only=read_only, config=config))
+            return _settled(duckdb.connect(str(path), read_only=read_only, config=config), setting)
         except duckdb.IOException as exc:
             if not _is_lock_conflict(exc):
                 raise SchemaError(f"{path}: cannot open warehouse ({first_line(exc)})") from None
@@ -232,7 +256,7 @@ def connect(
         except duckdb.ConnectionException as exc:
             if read_only and "different configuration" in str(exc):
                 # This process already holds the file read-write; reuse that database instance.
-                return _quiet(duckdb.connect(str(path), read_only=False, config=config))
+                return _settled(duckdb.connect(str(path), read_only=False, config=config), setting)
             raise SchemaError(
                 f"{path}: not a usable DuckDB warehouse ({first_line(exc)})"
             ) from None

@@ -10,9 +10,9 @@ from typing import Any
 
 from warehouse import __version__
 from warehouse.basics import first_line
-from warehouse.errors import LockTimeoutError, WarehouseError
+from warehouse.errors import LockTimeoutError, UsageError, WarehouseError
 from warehouse.store.address import Address, LakeAddress
-from warehouse.store.connection import close_connection, connect
+from warehouse.store.connection import close_connection, connect, duckdb_threads_setting
 from warehouse.store.holders import lock_holder
 from warehouse.store.lake import (
     catalog_connection,
@@ -49,6 +49,15 @@ def _native_status() -> dict[str, Any]:
         "search_kernel": native.search_kernel(),
         "error": None,
     }
+
+
+def _duckdb_threads() -> int | None:
+    """DuckDB's worker threads per connection as `$TAME_WH_DUCKDB_THREADS` sets them (None: one
+    per core, or a value the warehouse check reports as wrong)."""
+    try:
+        return duckdb_threads_setting()
+    except UsageError:
+        return None
 
 
 def _cpu_threads() -> int:
@@ -182,6 +191,7 @@ def diagnose(db: Address, lock_timeout: float = DOCTOR_LOCK_TIMEOUT) -> dict[str
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpu_threads": _cpu_threads(),
+        "duckdb_threads": _duckdb_threads(),
         "warehouse": _warehouse_status(db, lock_timeout),
     }
 
