@@ -182,7 +182,7 @@ def close_connection(con: duckdb.DuckDBPyConnection) -> None:
 def _settled(con: duckdb.DuckDBPyConnection, threads: int | None) -> duckdb.DuckDBPyConnection:
     """The connection without DuckDB's progress bar (a query slower than two seconds would
     otherwise draw it on standard output, into the middle of a command's JSON or table), and
-    with `threads` workers when given (`$TAME_WH_DUCKDB_THREADS`). The threads are set on the
+    with `threads` workers when given. The threads are set on the
     open database rather than in its configuration: a file this process has open already (a
     library user's own connection) accepts no second configuration, and a lake attached ahead
     of the command (`attach_ahead`) is taken only by a connection asking for no settings."""
@@ -215,17 +215,14 @@ def connect(
     `hold_writers_lock`, so that a command can read before it waits for the lock. `threads`:
     DuckDB's worker threads (default `$TAME_WH_DUCKDB_THREADS`, else one per core)."""
     config = dict(config or {})
-    setting = None
-    if threads is not None:
-        config["threads"] = threads
-    else:
-        setting = duckdb_threads_setting()
+    if threads is None:
+        threads = duckdb_threads_setting()
     if isinstance(path, LakeAddress):
         return _settled(
             _connect_lake(
                 path, read_only, lock_timeout, config, as_of, create, relocate, lock_later
             ),
-            setting,
+            threads,
         )
     if as_of is not None:
         raise UsageError(
@@ -236,7 +233,7 @@ def connect(
     delay = 0.02
     while True:
         try:
-            return _settled(duckdb.connect(str(path), read_only=read_only, config=config), setting)
+            return _settled(duckdb.connect(str(path), read_only=read_only, config=config), threads)
         except duckdb.IOException as exc:
             if not _is_lock_conflict(exc):
                 raise SchemaError(f"{path}: cannot open warehouse ({first_line(exc)})") from None
@@ -256,7 +253,7 @@ def connect(
         except duckdb.ConnectionException as exc:
             if read_only and "different configuration" in str(exc):
                 # This process already holds the file read-write; reuse that database instance.
-                return _settled(duckdb.connect(str(path), read_only=False, config=config), setting)
+                return _settled(duckdb.connect(str(path), read_only=False, config=config), threads)
             raise SchemaError(
                 f"{path}: not a usable DuckDB warehouse ({first_line(exc)})"
             ) from None
