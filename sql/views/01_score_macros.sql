@@ -48,8 +48,14 @@ CREATE OR REPLACE MACRO _bleu_precision(c, t, k) AS
 CREATE OR REPLACE MACRO _floored_log(p) AS
     list_transform([p], lambda x: CASE WHEN x = 0 THEN -9999999999 ELSE ln(x) END)[1];
 
-CREATE OR REPLACE MACRO _bleu_missing(c, t) AS (t > 0 AND c = 0)::INTEGER;
+-- The number of orders up to `i` (1-4) with n-grams but no match: the k of exp smoothing.
+CREATE OR REPLACE MACRO _bleu_missing_before(s, i) AS
+    len(list_filter(range(1, i + 1), lambda j: s[6 + j] > 0 AND s[2 + j] = 0));
 
+-- The four orders' floored log precisions are added in order 1 to 4 (a left fold, as sacrebleu
+-- adds them). Written over the orders' positions with lambdas rather than spelled out order by
+-- order: DuckDB binds and optimises the expanded expression for every query that names it, and
+-- the spelled-out form cost about 9 ms per query (3 ms this way).
 CREATE OR REPLACE MACRO bleu_score(s) AS
     CASE
         WHEN s IS NULL THEN NULL
@@ -58,17 +64,10 @@ CREATE OR REPLACE MACRO bleu_score(s) AS
             (CASE WHEN s[1] < s[2] THEN
                   (CASE WHEN s[1] > 0 THEN exp(1 - s[2]::DOUBLE / s[1]::DOUBLE) ELSE 0.0 END)
              ELSE 1.0 END)
-            * exp((
-                _floored_log(_bleu_precision(s[3], s[7], _bleu_missing(s[3], s[7])))
-                + _floored_log(_bleu_precision(s[4], s[8],
-                      _bleu_missing(s[3], s[7]) + _bleu_missing(s[4], s[8])))
-                + _floored_log(_bleu_precision(s[5], s[9],
-                      _bleu_missing(s[3], s[7]) + _bleu_missing(s[4], s[8])
-                      + _bleu_missing(s[5], s[9])))
-                + _floored_log(_bleu_precision(s[6], s[10],
-                      _bleu_missing(s[3], s[7]) + _bleu_missing(s[4], s[8])
-                      + _bleu_missing(s[5], s[9]) + _bleu_missing(s[6], s[10])))
-              ) / 4)
+            * exp(list_reduce(
+                list_transform(range(1, 5), lambda i:
+                    _floored_log(_bleu_precision(s[2 + i], s[6 + i], _bleu_missing_before(s, i)))),
+                lambda a, b: a + b) / 4)
     END;
 
 CREATE OR REPLACE MACRO _chrf_from_averages(p, r) AS
@@ -79,41 +78,25 @@ CREATE OR REPLACE MACRO _chrf_from_averages(p, r) AS
                        ELSE 0.0 END
     )[1];
 
-CREATE OR REPLACE MACRO _chrf_effective_order(s) AS
-        (s[1] > 0 AND s[2] > 0)::INTEGER
-        + (s[4] > 0 AND s[5] > 0)::INTEGER
-        + (s[7] > 0 AND s[8] > 0)::INTEGER
-        + (s[10] > 0 AND s[11] > 0)::INTEGER
-        + (s[13] > 0 AND s[14] > 0)::INTEGER
-        + (s[16] > 0 AND s[17] > 0)::INTEGER
-        + (s[19] > 0 AND s[20] > 0)::INTEGER
-        + (s[22] > 0 AND s[23] > 0)::INTEGER;
+-- chrF++ from summed [hyp, ref, match] of 6 character and 2 word orders: the precisions and
+-- recalls of the orders with hypothesis and reference n-grams (sacrebleu's effective order) are
+-- averaged, each sum added in order, then combined with beta 2. Like BLEU, written over the
+-- orders with lambdas (17 ms of binding per query spelled out, 3 ms this way).
+CREATE OR REPLACE MACRO _chrf_order(s, i) AS
+    CASE WHEN s[3 * i + 1] > 0 AND s[3 * i + 2] > 0
+         THEN [s[3 * i + 3]::DOUBLE / s[3 * i + 1]::DOUBLE,
+               s[3 * i + 3]::DOUBLE / s[3 * i + 2]::DOUBLE,
+               1.0]
+         ELSE [0.0, 0.0, 0.0] END;
 
 CREATE OR REPLACE MACRO chrf_score(s) AS
     CASE
         WHEN s IS NULL THEN NULL
-        WHEN _chrf_effective_order(s) = 0 THEN 0.0
-        ELSE _chrf_from_averages(
-            (
-            CASE WHEN s[1] > 0 AND s[2] > 0 THEN s[3]::DOUBLE / s[1]::DOUBLE ELSE 0.0 END
-        + CASE WHEN s[4] > 0 AND s[5] > 0 THEN s[6]::DOUBLE / s[4]::DOUBLE ELSE 0.0 END
-        + CASE WHEN s[7] > 0 AND s[8] > 0 THEN s[9]::DOUBLE / s[7]::DOUBLE ELSE 0.0 END
-        + CASE WHEN s[10] > 0 AND s[11] > 0 THEN s[12]::DOUBLE / s[10]::DOUBLE ELSE 0.0 END
-        + CASE WHEN s[13] > 0 AND s[14] > 0 THEN s[15]::DOUBLE / s[13]::DOUBLE ELSE 0.0 END
-        + CASE WHEN s[16] > 0 AND s[17] > 0 THEN s[18]::DOUBLE / s[16]::DOUBLE ELSE 0.0 END
-        + CASE WHEN s[19] > 0 AND s[20] > 0 THEN s[21]::DOUBLE / s[19]::DOUBLE ELSE 0.0 END
-        + CASE WHEN s[22] > 0 AND s[23] > 0 THEN s[24]::DOUBLE / s[22]::DOUBLE ELSE 0.0 END
-            ) / _chrf_effective_order(s),
-            (
-            CASE WHEN s[1] > 0 AND s[2] > 0 THEN s[3]::DOUBLE / s[2]::DOUBLE ELSE 0.0 END
-        + CASE WHEN s[4] > 0 AND s[5] > 0 THEN s[6]::DOUBLE / s[5]::DOUBLE ELSE 0.0 END
-        + CASE WHEN s[7] > 0 AND s[8] > 0 THEN s[9]::DOUBLE / s[8]::DOUBLE ELSE 0.0 END
-        + CASE WHEN s[10] > 0 AND s[11] > 0 THEN s[12]::DOUBLE / s[11]::DOUBLE ELSE 0.0 END
-        + CASE WHEN s[13] > 0 AND s[14] > 0 THEN s[15]::DOUBLE / s[14]::DOUBLE ELSE 0.0 END
-        + CASE WHEN s[16] > 0 AND s[17] > 0 THEN s[18]::DOUBLE / s[17]::DOUBLE ELSE 0.0 END
-        + CASE WHEN s[19] > 0 AND s[20] > 0 THEN s[21]::DOUBLE / s[20]::DOUBLE ELSE 0.0 END
-        + CASE WHEN s[22] > 0 AND s[23] > 0 THEN s[24]::DOUBLE / s[23]::DOUBLE ELSE 0.0 END
-            ) / _chrf_effective_order(s))
+        ELSE list_transform(
+            [list_reduce(list_transform(range(8), lambda i: _chrf_order(s, i)),
+                         lambda a, b: [a[1] + b[1], a[2] + b[2], a[3] + b[3]])],
+            lambda t: CASE WHEN t[3] = 0 THEN 0.0
+                           ELSE _chrf_from_averages(t[1] / t[3], t[2] / t[3]) END)[1]
     END;
 
 -- TER is NULL for runs ingested without it: their statistics are NULL and sum to [NULL, NULL].

@@ -153,7 +153,21 @@ FROM run_composite;
 -- ---------------------------------------------------------------------------------------------
 -- Cost and speed (docs/scores.md).
 
-CREATE OR REPLACE VIEW run_cost AS
+-- Tokens of a run: prompt plus completion, NULL when the run card gave neither.
+CREATE OR REPLACE MACRO total_tokens(prompt_tokens, completion_tokens) AS
+    CASE WHEN prompt_tokens IS NULL AND completion_tokens IS NULL THEN NULL
+         ELSE coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)
+    END;
+
+-- Composite per log2 of the cost of 1,000 entries; NULL for a free run or an unknown cost.
+CREATE OR REPLACE MACRO cost_adjusted(composite, total_cost_usd, n_entries) AS
+    CASE WHEN total_cost_usd > 0 AND n_entries > 0
+         THEN composite / log2(1 + total_cost_usd / n_entries * 1000)
+    END;
+
+-- Every cost figure of a run but the cost-adjusted composite (`run_cost` adds it; the
+-- leaderboard, which joins the composite once, computes it from there).
+CREATE OR REPLACE VIEW run_cost_figures AS
 WITH base AS (
     SELECT
         r.run_id,
@@ -162,9 +176,7 @@ WITH base AS (
         r.completion_tokens,
         r.reasoning_tokens,
         r.cached_tokens,
-        CASE WHEN r.prompt_tokens IS NULL AND r.completion_tokens IS NULL THEN NULL
-             ELSE coalesce(r.prompt_tokens, 0) + coalesce(r.completion_tokens, 0)
-        END AS total_tokens,
+        total_tokens(r.prompt_tokens, r.completion_tokens) AS total_tokens,
         r.total_cost_usd,
         c.source_chars
     FROM runs r
@@ -175,11 +187,12 @@ SELECT
     b.total_tokens / nullif(b.n_entries, 0) AS tokens_per_entry,
     b.total_cost_usd / nullif(b.n_entries, 0) AS cost_per_entry_usd,
     b.total_cost_usd / nullif(b.total_tokens, 0) * 1000 AS cost_per_1k_tokens,
-    b.total_cost_usd / nullif(b.source_chars, 0) AS cost_per_source_char,
-    CASE WHEN b.total_cost_usd > 0 AND b.n_entries > 0
-         THEN c.composite / log2(1 + b.total_cost_usd / b.n_entries * 1000)
-    END AS cost_adjusted
-FROM base b
+    b.total_cost_usd / nullif(b.source_chars, 0) AS cost_per_source_char
+FROM base b;
+
+CREATE OR REPLACE VIEW run_cost AS
+SELECT f.*, cost_adjusted(c.composite, f.total_cost_usd, f.n_entries) AS cost_adjusted
+FROM run_cost_figures f
 LEFT JOIN run_composite c USING (run_id);
 
 CREATE OR REPLACE VIEW run_speed AS
@@ -190,11 +203,11 @@ SELECT
     s.median_latency_seconds,
     s.p95_latency_seconds,
     coalesce(s.n_latencies, 0) AS n_latencies,
-    c.total_tokens / nullif(r.elapsed_seconds, 0) AS tokens_per_second,
+    total_tokens(r.prompt_tokens, r.completion_tokens) / nullif(r.elapsed_seconds, 0)
+        AS tokens_per_second,
     r.n_entries / nullif(r.elapsed_seconds / 60, 0) AS entries_per_minute
 FROM runs r
-LEFT JOIN run_sums s USING (run_id)
-LEFT JOIN run_cost c USING (run_id);
+LEFT JOIN run_sums s USING (run_id);
 
 -- ---------------------------------------------------------------------------------------------
 -- Breakdowns (docs/scores.md): by difficulty and by provenance.

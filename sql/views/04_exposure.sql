@@ -131,25 +131,36 @@ WITH by_bin AS (
         max(share) FILTER (WHERE bin = 'target_exact') AS target_exact_share
     FROM run_bins
     GROUP BY run_id, audit_id, train_corpus_id
+),
+-- The audit's summary side by side (one reference to the summary: each would be planned and run
+-- on its own).
+summary AS (
+    SELECT
+        audit_id,
+        any_value(mean) FILTER (WHERE side = 'source') AS mean_source_exposure,
+        any_value(mean) FILTER (WHERE side = 'target') AS mean_target_exposure,
+        any_value(mean) FILTER (WHERE side = 'pair') AS mean_pair_exposure,
+        any_value(shares_at_or_above) FILTER (WHERE side = 'pair') AS pair_shares,
+        any_value(exact_share) FILTER (WHERE side = 'pair') AS pair_exact_share
+    FROM audit_exposure_summary
+    GROUP BY audit_id
 )
 SELECT
     b.*,
-    src.mean AS mean_source_exposure,
-    tgt.mean AS mean_target_exposure,
-    pair.mean AS mean_pair_exposure,
-    pair.shares_at_or_above[1] AS pairleak_070,
-    pair.shares_at_or_above[2] AS pairleak_085,
-    pair.shares_at_or_above[3] AS pairleak_095,
-    pair.exact_share AS pair_exact_share,
+    s.mean_source_exposure,
+    s.mean_target_exposure,
+    s.mean_pair_exposure,
+    s.pair_shares[1] AS pairleak_070,
+    s.pair_shares[2] AS pairleak_085,
+    s.pair_shares[3] AS pairleak_095,
+    s.pair_exact_share,
     a.mode AS audit_mode,
     audit_measure(a.config) AS audit_measure,
     a.created_at AS audited_at,
     audit_side(a.config) AS audit_side
 FROM by_bin b
 JOIN audits a USING (audit_id)
-LEFT JOIN audit_exposure_summary src ON src.audit_id = b.audit_id AND src.side = 'source'
-LEFT JOIN audit_exposure_summary tgt ON tgt.audit_id = b.audit_id AND tgt.side = 'target'
-LEFT JOIN audit_exposure_summary pair ON pair.audit_id = b.audit_id AND pair.side = 'pair';
+LEFT JOIN summary s USING (audit_id);
 
 -- Lenses on one test set and training corpus, segment by segment: the newest audit by each
 -- measure (one of both sides first, then of the source; exact ones first) side by side, with

@@ -95,7 +95,7 @@ SELECT
     r.n_entries,
     comp.profile,
     comp.composite AS composite_score,
-    t.quality_tier,
+    quality_tier(comp.composite) AS quality_tier,
     comp.metrics_used AS composite_metrics,
     s.chrf_plus_plus,
     s.bleu AS corpus_bleu,
@@ -115,7 +115,7 @@ SELECT
     cost.cost_per_entry_usd,
     cost.cost_per_1k_tokens,
     cost.cost_per_source_char,
-    cost.cost_adjusted,
+    cost_adjusted(comp.composite, cost.total_cost_usd, cost.n_entries) AS cost_adjusted,
     sp.elapsed_seconds,
     sp.avg_latency_seconds,
     sp.median_latency_seconds,
@@ -168,9 +168,8 @@ FROM runs r
 JOIN corpora c ON c.corpus_id = r.test_corpus_id
 LEFT JOIN run_surface s USING (run_id)
 LEFT JOIN run_composite comp USING (run_id)
-LEFT JOIN run_tiers t USING (run_id)
 LEFT JOIN metric m USING (run_id)
-LEFT JOIN run_cost cost USING (run_id)
+LEFT JOIN run_cost_figures cost USING (run_id)
 LEFT JOIN run_speed sp USING (run_id)
 LEFT JOIN chosen_exposure e USING (run_id)
 LEFT JOIN interval_ iv USING (run_id)

@@ -80,6 +80,67 @@ def test_bleu_macro_handles_no_matches_and_empty_corpus(con):
     assert con.execute("SELECT bleu_score(?)", [stats]).fetchone()[0] == expected
 
 
+def _random_bleu_stats(rng: random.Random) -> list[int]:
+    """[hyp_len, ref_len, correct_1..4, total_1..4] with zeros anywhere they can occur."""
+    hyp, ref = rng.choice([0, 1, 4, 30, 900]), rng.choice([0, 1, 4, 30, 900])
+    totals = [rng.choice([0, max(0, hyp - k)]) for k in range(4)]
+    return [hyp, ref] + [rng.choice([0, rng.randint(0, t)]) for t in totals] + totals
+
+
+def _random_chrf_stats(rng: random.Random) -> list[int]:
+    """[hyp, ref, match] of 6 character and 2 word orders, any of them empty."""
+    out = []
+    for _ in range(8):
+        hyp, ref = rng.choice([0, 2, 40, 700]), rng.choice([0, 3, 40, 700])
+        out += [hyp, ref, rng.choice([0, rng.randint(0, min(hyp, ref))])]
+    return out
+
+
+def test_score_macros_equal_sacrebleus_formulas_to_the_bit_on_random_statistics(con):
+    rng = random.Random(5)
+    bleu_stats = [_random_bleu_stats(rng) for _ in range(2000)]
+    chrf_stats = [_random_chrf_stats(rng) for _ in range(2000)]
+    bleu, chrf = con.execute(
+        "SELECT list_transform(?::BIGINT[][], lambda s: bleu_score(s)), "
+        "list_transform(?::BIGINT[][], lambda s: chrf_score(s))",
+        [bleu_stats, chrf_stats],
+    ).fetchone()
+    bleu_scorer, chrf_scorer = BLEU(tokenize="13a"), CHRF(word_order=2)
+    assert bleu == [bleu_scorer._compute_score_from_stats(s).score for s in bleu_stats]
+    assert chrf == [chrf_scorer._compute_score_from_stats(s).score for s in chrf_stats]
+    assert 0.0 in bleu and 0.0 in chrf  # the no-match and no-order cases were drawn
+
+
+def _scans(con, query: str) -> dict[str, int]:
+    """How many times the plan of `query` scans each table (by name)."""
+    plan = json.loads(con.execute(f"EXPLAIN (FORMAT JSON) {query}").fetchone()[1])
+    counts: dict[str, int] = {}
+
+    def walk(node):
+        table = node.get("extra_info", {}).get("Table") if isinstance(node, dict) else None
+        if table:
+            name = table.rsplit(".", 1)[-1]
+            counts[name] = counts.get(name, 0) + 1
+        for child in node.get("children", []) if isinstance(node, dict) else node:
+            walk(child)
+
+    walk(plan)
+    return counts
+
+
+def test_the_leaderboard_plans_the_composite_once_and_the_audit_summary_once(demo_db):
+    # Every view a query names is bound and planned for each query: the leaderboard reached the
+    # composite through four views (its weights scanned four times) and a run's exposure read
+    # the audit summary three times, each a union over the exposures of three sides.
+    connection = open_warehouse(demo_db)
+    try:
+        assert _scans(connection, "SELECT * FROM leaderboard")["composite_weights"] == 1
+        assert _scans(connection, "SELECT * FROM run_exposure")["exposures"] == 3
+        assert _scans(connection, "SELECT * FROM run_speed").keys() == {"runs", "run_sums"}
+    finally:
+        connection.close()
+
+
 def _metric_entries(n=4):
     return [
         {"id": str(i), "source": f"s{i}", "expected": "a b c", "predicted": "a b c" if i else "x"}

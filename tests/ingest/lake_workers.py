@@ -31,7 +31,7 @@ def _invoke(*args: str) -> tuple[int, str]:
 
 
 # Readers poll like a dashboard, and the auditor pauses as long between audits: a leaderboard on
-# a lake costs about a second of CPU (most of it planning the view), so polling every 2 s the two
+# a lake cost about a second of CPU (most of it planning the views), so polling every 2 s the two
 # readers and the auditor took over half of a two-core machine from the writers; every 5 s they
 # still see the lake dozens of times while the 400 runs arrive.
 POLL_SECONDS = 5.0
@@ -59,16 +59,19 @@ def audit(out: Path, train: str, testset: str, stop: Path) -> None:
             time.sleep(POLL_SECONDS)
 
 
-def read(out: Path, stop: Path) -> None:
-    """Poll the leaderboard and a query until `stop` exists; log every partial run seen."""
+def read(out: Path, stop: Path, writing: Path | None = None) -> None:
+    """Poll the leaderboard and a query until `stop` exists; log every partial run seen, and
+    whether `writing` (when given) existed as the read began."""
     with out.open("w", encoding="utf-8") as log:
         while not stop.exists():
+            during = writing.exists() if writing is not None else None
             code, text = _invoke("leaderboard", "--json")
             if code != 0:
                 log.write(json.dumps({"what": "leaderboard", "code": code, "output": text}) + "\n")
             code, text = _invoke("query", PARTIAL_RUNS, "--json")
             partial = json.loads(text) if code == 0 else None
-            log.write(json.dumps({"what": "query", "code": code, "partial": partial}) + "\n")
+            record = {"what": "query", "code": code, "partial": partial, "writing": during}
+            log.write(json.dumps(record) + "\n")
             log.flush()
             time.sleep(POLL_SECONDS)
 
@@ -80,6 +83,6 @@ if __name__ == "__main__":
     elif kind == "audit":
         audit(Path(out), rest[0], rest[1], Path(rest[2]))
     elif kind == "read":
-        read(Path(out), Path(rest[0]))
+        read(Path(out), Path(rest[0]), Path(rest[1]) if len(rest) > 1 else None)
     else:
         raise SystemExit(f"unknown worker {kind}")

@@ -112,7 +112,10 @@ def test_eight_writers_an_audit_and_readers_at_once(lake, tmp_path):
         plans.append(files)
     same = _lines(tmp_path / "same.txt", refs)  # sent by two processes at once
     stop = tmp_path / "stop"
-    readers = [_worker(lake, "read", tmp_path / f"read{i}.log", stop) for i in range(2)]
+    writing = tmp_path / "writing"  # exists while the writers run
+    writing.touch()
+    reads = [tmp_path / f"read{i}.log" for i in range(2)]
+    readers = [_worker(lake, "read", log, stop, writing) for log in reads]
     auditor = _worker(lake, "audit", tmp_path / "audit.log", "tr", "ts", stop)
     twins = [
         _cli(lake, "ingest", "--testset", "ts", "--hyp", same, "--model-slug", "twin", "--no-ci")
@@ -128,6 +131,13 @@ def test_eight_writers_an_audit_and_readers_at_once(lake, tmp_path):
         assert proc.returncode == 0, out
         if proc in twins:
             twin_said.append(out)
+    writing.unlink()
+    # Each reader reads once more after the last write (how long the writes take varies).
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not all(
+        log.exists() and any(r["writing"] is False for r in _records(log)) for log in reads
+    ):
+        time.sleep(0.2)
     stop.touch()
     for proc in [*readers, auditor]:
         out, _ = proc.communicate(timeout=300)
@@ -160,12 +170,13 @@ def test_eight_writers_an_audit_and_readers_at_once(lake, tmp_path):
     )
     assert missing_bins == [(0,)]
 
-    # Readers looped all along and never saw a run without its rows.
-    for i in range(2):
-        seen = [r for r in _records(tmp_path / f"read{i}.log") if r["what"] == "query"]
-        assert len(seen) >= 3
+    # Readers looped all along, while the runs arrived and after, and never saw a run without
+    # its rows.
+    for log in reads:
+        seen = [r for r in _records(log) if r["what"] == "query"]
+        assert {r["writing"] for r in seen} == {True, False}, seen
         assert all(r["code"] == 0 and r["partial"] == [] for r in seen), seen[-3:]
-        assert not [r for r in _records(tmp_path / f"read{i}.log") if r["what"] == "leaderboard"]
+        assert not [r for r in _records(log) if r["what"] == "leaderboard"]
     print(f"\n{WRITERS}x{runs_each} runs with an audit and 2 readers: {elapsed:.1f} s")
 
 

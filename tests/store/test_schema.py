@@ -115,7 +115,7 @@ def _back_to_version_20(con: duckdb.DuckDBPyConnection) -> None:
     for table, columns in _SCORES_21.items():
         for column in columns:
             con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
-    con.execute("DELETE FROM schema_version WHERE version = 21")
+    con.execute("DELETE FROM schema_version WHERE version >= 21")
 
 
 def test_version_20_gains_the_stored_scores_equal_to_the_macros_to_the_bit(demo_db):
@@ -131,11 +131,46 @@ def test_version_20_gains_the_stored_scores_equal_to_the_macros_to_the_bit(demo_
     _back_to_version_20(con)
     con.close()
     status = init_warehouse(demo_db)
-    assert (status.before, status.after) == (20, 21)
+    assert (status.before, status.after) == (20, code_schema_version())
     con = duckdb.connect(str(demo_db))
     after = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
     con.close()
     assert after == before
+
+
+def _macros(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {
+        name
+        for (name,) in con.execute(
+            "SELECT function_name FROM duckdb_functions() WHERE NOT internal "
+            "AND function_type IN ('macro', 'table_macro')"
+        ).fetchall()
+    }
+
+
+def test_version_21_gets_the_cheaper_plans_drops_the_old_helpers_and_answers_the_same(demo_db):
+    from tests.store.test_views_home import every_view
+
+    before = every_view(demo_db)
+    con = duckdb.connect(str(demo_db))
+    # Version 21 as it was: the helpers of the order-by-order BLEU and chrF++ macros, and no
+    # view of the cost figures alone.
+    con.execute("CREATE MACRO _bleu_missing(c, t) AS (t > 0 AND c = 0)::INTEGER")
+    con.execute("CREATE MACRO _chrf_effective_order(s) AS len(s)")
+    con.execute("DROP VIEW run_cost")
+    con.execute("DROP VIEW run_cost_figures")
+    con.execute("DELETE FROM schema_version WHERE version = 22")
+    con.close()
+    status = init_warehouse(demo_db)
+    assert (status.before, status.after) == (21, code_schema_version())
+    con = duckdb.connect(str(demo_db), read_only=True)
+    try:
+        macros = _macros(con)
+    finally:
+        con.close()
+    assert not {"_bleu_missing", "_chrf_effective_order"} & macros
+    assert {"bleu_score", "chrf_score", "total_tokens", "cost_adjusted"} <= macros
+    assert every_view(demo_db) == before
 
 
 def test_version_19_keeps_every_exposure_and_sum_and_gains_target_sums(demo_db):
@@ -162,7 +197,7 @@ def test_version_19_keeps_every_exposure_and_sum_and_gains_target_sums(demo_db):
     con.execute("DELETE FROM schema_version WHERE version = 20")
     con.close()
     status = init_warehouse(db)
-    assert (status.before, status.after) == (19, 21)
+    assert (status.before, status.after) == (19, code_schema_version())
     con = duckdb.connect(str(db))
     after = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
     assert after == before
