@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import zlib
 
 import pytest
 
@@ -210,14 +212,18 @@ def test_a_warehouse_path_that_is_a_fifo_is_refused_at_once(tmp_path, command):
     assert time.monotonic() - started < 5
 
 
-def _bomb(path, megabytes: int = 512):
-    """A gzip file of a few hundred KiB that decompresses to `megabytes` MiB of newlines."""
-    import gzip
+@functools.cache
+def _bomb_bytes(megabytes: int) -> bytes:
+    """One gzip member of a few hundred KiB that decompresses to `megabytes` MiB of newlines
+    (run-length matching: the same stream as the default strategy's, in a third of the time)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31, 9, zlib.Z_RLE)
+    block = b"\n" * 2**20
+    return b"".join([*(packer.compress(block) for _ in range(megabytes)), packer.flush()])
 
-    with gzip.open(path, "wb", compresslevel=9) as handle:
-        block = b"\n" * 2**20
-        for _ in range(megabytes):
-            handle.write(block)
+
+def _bomb(path, megabytes: int = 512):
+    """A gzip bomb at `path`: a few hundred KiB that decompress to `megabytes` MiB."""
+    path.write_bytes(_bomb_bytes(megabytes))
     return path
 
 
