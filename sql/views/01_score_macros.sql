@@ -7,7 +7,7 @@
 --     FROM segment_stats JOIN runs USING (run_id) JOIN segments ... GROUP BY provenance;
 -- The `*_stats_sum` macros sum element by element ([sum(s[1]), ..., sum(s[k])]), which DuckDB
 -- runs far faster than list lambdas. The formulas repeat sacrebleu's operations in sacrebleu's
--- order, so the results equal `corpus_score` (to the last bit in practice; tested to 1e-9).
+-- order, so the results equal `corpus_score` (to the bit on random statistics; tests/analysis).
 --
 -- Each view and macro is defined here once; `tame-wh init` (and every command that upgrades the
 -- warehouse) applies the files of sql/views/ in order, CREATE OR REPLACE, whenever the schema
