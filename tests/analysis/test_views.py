@@ -113,18 +113,16 @@ def test_score_macros_equal_sacrebleus_formulas_to_the_bit_on_random_statistics(
 
 def _scans(con, query: str) -> dict[str, int]:
     """How many times the plan of `query` scans each table (by name)."""
-    plan = json.loads(con.execute(f"EXPLAIN (FORMAT JSON) {query}").fetchone()[1])
     counts: dict[str, int] = {}
 
-    def walk(node):
-        table = node.get("extra_info", {}).get("Table") if isinstance(node, dict) else None
-        if table:
-            name = table.rsplit(".", 1)[-1]
-            counts[name] = counts.get(name, 0) + 1
-        for child in node.get("children", []) if isinstance(node, dict) else node:
-            walk(child)
+    def walk(nodes: list[dict]) -> None:
+        for node in nodes:
+            if table := node.get("extra_info", {}).get("Table"):
+                name = table.rsplit(".", 1)[-1]
+                counts[name] = counts.get(name, 0) + 1
+            walk(node.get("children", []))
 
-    walk(plan)
+    walk(json.loads(con.execute(f"EXPLAIN (FORMAT JSON) {query}").fetchone()[1]))
     return counts
 
 

@@ -11,6 +11,7 @@ import duckdb
 import pytest
 
 from tests.backends import BACKENDS, LAKES, make_warehouse
+from tests.store.test_views_home import every_view
 from warehouse.errors import SchemaError
 from warehouse.ingest.runs import PreparedRun
 from warehouse.store import lake as lake_module
@@ -139,6 +140,7 @@ def test_version_20_gains_the_stored_scores_equal_to_the_macros_to_the_bit(demo_
 
 
 def _macros(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The names of the warehouse's own macros."""
     return {
         name
         for (name,) in con.execute(
@@ -149,8 +151,6 @@ def _macros(con: duckdb.DuckDBPyConnection) -> set[str]:
 
 
 def test_version_21_gets_the_cheaper_plans_drops_the_old_helpers_and_answers_the_same(demo_db):
-    from tests.store.test_views_home import every_view
-
     before = every_view(demo_db)
     con = duckdb.connect(str(demo_db))
     # Version 21 as it was: the helpers of the order-by-order BLEU and chrF++ macros, and no

@@ -179,16 +179,21 @@ def close_connection(con: duckdb.DuckDBPyConnection) -> None:
                 del _HELD[key]
 
 
+def _set_threads(con: duckdb.DuckDBPyConnection, threads: int) -> None:
+    """Set DuckDB's worker threads of the open database."""
+    con.execute(f"SET threads = {int(threads)}")
+
+
 def _settled(con: duckdb.DuckDBPyConnection, threads: int | None) -> duckdb.DuckDBPyConnection:
     """The connection without DuckDB's progress bar (a query slower than two seconds would
     otherwise draw it on standard output, into the middle of a command's JSON or table), and
-    with `threads` workers when given. The threads are set on the
-    open database rather than in its configuration: a file this process has open already (a
-    library user's own connection) accepts no second configuration, and a lake attached ahead
-    of the command (`attach_ahead`) is taken only by a connection asking for no settings."""
+    with `threads` workers when given. The threads are set on the open database rather than in
+    its configuration: a file this process has open already (a library user's own connection)
+    accepts no second configuration, and a lake attached ahead of the command (`attach_ahead`)
+    is taken only by a connection asking for no settings."""
     con.execute("SET enable_progress_bar = false")
     if threads is not None:
-        con.execute(f"SET threads = {int(threads)}")
+        _set_threads(con, threads)
     return con
 
 
@@ -299,14 +304,14 @@ def duckdb_threads(con: duckdb.DuckDBPyConnection, threads: int) -> Iterator[Non
     """
     row = con.execute("SELECT current_setting('threads')").fetchone()
     before = int(row[0]) if row else 1
-    con.execute(f"SET threads = {int(threads)}")
+    _set_threads(con, threads)
     try:
         yield
     except BaseException:
         with contextlib.suppress(duckdb.Error):  # never hide the error that got us here
-            con.execute(f"SET threads = {before}")
+            _set_threads(con, before)
         raise
-    con.execute(f"SET threads = {before}")
+    _set_threads(con, before)
 
 
 # --- A full disk: recognised, and the file's unused tail given back ---------------------------
