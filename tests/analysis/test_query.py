@@ -193,6 +193,18 @@ SCOPE_ESCAPES = [
     'SELECT * FROM runs WHERE run_id IN (WITH "{dir}/x.csv" AS (SELECT 1) SELECT 1) '
     'OR run_id IN (FROM "{dir}/x.csv")',
     'SELECT * FROM LATERAL (SELECT * FROM "{tmp}/x.csv")',
+    # a recursive CTE whose body DuckDB does not recurse through: its name is the file there
+    'WITH RECURSIVE "{tmp}/x.csv" AS (SELECT 1 AS secret UNION BY NAME '
+    'SELECT * FROM "{tmp}/x.csv") FROM "{tmp}/x.csv"',
+    'WITH RECURSIVE "{dir}/x.csv" AS (SELECT 1 AS secret UNION ALL BY NAME '
+    'SELECT * FROM "{dir}/x.csv") FROM "{dir}/x.csv"',
+    'WITH RECURSIVE "{tmp}/x.csv" AS (SELECT 1 AS secret EXCEPT SELECT * FROM "{tmp}/x.csv") '
+    'FROM "{tmp}/x.csv"',
+    'WITH RECURSIVE "{tmp}/x.csv" AS (SELECT 1 AS secret UNION SELECT * FROM "{tmp}/x.csv" '
+    'UNION SELECT 2) FROM "{tmp}/x.csv"',
+    # names under information_schema that are not its views
+    'SELECT * FROM information_schema."{tmp}/x.csv"',
+    "SELECT * FROM information_schema.duckdb_settings",
     # files as strings, table functions, anywhere
     "SELECT * FROM '{tmp}/x.csv'",
     "SELECT (SELECT count(*) FROM '{dir}/x.csv')",
@@ -248,6 +260,22 @@ def test_scope_and_file_escape_is_refused(run_cli, marked_db, demo_snapshot, tem
     assert FILE_MARKER not in result.output + result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert snapshot(db) == demo_snapshot
+
+
+def test_the_vet_alone_refuses_every_escape(marked_db):
+    # The first fence on its own, without DuckDB's file lock-down behind it.
+    from warehouse.analysis.query import _known_relations, vet_query
+    from warehouse.store.connection import close_connection, connect
+
+    db, places = marked_db
+    con = connect(db, read_only=True)
+    try:
+        known = _known_relations(con)
+    finally:
+        close_connection(con)
+    for template in SCOPE_ESCAPES:
+        with pytest.raises(UsageError):
+            vet_query(template.format(**places), known)
 
 
 @pytest.mark.parametrize(
@@ -456,7 +484,9 @@ def test_a_failed_export_leaves_no_file_and_never_the_warehouse(run_cli, demo_db
     assert interval.exit_code == 2 and "cast that column" in interval.stderr and not out.exists()
 
 
-def test_the_query_connection_allows_no_directory_and_no_spilling(demo_db):
+def test_the_query_connection_allows_no_directory_and_no_spilling(demo_db, monkeypatch):
+    # The settings are read past the vet (which refuses current_setting).
+    monkeypatch.setattr("warehouse.analysis.query.vet_query", lambda _sql, _known: None)
     [row] = run_query(
         demo_db,
         "SELECT current_setting('allowed_directories'), current_setting('allowed_paths'), "

@@ -3,9 +3,13 @@
 Three fences, each enough on its own for what it guards:
 
 1. `vet_query` refuses everything but one SELECT / WITH / FROM-first query (or `SHOW TABLES`,
-   `DESCRIBE x`, `SUMMARIZE x`) over the warehouse's own tables and views. A table name counts as
-   a CTE only where that CTE is in scope, so a CTE named like a file in one subquery does not
-   make the same name elsewhere a table (DuckDB would read the file).
+   `DESCRIBE x`, `SUMMARIZE x`) over the warehouse's own tables and views, and every function
+   that reaches outside the warehouse or tells its configuration (`current_setting`, the
+   `duckdb_*` listings, variables, secrets, the environment). A table name counts as a CTE only
+   where that CTE is in scope, so a CTE named like a file in one subquery does not make the same
+   name elsewhere a table (DuckDB would read the file). The query is checked twice: on sqlglot's
+   tree (scopes) and on DuckDB's own parse (every function and table DuckDB will bind, whatever
+   the syntax that names it: method calls, lambdas, DESCRIBE of a query).
 2. The connection is read-only, external access is off, DuckDB's local file system is disabled
    and the temporary directory is unset (so neither the database directory nor `<db>.tmp/` can
    be read), and the configuration is locked.
@@ -82,6 +86,12 @@ _DENIED_FUNCTIONS = frozenset(
         "install_extension",
         "read_file",
         "read_files",
+        # Configuration: settings hold paths (the lake's catalog address among them), and a
+        # variable or a listing may hold what the process was configured with.
+        "current_setting",
+        "getvariable",
+        "json_execute_serialized_sql",
+        "json_serialize_plan",
     }
 )
 _DENIED_PREFIXES = (
@@ -95,6 +105,24 @@ _DENIED_PREFIXES = (
     "http",
     "s3_",
     "ducklake_",
+    "duckdb_",
+)
+# The views of `information_schema` a query may read (the catalog's own description of tables and
+# columns); any other name under it is refused.
+ALLOWED_INFORMATION_SCHEMA = frozenset(
+    {
+        "character_sets",
+        "check_constraints",
+        "columns",
+        "constraint_column_usage",
+        "constraint_table_usage",
+        "key_column_usage",
+        "referential_constraints",
+        "schemata",
+        "table_constraints",
+        "tables",
+        "views",
+    }
 )
 _SHOW_TABLES = re.compile(r"^\s*SHOW\s+(ALL\s+)?TABLES\s*;?\s*$", re.IGNORECASE)
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
@@ -184,7 +212,9 @@ def _in_recursive_term(table: exp.Table, cte: exp.CTE) -> bool:
     UNION that forms its body. Anywhere else (the anchor, a body without UNION) DuckDB does not
     bind the CTE's own name to the CTE, and a name that looks like a file is read as one."""
     body = cte.this
-    if not isinstance(body, exp.Union):
+    # DuckDB recurses through UNION [ALL] only: with BY NAME (or EXCEPT, INTERSECT) the CTE's
+    # name inside its body is not the CTE, and a name that looks like a file is read as one.
+    if not isinstance(body, exp.Union) or body.args.get("by_name"):
         return False
     node: Any = table
     while node is not None and node is not cte:
@@ -273,6 +303,99 @@ def vet_query(sql: str, known_relations: set[str]) -> None:
         name = _function_name(node)
         if _denied(name):
             raise UsageError(f"function {name}() is not allowed in queries")
+    vet_duckdb_parse(sql, known_relations | _cte_names(tree))
+
+
+def _cte_names(tree: Any) -> set[str]:
+    """Every CTE name the query defines, anywhere (lower-case)."""
+    return {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+
+
+# DuckDB's parser, for `json_serialize_sql` only (no database, no file system reached).
+_PARSER: duckdb.DuckDBPyConnection | None = None
+_PARSER_LOCK = threading.Lock()
+# The table references DuckDB's parse may hold; any other kind is refused.
+_TABLE_REFS = frozenset(
+    {
+        "BASE_TABLE",
+        "JOIN",
+        "SUBQUERY",
+        "EMPTY",
+        "EXPRESSION_LIST",
+        "TABLE_FUNCTION",
+        "SHOW_REF",
+        "PIVOT",
+    }
+)
+
+
+def _duckdb_parse(sql: str) -> dict[str, Any]:
+    """DuckDB's own parse tree of a SELECT statement, as `json_serialize_sql` gives it."""
+    import json
+
+    global _PARSER
+    with _PARSER_LOCK:
+        if _PARSER is None:
+            _PARSER = duckdb.connect(":memory:", config={"enable_external_access": False})
+        row = _PARSER.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()
+    tree: dict[str, Any] = json.loads(row[0]) if row else {"error": True}
+    if tree.get("error"):
+        message = str(tree.get("error_message") or "not a plain SELECT")
+        raise UsageError(f"SQL does not parse as one plain query: {first_line(message)}")
+    return tree
+
+
+def _nodes(tree: Any) -> Iterator[dict[str, Any]]:
+    """Every object of a JSON parse tree, depth first."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            yield node
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def vet_duckdb_parse(sql: str, names: set[str]) -> None:
+    """The second look, on DuckDB's own parse: every function it will bind is allowed, every
+    table function is one of `ALLOWED_TABLE_FUNCTIONS`, and every table is a warehouse table or
+    view, a CTE of the query (in `names`) or an allowed `information_schema` view."""
+    for node in _nodes(_duckdb_parse(sql)):
+        function = node.get("function_name")
+        if isinstance(function, str) and _denied(function.lower()):
+            raise UsageError(f"function {function.lower()}() is not allowed in queries")
+        kind = node.get("type")
+        if not _is_table_ref(node) or not isinstance(kind, str):
+            continue
+        if kind not in _TABLE_REFS:
+            raise UsageError(f"a {kind.lower().replace('_', ' ')} is not allowed in queries")
+        if kind == "TABLE_FUNCTION":
+            name = str((node.get("function") or {}).get("function_name", "")).lower()
+            if name not in ALLOWED_TABLE_FUNCTIONS:
+                raise UsageError(f"table function {name}() is not allowed in queries")
+        elif kind in ("BASE_TABLE", "SHOW_REF") and node.get("table_name"):
+            _vet_parsed_table(node, names)
+
+
+def _is_table_ref(node: dict[str, Any]) -> bool:
+    """Whether a parse-tree object is a table reference: it carries a sample clause (maybe
+    null), as query nodes do too, but no query modifiers and no expression class."""
+    return "sample" in node and "modifiers" not in node and "class" not in node
+
+
+def _vet_parsed_table(node: dict[str, Any], names: set[str]) -> None:
+    """A table DuckDB's parse names: local and known, or an allowed `information_schema` view."""
+    name = str(node.get("table_name", "")).lower()
+    schema = str(node.get("schema_name") or "").lower()
+    catalog = str(node.get("catalog_name") or "")
+    if not catalog and schema == "information_schema" and name in ALLOWED_INFORMATION_SCHEMA:
+        return
+    if not catalog and schema in ("", "main") and name in names:
+        return
+    raise UsageError(
+        f"unknown table {name!r}: queries may read only the warehouse's own tables and views"
+    )
 
 
 def _vet_table(table: exp.Table, known_relations: set[str]) -> None:
@@ -291,7 +414,12 @@ def _vet_table(table: exp.Table, known_relations: set[str]) -> None:
     name = table.name.lower()
     schema = table.db.lower() if table.db else ""
     if schema == "information_schema" and not table.catalog:
-        return
+        if name in ALLOWED_INFORMATION_SCHEMA:
+            return
+        raise UsageError(
+            f"information_schema.{name} is not allowed in queries (allowed: "
+            f"{', '.join(sorted(ALLOWED_INFORMATION_SCHEMA))})"
+        )
     local = schema in ("", "main") and not table.catalog
     if local and (name in known_relations or (not schema and name in ctes_in_scope(table))):
         return

@@ -158,6 +158,8 @@ def load_extensions(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = EXT
 
                 import_extension(name, con=con)
             con.execute(f"LOAD {name}")
+            if name == "httpfs":
+                _forget_environment_credentials(con)
         except (ImportError, duckdb.Error) as exc:
             raise SchemaError(
                 f"the DuckDB {name} extension is not available ({_first_line(exc)}); "
@@ -169,6 +171,17 @@ def load_extensions(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = EXT
 
 
 # --- Object storage credentials ----------------------------------------------------------------
+
+# Settings httpfs fills from the AWS environment variables when it loads: readable by any
+# statement on the connection (`current_setting`), so they are emptied at once; the credentials
+# live only in the connection's S3 secret, which never shows its secret key.
+_CREDENTIAL_SETTINGS = ("s3_access_key_id", "s3_secret_access_key", "s3_session_token")
+
+
+def _forget_environment_credentials(con: duckdb.DuckDBPyConnection) -> None:
+    """Empty the S3 credential settings httpfs copied from the environment."""
+    for setting in _CREDENTIAL_SETTINGS:
+        con.execute(f"RESET {setting}")
 
 
 def _create_s3_secret(con: duckdb.DuckDBPyConnection, settings: S3Settings) -> None:
