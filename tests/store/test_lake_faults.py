@@ -468,6 +468,42 @@ def test_a_paused_object_store_ends_the_command_within_the_lake_timeout(faulty, 
     print(f"FAULT-TABLE | object store paused | {case} | {lake.kind} | {outcome}")
 
 
+@pytest.mark.parametrize("faulty", ["lake-s3"], indirect=True)
+def test_a_stalled_store_the_catalog_names_ends_the_writer_and_frees_its_lock(faulty, tmp_path):
+    # The documented normal use: later commands name the lake by its catalog alone, and the
+    # watchdog must probe the store the catalog records.
+    lake, cluster, proxy, work = faulty
+    assert proxy is not None and proxy.process is not None
+    args = _resolve(_args("ingest", work), lake)
+    struck = tmp_path / "struck-at"
+    pause = f"date +%s.%N > {shlex.quote(str(struck))}; kill -STOP {proxy.process.pid}"
+    env = {"TAME_WH_LAKE_TIMEOUT": str(PAUSE_TIMEOUT), "TAME_WH_DATA_PATH": ""}
+    try:
+        first = _run(lake, ["warehouse.ingest.write._write_one", pause], args, env)
+        ended = time.time()
+        # The writers' lock is free the moment the command has ended (store still stalled).
+        from warehouse.store.lake import _WRITER_LOCK_KEY
+
+        with psycopg.connect(lake.address.libpq, autocommit=True) as conn:
+            free = conn.execute("SELECT pg_try_advisory_lock(%s)", [_WRITER_LOCK_KEY]).fetchone()
+            conn.execute("SELECT pg_advisory_unlock_all()")
+    finally:
+        proxy.ensure_running()
+    assert first.returncode == 4, first.stderr
+    stalled_for = ended - float(struck.read_text())
+    assert stalled_for < PAUSE_TIMEOUT + 5, stalled_for
+    assert free == (True,)
+    bucket = lake.data_path.removeprefix("s3://").split("/")[0]
+    assert (
+        f"lake data path (object store http://127.0.0.1:{proxy.port}, bucket {bucket}, "
+        f"prefix lake/) has not answered for {PAUSE_TIMEOUT} s"
+    ) in first.stderr, first.stderr
+    assert "recorded in the catalog" not in first.stderr
+    outcome = _check_after(lake, args, first)
+    print(f"FAULT-TABLE | object store paused, data path from the catalog | ingest mid-write | "
+          f"{lake.kind} | {outcome} (ended {stalled_for:.1f} s after the stall)")  # fmt: skip
+
+
 @pytest.fixture
 def mounted_lake(cluster: Cluster, tmp_path: Path) -> Iterator[tuple[Warehouse, Path, Path]]:
     """A directory lake whose data path is a small tmpfs of its own (to fill, or to remount

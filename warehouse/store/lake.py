@@ -297,6 +297,8 @@ def catalog_state(conn: Any) -> CatalogState:
 def check_data_path(address: LakeAddress, state: CatalogState) -> LakeAddress:
     """The address with the data path to use (the given one must match the catalog's; a new lake
     needs one) and the schema where the catalog tables are."""
+    from warehouse.store.remote import note_data_path
+
     address = address.in_schema(state.schema)
     if state.exists:
         stored = state.data_path or ""
@@ -305,12 +307,13 @@ def check_data_path(address: LakeAddress, state: CatalogState) -> LakeAddress:
                 f"--data-path {address.data_path} does not match the data path this lake "
                 f"records ({stored}); give that one, or none; nothing was written"
             )
-        return address.with_data_path(stored or None)
-    if not address.data_path:
+        address = address.with_data_path(stored or None)
+    elif not address.data_path:
         raise UsageError(
             f"no lake at {address} yet: creating one needs --data-path (or $TAME_WH_DATA_PATH): "
             "an s3://bucket/prefix/ URL or a directory"
         )
+    note_data_path(address)  # the watchdog probes the store this lake really uses
     return address
 
 

@@ -69,6 +69,26 @@ _STORAGE_TEXTS = (
 )
 
 
+# The data path each lake's catalog records, as the process learnt it when it opened the lake
+# (by catalog connection): later commands name a lake by its catalog alone, and the watchdog and
+# the messages must still know which store it writes.
+_RECORDED: dict[tuple[tuple[str, str], ...], str] = {}
+
+
+def note_data_path(address: LakeAddress) -> None:
+    """Remember the data path an opened lake uses (read from its catalog, or given)."""
+    if address.data_path:
+        _RECORDED[address.conninfo] = address.data_path
+
+
+def resolved(address: LakeAddress) -> LakeAddress:
+    """The address with the data path its catalog records, once this process has read it."""
+    if address.data_path:
+        return address
+    recorded = _RECORDED.get(address.conninfo)
+    return address.with_data_path(recorded) if recorded else address
+
+
 def _service(address: LakeAddress, exc: BaseException) -> str | None:
     """Which of the lake's services an error comes from (None: neither, as far as it tells)."""
     import duckdb
@@ -77,6 +97,7 @@ def _service(address: LakeAddress, exc: BaseException) -> str | None:
     # reader on a lake starts without it (a retried storage error must not load it).
     psycopg = sys.modules.get("psycopg")
     text = str(exc).lower()
+    address = resolved(address)
     if psycopg is not None and isinstance(exc, psycopg.Error):  # the catalog, through psycopg
         lost = isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
         return "catalog" if lost or any(t in text for t in _CATALOG_TEXTS) else None
@@ -100,8 +121,22 @@ def describe_service(address: LakeAddress, service: str) -> str:
         where = info.get("host") or "the local socket"
         port = f":{info['port']}" if info.get("port") else ""
         return f"lake catalog (PostgreSQL at {where}{port}, database {address.database})"
-    kind = "object store" if address.is_s3 else "directory"
-    return f"lake data path ({kind} {address.data_path or 'recorded in the catalog'})"
+    return f"lake data path ({describe_store(resolved(address))})"
+
+
+def describe_store(address: LakeAddress) -> str:
+    """The data path by its kind: an S3 bucket and prefix at its endpoint, or a directory."""
+    if not address.data_path:
+        return "its data path, not yet read from the catalog"
+    if not address.is_s3:
+        return f"directory {address.data_path}"
+    bucket, _, prefix = address.data_path.removeprefix("s3://").partition("/")
+    where = f"prefix {prefix}" if prefix else "no prefix"
+    try:
+        endpoint = store_endpoint(address)
+    except UsageError:  # a malformed endpoint variable is told where it is read
+        endpoint = "(endpoint not readable from the environment)"
+    return f"object store {endpoint}, bucket {bucket}, {where}"
 
 
 # Where DuckDB's nested messages state the cause, most telling first.
@@ -266,11 +301,31 @@ def store_endpoint(address: LakeAddress) -> str | None:
     return f"https://{bucket}.s3.{settings.region}.amazonaws.com"
 
 
+def _directory_answers(path: str) -> bool:
+    """Whether a data directory can be looked at (a stalled network file system never
+    answers; the probe's thread then waits, and the watchdog sees the silence)."""
+    return os.path.isdir(path)
+
+
+def _storage_answers(address: LakeAddress, timeout: float) -> bool:
+    """Whether the lake's data path answers: its object store's endpoint, or its directory;
+    a data path not yet read from the catalog counts as answering."""
+    address = resolved(address)
+    if not address.data_path:
+        return True
+    if address.is_s3:
+        endpoint = store_endpoint(address)
+        return endpoint is None or _store_answers(endpoint, timeout)
+    return _directory_answers(address.data_path)
+
+
 class Watchdog:
-    """While a command uses a lake, probes its catalog (and object store) every few seconds in
-    a thread of its own; when one has not answered for `timeout` seconds, calls `on_timeout`
-    with a one-line message naming the service (a paused or unreachable server never answers
-    the command's own requests either, and DuckDB cannot be interrupted while it waits)."""
+    """While a command uses a lake, probes its catalog and its data path (the object store or
+    the directory, the one its catalog records when the command names none) every few seconds,
+    each in a thread of its own so that a probe that hangs delays no check; when one has not
+    answered for `timeout` seconds, calls `on_timeout` with a one-line message naming the
+    service (a paused or unreachable server never answers the command's own requests either,
+    and DuckDB cannot be interrupted while it waits)."""
 
     def __init__(
         self,
@@ -284,9 +339,12 @@ class Watchdog:
         self._on_timeout = on_timeout
         self._doing = doing
         self._stop = threading.Event()
+        self._answered: dict[str, float] = {}
         self._thread = threading.Thread(target=self._watch, name="tame-wh-watchdog", daemon=True)
 
     def __enter__(self) -> Watchdog:
+        now = time.monotonic()
+        self._answered = {"catalog": now, "storage": now}
         self._thread.start()
         return self
 
@@ -294,20 +352,34 @@ class Watchdog:
         self._stop.set()
         self._thread.join(timeout=1.0)
 
+    def _probe(self, service: str, answers: Callable[[], bool]) -> None:
+        """Probe one service every interval; record when it last answered."""
+        every = min(PROBE_EVERY, self._timeout / 4)
+        while not self._stop.wait(every):
+            try:
+                alive = answers()
+            except Exception:  # a probe that cannot run tells nothing: the silence will
+                alive = False
+            if alive:
+                self._answered[service] = time.monotonic()
+
     def _watch(self) -> None:
-        endpoint = store_endpoint(self._address)
         probe_timeout = min(10.0, max(2.0, self._timeout / 3))
-        answered = {"catalog": time.monotonic(), "storage": time.monotonic()}
-        while not self._stop.wait(min(PROBE_EVERY, self._timeout / 4)):
-            now = time.monotonic()
-            if _catalog_answers(self._address, probe_timeout):
-                answered["catalog"] = now
-            if endpoint is None or _store_answers(endpoint, probe_timeout):
-                answered["storage"] = now
-            if self._stop.is_set():
-                return
-            for service, last in answered.items():
-                if time.monotonic() - last > self._timeout:
+        probes = {
+            "catalog": lambda: _catalog_answers(self._address, probe_timeout),
+            "storage": lambda: _storage_answers(self._address, probe_timeout),
+        }
+        for service, answers in probes.items():
+            threading.Thread(
+                target=self._probe,
+                args=(service, answers),
+                name=f"tame-wh-probe-{service}",
+                daemon=True,
+            ).start()
+        tick = min(0.5, self._timeout / 10)
+        while not self._stop.wait(tick):
+            for service, last in list(self._answered.items()):
+                if time.monotonic() - last > self._timeout and not self._stop.is_set():
                     self._on_timeout(
                         f"{describe_service(self._address, service)} has not answered for "
                         f"{self._timeout:g} s during {self._doing} (${TIMEOUT_ENV}); the "
