@@ -472,7 +472,7 @@ def test_a_paused_object_store_ends_the_command_within_the_lake_timeout(faulty, 
 def test_a_stalled_store_the_catalog_names_ends_the_writer_and_frees_its_lock(faulty, tmp_path):
     # The documented normal use: later commands name the lake by its catalog alone, and the
     # watchdog must probe the store the catalog records.
-    lake, cluster, proxy, work = faulty
+    lake, _cluster, proxy, work = faulty
     assert proxy is not None and proxy.process is not None
     args = _resolve(_args("ingest", work), lake)
     struck = tmp_path / "struck-at"
