@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import click
 
-from warehouse import IngestResult, RegressionReport, UsageError, Warehouse
+from warehouse import (
+    AfterCommitError,
+    IngestResult,
+    RegressionReport,
+    UsageError,
+    Warehouse,
+    WarehouseError,
+)
 from warehouse.cli.context import (
     AppContext,
     json_option,
@@ -25,6 +34,8 @@ from warehouse.frontend import (
     Columns,
     IngestRequest,
     MetricOptions,
+    MissingWarehouseError,
+    check_against,
     parse_metric_columns,
     regressions_markdown,
 )
@@ -97,7 +108,7 @@ def _describe(result: IngestResult) -> str:
 @click.option(
     "--require-baseline",
     is_flag=True,
-    help="With --gate: a run with no baseline fails (exit 2; the run stays stored).",
+    help="With --gate: a run with no baseline fails (exit 5: the run stays stored).",
 )
 @click.option(
     "--gate-markdown",
@@ -239,10 +250,17 @@ def ingest(
         lm_eval_results=lm_eval_results,
         metrics=metrics,
     )
-    results = Warehouse.ingest_batch(
-        app.db, request, lock_timeout=app.lock_timeout, notify=say, progress=status
-    )
-    gates = _gates(app, results, against or DEFAULT_AGAINST, require_baseline) if gate else {}
+    against = against or DEFAULT_AGAINST
+    markdown = _before_the_write(app, against, gate_markdown) if gate else None
+    try:
+        results = Warehouse.ingest_batch(
+            app.db, request, lock_timeout=app.lock_timeout, notify=say, progress=status
+        )
+    except BaseException:
+        _discard(markdown)
+        raise
+    with _after_the_commit(results, markdown):
+        gates = _gates(app, results, against, require_baseline) if gate else {}
     if as_json:
         emit_json(
             [
@@ -257,14 +275,65 @@ def ingest(
                 say(f"warning: {result.run_id}: {warning}")
             if gate:
                 print_gate(gates[result.run_id])
-    if gate_markdown is not None:
-        try:
-            with gate_markdown.open("a", encoding="utf-8") as out:
-                out.write("".join(regressions_markdown(g) for g in gates.values()))
-        except OSError as exc:
-            raise UsageError(f"{gate_markdown}: cannot write ({exc.strerror or exc})") from None
+    if markdown is not None:
+        with _after_the_commit(results, markdown, gates):
+            markdown.write("".join(regressions_markdown(g) for g in gates.values()))
+            markdown.close()
     if any(g.regressions for g in gates.values()):
         click.get_current_context().exit(1)
+
+
+def _before_the_write(app: AppContext, against: str, gate_markdown: Path | None) -> IO[str] | None:
+    """What the gate needs, resolved before anything is written: its baseline rule names a run
+    that can exist, and the Markdown target is open for appending (returned)."""
+    if against not in ("previous", "best") and not against.startswith("tag:"):
+        try:
+            with app.open("read") as wh:
+                wh.check_against(against)
+        except MissingWarehouseError:
+            check_against(None, against)
+    else:
+        check_against(None, against)
+    if gate_markdown is None:
+        return None
+    try:
+        return gate_markdown.open("a", encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(
+            f"--gate-markdown {gate_markdown}: cannot write ({exc.strerror or exc}); nothing was "
+            "written"
+        ) from None
+
+
+def _discard(markdown: IO[str] | None) -> None:
+    """Close the Markdown target unwritten."""
+    if markdown is not None:
+        with contextlib.suppress(OSError):
+            markdown.close()
+
+
+@contextlib.contextmanager
+def _after_the_commit(
+    results: list[IngestResult],
+    markdown: IO[str] | None,
+    gates: dict[str, RegressionReport] | None = None,
+) -> Iterator[None]:
+    """A failure once the runs are stored: said as "stored run X; then …" (exit 5), never as
+    "nothing was written"."""
+    try:
+        yield
+    except (WarehouseError, OSError) as exc:
+        _discard(markdown)
+        stored = "stored " + ", ".join(f"run {r.run_id}" for r in results)
+        if gates:
+            verdicts = {"regressed" if g.regressions else "passed" for g in gates.values()}
+            stored += f" and judged it (gate {'/'.join(sorted(verdicts))})"
+        if isinstance(exc, OSError):
+            then = f"could not write the gate's Markdown to {markdown.name if markdown else '?'} "
+            then += f"({exc.strerror or exc})"
+        else:
+            then = f"the gate could not judge it: {exc}"
+        raise AfterCommitError(stored, then) from None
 
 
 _NOT_WITH_MQM = ("reports", "hyp", "model_slug", "condition", "run_card", "replicate_of", "gate",

@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 
 import click
 
-from warehouse import RemoteError, WarehouseError, __version__
+from warehouse import AfterCommitError, RemoteError, WarehouseError, __version__
 from warehouse.cli.context import AppContext
 from warehouse.cli.output import configure
 from warehouse.frontend import (
@@ -32,6 +32,8 @@ from warehouse.frontend import (
     lake_timeout,
     parse_address,
     reclaim_after_failed_write,
+    redact,
+    remember_secrets,
     remote_failure,
 )
 
@@ -248,8 +250,8 @@ class _Group(click.Group):
                 traceback.print_exc()
             if is_interrupt(exc):
                 _interrupted(ctx)
-            if is_disk_full(exc):
-                _disk_full(ctx)
+            if is_disk_full(exc) and not isinstance(exc, AfterCommitError):
+                _disk_full(ctx)  # (after a commit the disk is told as what came next)
             click.echo(f"error: {_shown(ctx, str(exc))}", err=True)
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
@@ -271,7 +273,7 @@ class _Group(click.Group):
             if app is not None and isinstance(app.db, LakeAddress):
                 remote = remote_failure(app.db, exc, f"`tame-wh {ctx.invoked_subcommand}`")
                 if remote is not None:
-                    click.echo(f"error: {remote}", err=True)
+                    click.echo(f"error: {_shown(ctx, str(remote))}", err=True)
                     ctx.exit(remote.exit_code)
             message = first_line(exc, "")
             message = _shown(ctx, message)
@@ -289,11 +291,10 @@ def _interrupted(ctx: click.Context) -> NoReturn:
     ctx.exit(130)
 
 
-def _shown(ctx: click.Context, text: str) -> str:
-    """A message as it may be printed: values of the lake address that can carry a secret
-    (`options`, `passfile`, …) replaced by `***`."""
-    app = ctx.find_object(AppContext)
-    return app.db.redact(text) if app is not None and isinstance(app.db, LakeAddress) else text
+def _shown(_ctx: click.Context, text: str) -> str:
+    """A message as it may be printed: every secret the process knows (the secret environment
+    variables, the lake address's values that can carry one) replaced by `***`."""
+    return redact(text)
 
 
 def _disk_full(ctx: click.Context) -> None:
@@ -372,8 +373,10 @@ def main(
     try:
         address = parse_address(db, data_path)
     except WarehouseError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {redact(str(exc))}", err=True)
         ctx.exit(exc.exit_code)
+    if isinstance(address, LakeAddress):
+        remember_secrets(address.hidden_values())
     if isinstance(address, Path) and address.exists() and not address.is_file():
         click.echo(
             f"error: --db {address} is not a regular file (a DuckDB warehouse file, or a lake "
@@ -409,7 +412,7 @@ def watch_lake(ctx: click.Context, address: LakeAddress) -> None:
         # Two lakes (copy's source and destination) may both go silent: one line, one exit.
         if not _STOPPING.acquire(blocking=False):
             return
-        click.echo(f"error: {message}", err=True)
+        click.echo(f"error: {redact(message)}", err=True)
         sys.stderr.flush()
         sys.stdout.flush()
         os._exit(RemoteError.exit_code)

@@ -17,6 +17,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from warehouse.frontend import redact
+
 _stderr = Console(stderr=True, highlight=False)
 ALPHA = "\N{GREEK SMALL LETTER ALPHA}"  # for significance-level headers
 PIPED_WIDTH = 100  # table width when stdout is not a terminal (--wide: no limit)
@@ -46,14 +48,14 @@ def emit_json(document: Any) -> None:
 
 
 def say(message: str) -> None:
-    """A status message or warning on stderr (stdout stays clean for data)."""
-    click.echo(message, err=True)
+    """A status message or warning on stderr (stdout stays clean for data), secrets redacted."""
+    click.echo(redact(message), err=True)
 
 
 def progress(message: str) -> None:
-    """A progress line on stderr, unless --quiet."""
+    """A progress line on stderr, unless --quiet (secrets redacted)."""
     if not OPTIONS.quiet:
-        click.echo(message, err=True)
+        click.echo(redact(message), err=True)
 
 
 def table_width() -> int | None:

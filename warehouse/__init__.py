@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from warehouse.analysis.replicates import ReplicateGroup as ReplicateGroup
     from warehouse.analysis.runs import Deletion as Deletion
     from warehouse.analysis.runs import RunSummary as RunSummary
+    from warehouse.errors import AfterCommitError as AfterCommitError
     from warehouse.errors import RemoteError as RemoteError
     from warehouse.errors import SchemaError as SchemaError
     from warehouse.errors import UsageError as UsageError
@@ -51,6 +52,7 @@ _HOMES = {
     "UsageError": "warehouse.errors",
     "SchemaError": "warehouse.errors",
     "RemoteError": "warehouse.errors",
+    "AfterCommitError": "warehouse.errors",
     "AddResult": "warehouse.store.corpora",
     "CorpusInfo": "warehouse.store.corpora",
     "CorpusDeletion": "warehouse.store.corpora",

@@ -1,8 +1,9 @@
-"""Helpers every pipeline stage shares: progress callbacks, an error's one-line message, naive UTC
-timestamps, content ids, and query results as dicts."""
+"""Helpers every pipeline stage shares: progress callbacks, an error's one-line message, the one
+redaction of secrets, naive UTC timestamps, content ids, and query results as dicts."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Hashable, Iterable
 from datetime import datetime, timezone
 from typing import Any, Protocol, TypeVar
@@ -25,6 +26,35 @@ def first_line(exc: BaseException, empty: str | None = None) -> str:
     if text:
         return text.splitlines()[0]
     return type(exc).__name__ if empty is None else empty
+
+
+# Environment variables whose values are secrets: the S3 secret key and session token, the
+# PostgreSQL password, the Supabase service key.
+SECRET_ENV_VARS = (
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "PGPASSWORD",
+    "SUPABASE_SERVICE_ROLE_KEY",
+)
+REDACTED = "***"
+# Shorter values would mask ordinary words; no real secret is this short.
+_MIN_SECRET = 3
+_remembered: set[str] = set()
+
+
+def remember_secrets(values: Iterable[str | None]) -> None:
+    """Add values (a lake address's hidden parts, say) to what `redact` hides from now on."""
+    _remembered.update(v for v in values if v and len(v) >= _MIN_SECRET)
+
+
+def redact(text: str) -> str:
+    """The text with every secret this process knows replaced by `***`: the values of the secret
+    environment variables and every value given to `remember_secrets` (what every message that
+    leaves the process goes through, errors of metric plugins included)."""
+    known = {os.environ.get(name) or "" for name in SECRET_ENV_VARS} | _remembered
+    for secret in sorted((s for s in known if len(s) >= _MIN_SECRET), key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text
 
 
 def utc_now() -> datetime:

@@ -1,7 +1,8 @@
 """Exceptions for problems a user can act on, each with the exit code the CLI ends with.
 
 Exit codes (docs/cli.md): 0 success, 1 internal error (a bug), 2 bad input or usage, 3 the native
-extension is missing or mismatched, 4 a remote service (Postgres, Supabase) failed.
+extension is missing or mismatched, 4 a remote service (Postgres, Supabase) failed, 5 the command
+stored what it was asked to, then a later step of it failed.
 """
 
 from __future__ import annotations
@@ -53,3 +54,15 @@ class NativeModuleError(WarehouseError):
     """The compiled extension is missing or does not match the Python package."""
 
     exit_code = 3
+
+
+class AfterCommitError(WarehouseError):
+    """The command committed its write, then a later step (the gate's verdict, its Markdown)
+    failed: the message says what was stored, then what failed; never "nothing was written"."""
+
+    exit_code = 5
+
+    def __init__(self, stored: str, then: str) -> None:
+        self.stored = stored
+        self.then = then
+        super().__init__(f"{stored}; then {then}")

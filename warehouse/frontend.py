@@ -22,9 +22,13 @@ if TYPE_CHECKING:
     from warehouse.analysis.query import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
     from warehouse.analysis.query import parse_memory_limit as parse_memory_limit
     from warehouse.analysis.regressions import DEFAULT_AGAINST as DEFAULT_AGAINST
+    from warehouse.analysis.regressions import check_against as check_against
     from warehouse.analysis.runs import parse_tags as parse_tags
     from warehouse.basics import first_line as first_line
     from warehouse.basics import grouped as grouped
+    from warehouse.basics import redact as redact
+    from warehouse.basics import remember_secrets as remember_secrets
+    from warehouse.errors import MissingWarehouseError as MissingWarehouseError
     from warehouse.exposure.config import DEFAULT_ORDERS as DEFAULT_ORDERS
     from warehouse.exposure.config import DEFAULT_RARE_GRAMS as DEFAULT_RARE_GRAMS
     from warehouse.exposure.config import DEFAULT_SHORTLIST as DEFAULT_SHORTLIST
@@ -143,7 +147,11 @@ _HOMES = {
     "drop_ahead": "warehouse.store.lake",
     "file_size": "warehouse.store.connection",
     "first_line": "warehouse.basics",
+    "check_against": "warehouse.analysis.regressions",
+    "MissingWarehouseError": "warehouse.errors",
     "grouped": "warehouse.basics",
+    "redact": "warehouse.basics",
+    "remember_secrets": "warehouse.basics",
     "healthy": "warehouse.store.doctor",
     "watch_interrupts": "warehouse.store.interrupt",
     "HUMAN_FORMATS": "warehouse.inputs.human_files",

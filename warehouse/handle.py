@@ -592,6 +592,12 @@ class Warehouse:
             settings=settings,
         )
 
+    def check_against(self, against: str) -> None:
+        """Refuse a gate's baseline rule that cannot name a run (before a run is stored)."""
+        from warehouse.analysis.regressions import check_against
+
+        check_against(self.con, against)
+
     def snapshots(self, limit: int = 20) -> list[Snapshot]:
         """A lake's newest snapshots, newest first, with what each changed."""
         from warehouse.store.snapshots import list_snapshots
@@ -940,11 +946,13 @@ class Warehouse:
         `metrics`; each result is stored beside its run as the run a fresh ingest with those
         options and plugins would store (docs/metrics.md)."""
         from warehouse.ingest.rescore import rescore_runs, rescore_targets
-        from warehouse.metrics.plugins import load_plugin
+        from warehouse.metrics.plugins import load_plugin, plugin_timeout
         from warehouse.stats.resample import bootstrap_settings
+        from warehouse.store.settings import read_settings
 
-        plugins = [load_plugin(name) for name in dict.fromkeys(metrics)]
         con = self._writable("rescore")
+        timeout = plugin_timeout(read_settings(con))
+        plugins = [load_plugin(name, timeout) for name in dict.fromkeys(metrics)]
         targets = rescore_targets(con, runs, every=every, testset=testset)
         ci = bootstrap_settings(con, n_bootstrap, alpha, seed) if intervals else None
         return rescore_runs(con, targets, dict(options or {}), plugins=plugins, bootstrap=ci,

@@ -217,3 +217,42 @@ def test_two_runners_on_one_lake_gate_each_job_as_a_team_expects(lake, tmp_path)
     assert job("runner2", "bad-again", 0.4, "m", 4) == 1  # still a drop: not judged by "bad"
     assert job("runner1", "good", 0.95, "m", 5) == 0  # back to the baseline's level
     assert lake.sql("SELECT count(*) FROM runs") == [(5,)]  # every run stored either way
+
+
+def test_what_the_gate_needs_is_checked_before_the_run_is_stored(run_cli, tmp_path, db_path):
+    _ingest(run_cli, _report(tmp_path, "good", 1.0, created="2026-01-01T00:00:00Z"))
+    before = snapshot(db_path)
+    report = _report(tmp_path, "next", 0.9, created="2026-01-02T00:00:00Z")
+    for args, message in (
+        (["--against", "nosuchrun"], "unknown run"),
+        (["--against", "tag:nokey"], "expected tag:KEY=VALUE"),
+        (["--gate-markdown", tmp_path], "--gate-markdown"),
+        (["--gate-markdown", tmp_path / "no" / "such" / "dir.md"], "cannot write"),
+    ):
+        done = run_cli("ingest", report, "--no-ci", "--gate", *args)
+        assert done.exit_code == 2, (args, done.output)
+        assert message in done.output and "stored run" not in done.output, done.output
+        assert snapshot(db_path) == before, args
+    fresh = tmp_path / "fresh.duckdb"
+    done = run_cli("ingest", report, "--no-ci", "--gate", "--against", "abc123", db=fresh)
+    assert done.exit_code == 2 and "does not exist yet" in done.output, done.output
+    assert not fresh.exists()
+
+
+def test_a_failure_after_the_commit_says_the_run_was_stored(run_cli, tmp_path, db_path):
+    first = _report(tmp_path, "first", 1.0, created="2026-01-01T00:00:00Z")
+    done = run_cli("ingest", first, "--no-ci", "--gate", "--require-baseline")
+    assert done.exit_code == 5, done.output
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("error: stored run ") and "; then the gate could not judge it: " in line
+    assert "no baseline for run" in line and "nothing was" not in line
+    assert len(snapshot(db_path)["runs"]) == 1
+    # The Markdown target opens (as /dev/full does) but its write fails: told after the commit.
+    second = _report(tmp_path, "second", 0.97, created="2026-01-02T00:00:00Z")
+    done = run_cli("ingest", second, "--no-ci", "--gate", "--gate-markdown", "/dev/full")
+    assert done.exit_code == 5, done.output
+    [line] = [x for x in done.stderr.splitlines() if x.startswith("error: ")]
+    assert line.startswith("error: stored run ") and "and judged it (gate regressed)" in line
+    assert "then could not write the gate's Markdown to /dev/full (No space left on device)" in line
+    assert "nothing was committed" not in done.output
+    assert len(snapshot(db_path)["runs"]) == 2

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import snapshot
-from tests.metrics.plugin_install import V1, V2, install_test_plugin
+from tests.metrics.plugin_install import HOSTILE, V1, V2, install_test_plugin
 from warehouse.metrics.plugins import installed_plugins
 
 HERE = Path(__file__).parent
@@ -189,3 +191,78 @@ def test_a_metric_a_report_carried_is_ranked_like_a_plugins(run_cli, tmp_path):
     assert [(r["model_slug"], r["plugin_metrics"]["plugin_metrics.lex"]) for r in board] == [
         ("high", pytest.approx(0.9)), ("low", pytest.approx(0.2))
     ]  # fmt: skip
+
+
+# --- Plugins that misbehave (tests/metrics/plugin_hostile) ---
+
+
+@pytest.mark.parametrize(
+    ("metric", "exit_code", "message"),
+    [
+        ("exiting_metric", 2, "called sys.exit(0) while scoring; nothing was stored"),
+        ("exiting_loader", 2, "called sys.exit(3) while loading; nothing was stored"),
+        ("interrupting_metric", 130, "interrupted"),
+        ("leaky_metric", 2, "failed while scoring: RuntimeError: could not reach"),
+    ],
+)
+def test_a_plugin_that_exits_interrupts_or_fails_is_an_error_and_changes_nothing(
+    run_cli, db_path, testset, monkeypatch, metric, exit_code, message
+):
+    _install(monkeypatch, HOSTILE)
+    secret = "s3cr3t-plugin-canary-77"
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    before = snapshot(db_path)
+    done = run_cli("ingest", "--testset", testset, "--hyp", DATA / "sysA.en", "--model-slug",
+                   "a", "--metric", metric)  # fmt: skip
+    assert done.exit_code == exit_code, done.output
+    assert message in done.output
+    assert secret not in done.output
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert snapshot(db_path) == before
+    if metric == "leaky_metric":
+        assert "with key ***" in done.output
+
+
+def test_a_plugin_that_never_returns_ends_at_the_timeout_setting(
+    run_cli, db_path, testset, monkeypatch
+):
+    _install(monkeypatch, HOSTILE)
+    import duckdb
+
+    con = duckdb.connect(str(db_path))
+    con.execute("UPDATE settings SET value = 1 WHERE key = 'plugin.timeout_seconds'")
+    con.close()
+    before = snapshot(db_path)
+    started = time.monotonic()
+    done = run_cli("ingest", "--testset", testset, "--hyp", DATA / "sysA.en", "--model-slug",
+                   "a", "--metric", "hanging_metric")  # fmt: skip
+    assert time.monotonic() - started < 10
+    assert done.exit_code == 2, done.output
+    assert "did not finish scoring within 1 s (settings plugin.timeout_seconds)" in done.output
+    assert snapshot(db_path) == before
+
+
+def test_ctrl_c_stops_a_plugin_that_never_returns(db_path, testset, tmp_path):
+    marker = tmp_path / "started"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HOSTILE), str(HERE.parents[1])]),
+           "TAME_WH_TEST_PLUGIN_STARTED": str(marker)}  # fmt: skip
+    argv = [sys.executable, "-m", "warehouse.cli", "--db", str(db_path), "ingest", "--testset",
+            testset, "--hyp", str(DATA / "sysA.en"), "--model-slug", "a", "--metric",
+            "hanging_metric"]  # fmt: skip
+    before = snapshot(db_path)
+    child = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(300):
+            if marker.exists():
+                break
+            time.sleep(0.05)
+        assert marker.exists(), "the plugin never started"
+        child.send_signal(signal.SIGINT)
+        stopped = time.monotonic()
+        _, stderr = child.communicate(timeout=20)
+    finally:
+        child.kill()
+    assert time.monotonic() - stopped < 5
+    assert child.returncode == 130, stderr
+    assert "interrupted; nothing was committed" in stderr
+    assert snapshot(db_path) == before

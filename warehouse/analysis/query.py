@@ -340,8 +340,8 @@ def _duckdb_parse(sql: str) -> dict[str, Any]:
         row = _PARSER.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()
     tree: dict[str, Any] = json.loads(row[0]) if row else {"error": True}
     if tree.get("error"):
-        message = str(tree.get("error_message") or "not a plain SELECT").strip()
-        raise UsageError(f"SQL does not parse as one plain query: {message.splitlines()[0]}")
+        lines = str(tree.get("error_message") or "").strip().splitlines() or ["not a SELECT"]
+        raise UsageError(f"SQL does not parse as one plain query: {lines[0]}")
     return tree
 
 

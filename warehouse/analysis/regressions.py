@@ -287,6 +287,30 @@ def _run_row(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[Any, ...]:
     return row
 
 
+def _tag_rule(against: str) -> tuple[str, str]:
+    """The key and value of a `tag:KEY=VALUE` baseline rule."""
+    key, sep, value = against.removeprefix("tag:").partition("=")
+    if not sep or not key:
+        raise UsageError(f"--against {against!r}: expected tag:KEY=VALUE")
+    return key, value
+
+
+def check_against(con: duckdb.DuckDBPyConnection | None, against: str) -> None:
+    """Refuse, before anything is written, a baseline rule that cannot name a run: a malformed
+    tag rule, or a run reference that names no stored run (`con` None: no warehouse yet)."""
+    if against in ("previous", "best"):
+        return
+    if against.startswith("tag:"):
+        _tag_rule(against)
+        return
+    if con is None:
+        raise UsageError(
+            f"--against {against!r}: the warehouse does not exist yet, so no stored run can be "
+            "the baseline; nothing was written"
+        )
+    resolve_run(con, against)
+
+
 def choose_baseline(con: duckdb.DuckDBPyConnection, run_id: str, against: str) -> Baseline:
     """The run `run_id` is judged against: `previous` (the run of the same model, condition and
     test set before it), `best` (the other run of its test set with the highest chrF++),
@@ -315,9 +339,7 @@ def choose_baseline(con: duckdb.DuckDBPyConnection, run_id: str, against: str) -
         ).fetchone()
         why = f"no other run on test set {test_set!r} has a {CHRF} score"
     elif against.startswith("tag:"):
-        key, sep, value = against.removeprefix("tag:").partition("=")
-        if not sep or not key:
-            raise UsageError(f"--against {against!r}: expected tag:KEY=VALUE")
+        key, value = _tag_rule(against)
         row = con.execute(
             "SELECT r.run_id FROM ingested_runs r JOIN run_tags t USING (run_id) "
             "WHERE r.test_corpus_id = ? AND r.run_id <> ? AND t.key = ? AND t.value = ? "

@@ -26,12 +26,13 @@ from warehouse.ingest.write import stored_run_ids, write_runs
 from warehouse.inputs.foreign import Columns, ForeignRun, read_foreign
 from warehouse.inputs.runcard import parse_run_document, read_run_document
 from warehouse.metrics.options import MetricOptions
-from warehouse.metrics.plugins import load_plugin
+from warehouse.metrics.plugins import load_plugin, plugin_timeout
 from warehouse.stats.resample import bootstrap_settings
 from warehouse.store.address import Address
 from warehouse.store.connection import DEFAULT_LOCK_TIMEOUT
 from warehouse.store.replicates import REPLICATE_TAG, replicate_tags
 from warehouse.store.schema import staged_write
+from warehouse.store.settings import read_settings
 
 Progress = Callable[[str], AbstractContextManager[Any]]
 
@@ -189,7 +190,8 @@ def ingest_batch(
         # defaults from its settings, and which runs it holds. Nothing is locked while scoring.
         con = stage.look
         prepared = _prepare(con if con is not None else address, request)
-        plugins = [load_plugin(name) for name in dict.fromkeys(request.metrics)]
+        timeout = plugin_timeout(read_settings(con) if con is not None else {})
+        plugins = [load_plugin(name, timeout) for name in dict.fromkeys(request.metrics)]
         for run in prepared:
             run.use_plugins(plugins)  # their signatures are part of the run's id
         ci = (

@@ -8,15 +8,63 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
+from warehouse.basics import first_line, redact
 from warehouse.errors import UsageError
 
 ENTRY_POINT_GROUP = "tame_wh.metrics"
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,47}")
+# How long a plugin may take to load or to score one run (settings row; this default applies to
+# warehouses from before it and to a warehouse not created yet).
+TIMEOUT_SETTING = "plugin.timeout_seconds"
+DEFAULT_TIMEOUT = 600.0
+# How often the waiting caller looks up (and so how soon Ctrl-C is seen).
+_POLL = 0.1
+
+_Value = TypeVar("_Value")
+
+
+def guarded(who: str, doing: str, call: Callable[[], _Value], timeout: float) -> _Value:
+    """Run plugin code in a thread of its own while the caller waits in short steps, so that
+    Ctrl-C always stops the wait and a plugin that never returns ends after `timeout` seconds;
+    the plugin's `sys.exit` is an error, its KeyboardInterrupt an interrupt, and the text of its
+    errors is redacted. A plugin stopped this way is left running in its (daemon) thread: Python
+    cannot stop a thread, and the command ends."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # handed to the caller, whatever it is
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=run, name="tame-wh-plugin", daemon=True)
+    deadline = time.monotonic() + timeout
+    worker.start()
+    while worker.is_alive():
+        worker.join(_POLL)
+        if worker.is_alive() and time.monotonic() > deadline:
+            raise UsageError(
+                f"{who} did not finish {doing} within {timeout:g} s (settings "
+                f"{TIMEOUT_SETTING}); it was abandoned and nothing was stored"
+            )
+    error = outcome.get("error")
+    if isinstance(error, KeyboardInterrupt):
+        raise KeyboardInterrupt
+    if isinstance(error, SystemExit):
+        raise UsageError(f"{who} called sys.exit({error.code!r}) while {doing}; nothing was stored")
+    if isinstance(error, BaseException):
+        raise UsageError(
+            f"{who} failed while {doing}: {type(error).__name__}: {redact(first_line(error, ''))}"
+        )
+    value: _Value = outcome["value"]
+    return value
 
 
 class MetricPlugin(Protocol):
@@ -49,6 +97,7 @@ class PluginMetric:
     model: str | None
     package: str  # the distribution that provides it
     plugin: Any
+    timeout: float = field(default=DEFAULT_TIMEOUT, compare=False)  # per call, not its identity
 
     @property
     def signature(self) -> str:
@@ -63,14 +112,14 @@ class PluginMetric:
         self, sources: Sequence[str], hypotheses: Sequence[str], refs: Sequence[Sequence[str]]
     ) -> list[float]:
         """The plugin's per-segment scores, checked: one finite number per segment."""
-        try:
-            values = list(self.plugin.score(list(sources), list(hypotheses),
-                                            [list(r) for r in refs]))  # fmt: skip
-        except Exception as exc:  # a plugin's own failure, named as such
-            raise UsageError(
-                f"metric plugin {self.name!r} ({self.package}) failed: {type(exc).__name__}: {exc}"
-            ) from None
         who = f"metric plugin {self.name!r} ({self.package})"
+        scored = guarded(who, "scoring", lambda: self.plugin.score(
+            list(sources), list(hypotheses), [list(r) for r in refs]), self.timeout)  # fmt: skip
+        try:
+            values = list(scored)
+        except Exception as exc:  # not a sequence
+            raise UsageError(f"{who} returned {type(scored).__name__}, not a list of scores "
+                             f"({type(exc).__name__})") from None  # fmt: skip
         if len(values) != len(hypotheses):
             raise UsageError(f"{who} returned {len(values)} scores for {len(hypotheses)} segments")
         out = []
@@ -96,8 +145,18 @@ def installed_plugins() -> dict[str, tuple[str, Any]]:
     return found
 
 
-def load_plugin(name: str) -> PluginMetric:
-    """The installed plugin for the metric `name`, loaded and checked."""
+def plugin_timeout(settings: dict[str, float]) -> float:
+    """Seconds a plugin may take to load or to score a run: settings `plugin.timeout_seconds`
+    (default 600)."""
+    value = settings.get(TIMEOUT_SETTING, DEFAULT_TIMEOUT)
+    if not 0 < value <= 7 * 24 * 3600:
+        raise UsageError(f"settings {TIMEOUT_SETTING} is {value:g}: give seconds in (0, 604800]")
+    return float(value)
+
+
+def load_plugin(name: str, timeout: float = DEFAULT_TIMEOUT) -> PluginMetric:
+    """The installed plugin for the metric `name`, loaded (within `timeout` seconds) and
+    checked."""
     from warehouse.metrics.registry import METRICS
 
     found = installed_plugins()
@@ -110,13 +169,9 @@ def load_plugin(name: str) -> PluginMetric:
     if any(m.name == name or name in m.aliases for m in METRICS):
         raise UsageError(f"metric plugin {name!r}: the name is a built-in metric's")
     package, point = found[name]
-    try:
-        plugin = point.load()()
-    except Exception as exc:
-        raise UsageError(
-            f"metric plugin {name!r} ({package}) cannot be loaded: {type(exc).__name__}: {exc}"
-        ) from None
-    return _checked(name, package, plugin)
+    plugin = guarded(f"metric plugin {name!r} ({package})", "loading", lambda: point.load()(),
+                     timeout)  # fmt: skip
+    return replace(_checked(name, package, plugin), timeout=timeout)
 
 
 def _checked(name: str, package: str, plugin: Any) -> PluginMetric:

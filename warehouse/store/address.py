@@ -62,6 +62,10 @@ class LakeAddress:
         """The same lake with its catalog tables in another PostgreSQL schema."""
         return LakeAddress(self.conninfo, self.data_path, catalog_schema)
 
+    def hidden_values(self) -> list[str]:
+        """The values messages never show (`options`, `passfile`, `application_name`, …)."""
+        return [value for key, value in self.conninfo if key not in _SHOWN_KEYS]
+
     def redact(self, text: str) -> str:
         """`text` with the value of every key not shown verbatim replaced by `***`."""
         for key, value in sorted(self.conninfo, key=lambda kv: -len(kv[1])):

@@ -9,7 +9,7 @@ from importlib import metadata
 from typing import Any
 
 from warehouse import __version__
-from warehouse.basics import first_line
+from warehouse.basics import first_line, redact
 from warehouse.errors import LockTimeoutError, UsageError, WarehouseError
 from warehouse.store.address import Address, LakeAddress
 from warehouse.store.connection import close_connection, connect, duckdb_threads_setting
@@ -22,7 +22,6 @@ from warehouse.store.lake import (
     connection_config,
     prepare,
     probe_storage,
-    redact,
     s3_settings,
 )
 from warehouse.store.lake_dialect import violations

@@ -23,7 +23,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse.basics import first_line
+from warehouse.basics import first_line, redact
 from warehouse.errors import LockTimeoutError, RemoteError, SchemaError, UsageError
 from warehouse.store.address import (
     CATALOG_SCHEMA,
@@ -53,17 +53,6 @@ CONNECT_TIMEOUT = 10
 _WRITER_LOCK_KEY = int.from_bytes(
     hashlib.sha256(b"tame-wh lake writer").digest()[:8], "big", signed=True
 )
-_SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "PGPASSWORD")
-
-
-def redact(text: str) -> str:
-    """The text with every secret this process knows (S3 keys, the PostgreSQL password from the
-    environment) replaced by `***`."""
-    for name in _SECRET_ENV:
-        value = os.environ.get(name)
-        if value and len(value) >= 3:
-            text = text.replace(value, "***")
-    return text
 
 
 def _first_line(exc: BaseException) -> str:
