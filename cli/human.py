@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from warehouse.cli.context import AppContext, json_option, pass_app
-from warehouse.cli.output import emit_json, print_table
+from warehouse.cli.output import emit_json, print_table, say
 from warehouse.frontend import HUMAN_FORMATS, parse_system_map
 
 
@@ -42,6 +42,11 @@ def human() -> None:
 )
 @click.option("--name", default=None, help="The set's name (default: the file's name).")
 @click.option("--replace", is_flag=True, help="Replace a stored set of the same name.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Refuse a file that repeats an error line (default: keep it once, with a warning).",
+)
 @json_option
 @pass_app
 def human_add(
@@ -53,6 +58,7 @@ def human_add(
     skip: tuple[str, ...],
     name: str | None,
     replace: bool,
+    strict: bool,
     as_json: bool,
 ) -> None:
     """Store a file of human judgments on the runs of a test set (the same file again is a
@@ -60,7 +66,9 @@ def human_add(
     mapping = parse_system_map(system_map)
     with app.open("write") as wh:
         result = wh.add_human(file, testset=testset, format=fmt, name=name, system_map=mapping,
-                              skip_systems=skip, replace=replace)  # fmt: skip
+                              skip_systems=skip, replace=replace, strict=strict)  # fmt: skip
+    for warning in result.warnings:
+        say(f"warning: {warning}")
     if as_json:
         emit_json(result.to_dict())
         return

@@ -131,6 +131,11 @@ def _describe(result: IngestResult) -> str:
     metavar="SYSTEM",
     help="With --mqm: the human translation that serves as the reference.",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="With --mqm: refuse a file that repeats an error line (default: keep it once, warn).",
+)
 @plugin_metric_option
 @click.option(
     "--from",
@@ -198,6 +203,7 @@ def ingest(
     gate_markdown: Path | None,
     mqm: Path | None,
     reference_system: str | None,
+    strict: bool,
     metrics: tuple[str, ...],
     from_format: str | None,
     hyp_col: str | None,
@@ -226,6 +232,8 @@ def ingest(
     if lock_timeout is not None:
         app.lock_timeout = lock_timeout
     options = MetricOptions(tokenize, lowercase, int(chrf_word_order), not no_ter)
+    if strict and mqm is None:
+        raise UsageError("--strict checks an MQM file's judgments: add --mqm")
     if mqm is not None or reference_system is not None:
         _ingest_annotated(app, mqm, reference_system, testset, options, as_json, locals())
         return
@@ -360,7 +368,10 @@ def _ingest_annotated(
             mqm, testset=testset, reference_system=reference_system, options=options,
             intervals=not given["no_ci"], n_bootstrap=given["n_bootstrap_ci"],
             alpha=given["ci_alpha"], seed=given["seed"], replace=given["replace"],
+            strict=given["strict"],
         )  # fmt: skip
+    for warning in done.judgments.warnings:
+        say(f"warning: {warning}")
     if as_json:
         emit_json({"test_set": done.test_set, "test_set_added": done.test_set_added,
                    "runs": [r.to_dict() for r in done.runs],

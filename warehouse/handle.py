@@ -970,13 +970,15 @@ class Warehouse:
         system_map: Mapping[str, str] | None = None,
         skip_systems: Sequence[str] = (),
         replace: bool = False,
+        strict: bool = False,
     ) -> HumanSetResult:
         """Store a file of human judgments (MQM, ESA, DA) on the runs of a test set; the same
-        file again changes nothing (docs/human.md)."""
+        file again changes nothing; repeated error lines are stored once (refused when
+        `strict`) (docs/human.md)."""
         from warehouse.inputs.human_files import read_human_file
         from warehouse.store.human import add_human_set
 
-        human = read_human_file(path, format, name=name)
+        human = read_human_file(path, format, name=name, strict=strict)
         return add_human_set(self._writable("add_human"), human, testset,
                              system_map=system_map, skip=skip_systems, replace=replace)  # fmt: skip
 
@@ -1001,15 +1003,17 @@ class Warehouse:
         alpha: float | None = None,
         seed: int | None = None,
         replace: bool = False,
+        strict: bool = False,
     ) -> AnnotatedIngest:
         """A test set, one run per system and their judgments from one annotation file, with
-        `reference_system`'s translations as the reference (docs/human.md)."""
+        `reference_system`'s translations as the reference; repeated error lines are stored
+        once (refused when `strict`) (docs/human.md)."""
         from warehouse.ingest.human import ingest_annotated, prepare_annotated
         from warehouse.inputs.human_files import read_human_file
         from warehouse.metrics.options import DEFAULT_OPTIONS
         from warehouse.stats.resample import bootstrap_settings
 
-        human = read_human_file(path, format)
+        human = read_human_file(path, format, strict=strict)
         con = self._writable("ingest")
         ci = bootstrap_settings(con, n_bootstrap, alpha, seed) if intervals else None
         data, runs = prepare_annotated(human, testset=testset, reference_system=reference_system,

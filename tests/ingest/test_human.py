@@ -118,3 +118,19 @@ def test_mqm_needs_its_companions(run_cli, tmp_path):
     path = write_mqm(tmp_path / "mqm.tsv")
     done = run_cli("ingest", "--mqm", path, "--testset", "t")
     assert done.exit_code == 2 and "--mqm needs --reference-system and --testset" in done.output
+
+
+def test_a_repeated_line_doubles_no_penalty_and_strict_refuses_it(run_cli, db_path, tmp_path):
+    lines = mqm_lines()
+    path = write_mqm(tmp_path / "mqm.tsv", lines + [lines[13]])  # B/13's Major 25 once more
+    done = run_cli("ingest", "--mqm", path, "--reference-system", "ref", "--testset", "demo-mqm")
+    assert done.exit_code == 0, done.output
+    assert "warning: " in done.stderr and "1 judgment line(s) repeat an earlier one" in done.stderr
+    systems = dict(_rows(db_path, "SELECT model_slug, score FROM human_run_scores"))
+    assert systems == pytest.approx({s: SYSTEM_SCORES[s] for s in "ABC"})
+    before = snapshot(db_path)
+    strict = run_cli("ingest", "--mqm", path, "--reference-system", "ref", "--testset", "other",
+                     "--strict")  # fmt: skip
+    assert strict.exit_code == 2 and "repeats line 14" in strict.output, strict.output
+    assert snapshot(db_path) == before
+    assert run_cli("ingest", "x.json", "--strict").exit_code == 2

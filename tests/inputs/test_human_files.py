@@ -158,3 +158,44 @@ def test_a_broken_score_tsv_is_refused_naming_the_line(tmp_path, text, problem):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(InputError, match=problem):
         read_human_file(path, "da")
+
+
+def test_a_repeated_error_line_is_kept_once_with_a_warning_or_refused_when_strict(tmp_path):
+    lines = mqm_lines()
+    repeated = lines + [lines[14], lines[14], lines[6]]  # C/10's Minor twice more, A/11 once
+    path = write_mqm(tmp_path / "a.tsv", repeated)
+    human = read_human_file(path, "mqm-tsv")
+    assert len(human.annotations) == len(ERRORS)
+    [warning] = human.warnings
+    assert "3 judgment line(s) repeat an earlier one" in warning
+    assert "lines 20 (= 15), 21 (= 15), 22 (= 7)" in warning
+    with pytest.raises(InputError, match=r"a.tsv:20: repeats line 15 .*--strict"):
+        read_human_file(path, "mqm-tsv", strict=True)
+    # Another rater, span or severity is another judgment, not a repeat.
+    other = lines + [lines[14].replace("\tr1\t", "\tr2\t"), lines[14].replace("\tMinor", "\tMajor")]
+    assert read_human_file(write_mqm(tmp_path / "b.tsv", other), "mqm-tsv").warnings == []
+
+
+@pytest.mark.parametrize(
+    ("field", "char"),
+    [(4, "\x00"), (4, "\x1b"), (6, "\x07"), (7, "\x1b[31m"), (8, "\x7f"), (3, "\x85")],
+)
+def test_a_control_character_in_a_text_field_is_refused_naming_the_line(tmp_path, field, char):
+    lines = mqm_lines()
+    fields = lines[3].split("\t")
+    fields[field] = fields[field][:2] + char + fields[field][2:]
+    lines[3] = "\t".join(fields)
+    path = write_mqm(tmp_path / "a.tsv", lines)
+    with pytest.raises(InputError, match=r"^.*a.tsv:4: the \w+ holds the control character U\+00"):
+        read_human_file(path, "mqm-tsv")
+
+
+def test_a_control_character_in_a_json_lines_comment_is_refused(tmp_path):
+    record = {"system": "A", "seg_id": "10", "rater": "r1", "scheme": "mqm",
+              "errors": [{"category": "Style", "severity": "Minor", "comment": "bad\u001b[2J"}]}  # fmt: skip
+    path = tmp_path / "a.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(
+        InputError, match=r"a.jsonl:1: the comment holds the control character U\+001B"
+    ):
+        read_human_file(path, "jsonl")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,7 @@ class HumanFile:
     sha256: str
     size: int
     systems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.systems:
@@ -124,6 +126,8 @@ def _tsv_rows(
                 number,
             )
         row = dict(zip(header, fields, strict=False))
+        for column, text in row.items():
+            _refuse_control(text, column, name, number)
         for column in required:
             if not row[column].strip():
                 raise InputError(f"empty {column}", name, number)
@@ -290,8 +294,76 @@ def _read_jsonl(name: str, lines: list[str]) -> tuple[str, list[Annotation]]:
     return schemes.pop(), out
 
 
-def read_human_file(path: str | Path, fmt: str, *, name: str | None = None) -> HumanFile:
-    """Read a judgment file in `fmt` (HUMAN_FORMATS); errors name the file and line."""
+# The text fields of a judgment; none may hold a control character but tab and line breaks.
+_TEXT_FIELDS = ("system", "seg_key", "rater", "source", "target", "category", "severity",
+                "comment", "doc")  # fmt: skip
+_ALLOWED_CONTROLS = frozenset("\t\n\r")
+
+
+def _refuse_control(text: str, field: str, path: str, line: int) -> None:
+    """A NUL, ESC or other control character in a text field is an error naming its line."""
+    for at, char in enumerate(text):
+        if unicodedata.category(char) == "Cc" and char not in _ALLOWED_CONTROLS:
+            raise InputError(
+                f"the {field} holds the control character U+{ord(char):04X} at character "
+                f"{at + 1}; judgment files carry text only",
+                path,
+                line,
+            )
+
+
+def _refuse_controls(annotations: Sequence[Annotation], path: str) -> None:
+    """No text field of any annotation holds a control character (JSON strings can carry them
+    escaped)."""
+    for a in annotations:
+        for name in _TEXT_FIELDS:
+            text = getattr(a, name)
+            if text:
+                _refuse_control(text, "seg_id" if name == "seg_key" else name, path, a.line)
+
+
+def _once_each(
+    annotations: list[Annotation], path: str, strict: bool
+) -> tuple[list[Annotation], list[str]]:
+    """The annotations with every repeated error line (same system, segment, rater, spans,
+    category and severity) kept once, and the warning that says so; with `strict`, a repeated
+    line is an error naming it."""
+    seen: dict[tuple[Any, ...], int] = {}
+    kept: list[Annotation] = []
+    repeats: list[tuple[int, int]] = []
+    for a in annotations:
+        if a.category is None:  # a score, not an error line
+            kept.append(a)
+            continue
+        key = (a.system, a.seg_key, a.rater, a.span, a.source_span, a.category, a.severity)
+        if key in seen:
+            if strict:
+                raise InputError(
+                    f"repeats line {seen[key]} (same system, segment, rater, span, category and "
+                    "severity); --strict refuses repeated judgments",
+                    path,
+                    a.line,
+                )
+            repeats.append((a.line, seen[key]))
+            continue
+        seen[key] = a.line
+        kept.append(a)
+    if not repeats:
+        return kept, []
+    shown = ", ".join(f"{line} (= {first})" for line, first in repeats[:5])
+    more = f" and {len(repeats) - 5} more" if len(repeats) > 5 else ""
+    return kept, [
+        f"{path}: {len(repeats)} judgment line(s) repeat an earlier one (same system, segment, "
+        f"rater, span, category and severity) and were stored once: lines {shown}{more} "
+        "(--strict refuses them)"
+    ]
+
+
+def read_human_file(
+    path: str | Path, fmt: str, *, name: str | None = None, strict: bool = False
+) -> HumanFile:
+    """Read a judgment file in `fmt` (HUMAN_FORMATS); errors name the file and line. A repeated
+    error line is kept once with a warning (an error with `strict`)."""
     if fmt not in HUMAN_FORMATS:
         raise UsageError(f"--format: {fmt!r} is not one of {', '.join(HUMAN_FORMATS)}")
     label = str(path)
@@ -302,6 +374,8 @@ def read_human_file(path: str | Path, fmt: str, *, name: str | None = None) -> H
         scheme, annotations = fmt, _read_score_tsv(label, lines, fmt)
     else:
         scheme, annotations = _read_jsonl(label, lines)
+    _refuse_controls(annotations, label)
+    annotations, warnings = _once_each(annotations, label, strict)
     return HumanFile(
         path=label,
         name=name or Path(path).name,
@@ -310,4 +384,5 @@ def read_human_file(path: str | Path, fmt: str, *, name: str | None = None) -> H
         annotations=annotations,
         sha256=hashlib.sha256(data).hexdigest(),
         size=len(data),
+        warnings=warnings,
     )

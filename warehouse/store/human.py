@@ -34,6 +34,7 @@ class HumanSetResult:
     runs: dict[str, str]  # system → run id
     skipped: list[str] = field(default_factory=list)
     replaced: str | None = None
+    warnings: list[str] = field(default_factory=list)  # what reading the file noticed
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -48,6 +49,7 @@ class HumanSetResult:
             "runs": self.runs,
             "skipped_systems": self.skipped,
             "replaced": self.replaced,
+            "warnings": self.warnings,
         }
 
 
@@ -290,7 +292,8 @@ def add_human_set(
     skipped = sorted(skip)
     if existing is not None and existing[0] == set_id:
         return HumanSetResult(set_id, human.name, test_set, human.scheme, False, int(existing[1]),
-                              int(existing[2]), runs, skipped)  # fmt: skip
+                              int(existing[2]), runs, skipped,
+                              warnings=list(human.warnings))  # fmt: skip
     if existing is not None and not replace:
         raise UsageError(
             f"test set {test_set!r} already has a judgment set named {human.name!r} (set "
@@ -322,7 +325,7 @@ def add_human_set(
             write()
     replaced = str(existing[0]) if existing is not None else None
     return HumanSetResult(set_id, human.name, test_set, human.scheme, True, n_judgments, n_errors,
-                          runs, skipped, replaced)  # fmt: skip
+                          runs, skipped, replaced, list(human.warnings))  # fmt: skip
 
 
 def _insert(
