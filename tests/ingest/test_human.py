@@ -122,7 +122,7 @@ def test_mqm_needs_its_companions(run_cli, tmp_path):
 
 def test_a_repeated_line_doubles_no_penalty_and_strict_refuses_it(run_cli, db_path, tmp_path):
     lines = mqm_lines()
-    path = write_mqm(tmp_path / "mqm.tsv", lines + [lines[13]])  # B/13's Major 25 once more
+    path = write_mqm(tmp_path / "mqm.tsv", [*lines, lines[13]])  # B/13's Major 25 once more
     done = run_cli("ingest", "--mqm", path, "--reference-system", "ref", "--testset", "demo-mqm")
     assert done.exit_code == 0, done.output
     assert "warning: " in done.stderr and "1 judgment line(s) repeat an earlier one" in done.stderr

@@ -162,7 +162,7 @@ def test_a_broken_score_tsv_is_refused_naming_the_line(tmp_path, text, problem):
 
 def test_a_repeated_error_line_is_kept_once_with_a_warning_or_refused_when_strict(tmp_path):
     lines = mqm_lines()
-    repeated = lines + [lines[14], lines[14], lines[6]]  # C/10's Minor twice more, A/11 once
+    repeated = [*lines, lines[14], lines[14], lines[6]]  # C/10's Minor twice more, A/11 once
     path = write_mqm(tmp_path / "a.tsv", repeated)
     human = read_human_file(path, "mqm-tsv")
     assert len(human.annotations) == len(ERRORS)
@@ -172,7 +172,7 @@ def test_a_repeated_error_line_is_kept_once_with_a_warning_or_refused_when_stric
     with pytest.raises(InputError, match=r"a.tsv:20: repeats line 15 .*--strict"):
         read_human_file(path, "mqm-tsv", strict=True)
     # Another rater, span or severity is another judgment, not a repeat.
-    other = lines + [lines[14].replace("\tr1\t", "\tr2\t"), lines[14].replace("\tMinor", "\tMajor")]
+    other = [*lines, lines[14].replace("\tr1\t", "\tr2\t"), lines[14].replace("\tMinor", "\tMajor")]
     assert read_human_file(write_mqm(tmp_path / "b.tsv", other), "mqm-tsv").warnings == []
 
 
@@ -191,8 +191,8 @@ def test_a_control_character_in_a_text_field_is_refused_naming_the_line(tmp_path
 
 
 def test_a_control_character_in_a_json_lines_comment_is_refused(tmp_path):
-    record = {"system": "A", "seg_id": "10", "rater": "r1", "scheme": "mqm",
-              "errors": [{"category": "Style", "severity": "Minor", "comment": "bad\u001b[2J"}]}  # fmt: skip
+    error = {"category": "Style", "severity": "Minor", "comment": "bad\u001b[2J"}
+    record = {"system": "A", "seg_id": "10", "rater": "r1", "scheme": "mqm", "errors": [error]}
     path = tmp_path / "a.jsonl"
     path.write_text(json.dumps(record) + "\n", encoding="utf-8")
     with pytest.raises(
