@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from warehouse import AuditOptions, AuditResult, Execution, NormalizationConfig, UsageError
-from warehouse.cli.context import AppContext, json_option, pass_app
+from warehouse.cli.context import INT32_MAX, INT64_MAX, AppContext, json_option, pass_app
 from warehouse.cli.output import (
     OPTIONS,
     PROGRESS_EVERY,
@@ -145,21 +145,21 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--rare-grams",
-            type=int,
+            type=click.IntRange(min=1, max=INT32_MAX),
             default=DEFAULT_RARE_GRAMS,
             show_default=True,
             help="fast mode: rarest query grams used for candidates.",
         ),
         click.option(
             "--shortlist",
-            type=int,
+            type=click.IntRange(min=1, max=INT32_MAX),
             default=DEFAULT_SHORTLIST,
             show_default=True,
             help="fast mode: candidates reranked exactly.",
         ),
         click.option(
             "--validate-sample",
-            type=int,
+            type=click.IntRange(min=0, max=INT32_MAX),
             default=0,
             help="fast mode: rerun N sampled segments exactly and store agreement.",
         ),
@@ -184,7 +184,7 @@ def _config_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--shard-rows",
-            type=click.IntRange(min=1),
+            type=click.IntRange(min=1, max=INT64_MAX),
             default=None,
             help="Search the index in shards of N rows (default: as stored; on Ray, one per CPU).",
         ),

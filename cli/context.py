@@ -22,6 +22,22 @@ from warehouse.frontend import (
     parse_as_of,
 )
 
+# The largest integers an option takes: a DuckDB BIGINT (seeds, row counts, limits), and an int32
+# for the knobs of the native search.
+INT64_MAX = 2**63 - 1
+INT32_MAX = 2**31 - 1
+# A week: a longer wait for a lock is a mistake, not a plan.
+MAX_LOCK_TIMEOUT = 7 * 24 * 3600.0
+# `lake maintain --keep-days`: a century at most.
+MAX_KEEP_DAYS = 36_525
+
+
+def finite(_ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """Refuse NaN, which passes every range check (and would wait forever)."""
+    if value is not None and value != value:
+        raise click.BadParameter("give a number of seconds, not nan", param=param)
+    return value
+
 
 @dataclass
 class AppContext:
@@ -105,7 +121,9 @@ def bootstrap_options(
             default=None,
             help=alpha_help,
         ),
-        click.option("--seed", type=click.IntRange(min=0), default=None, help=seed_help),
+        click.option(
+            "--seed", type=click.IntRange(min=0, max=INT64_MAX), default=None, help=seed_help
+        ),
     ]
 
     def apply(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from warehouse.cli.audit import INDEX_OPTIONS, index_options
-from warehouse.cli.context import AppContext, json_option, pass_app
+from warehouse.cli.context import INT64_MAX, AppContext, json_option, pass_app
 from warehouse.cli.output import emit_json, print_table, progress, say, status
 from warehouse.frontend import StoredIndex
 
@@ -27,7 +27,7 @@ def _size(n: int) -> str:
 @click.option("--train", required=True, help="Training corpus name.")
 @click.option(
     "--shard-rows",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=INT64_MAX),
     default=None,
     help="Store shards of this many consecutive rows, one file each (default: one file).",
 )

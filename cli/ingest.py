@@ -18,7 +18,9 @@ from warehouse import (
     WarehouseError,
 )
 from warehouse.cli.context import (
+    MAX_LOCK_TIMEOUT,
     AppContext,
+    finite,
     json_option,
     metric_options,
     pass_app,
@@ -81,7 +83,8 @@ def _describe(result: IngestResult) -> str:
 )
 @click.option(
     "--lock-timeout",
-    type=click.FloatRange(min=0),
+    type=click.FloatRange(min=0, max=MAX_LOCK_TIMEOUT),
+    callback=finite,
     default=None,
     help="Seconds to wait while another process writes the warehouse (default: the global one).",
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from warehouse import UsageError
-from warehouse.cli.context import AppContext, json_option, pass_app
+from warehouse.cli.context import INT64_MAX, MAX_KEEP_DAYS, AppContext, json_option, pass_app
 from warehouse.cli.output import emit_json, print_fields, print_table
 from warehouse.frontend import DEFAULT_GRACE_HOURS, DEFAULT_KEEP_DAYS
 
@@ -25,14 +25,14 @@ def _require_lake(app: AppContext) -> None:
 @lake.command()
 @click.option(
     "--keep-days",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=MAX_KEEP_DAYS),
     default=DEFAULT_KEEP_DAYS,
     show_default=True,
     help="Expire snapshots older than this many days (--as-of reaches back this far).",
 )
 @click.option(
     "--grace-hours",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=MAX_KEEP_DAYS * 24),
     default=DEFAULT_GRACE_HOURS,
     show_default=True,
     help="Delete unreferenced files only after they were scheduled this long ago.",
@@ -76,7 +76,7 @@ def maintain(
 @lake.command()
 @click.option(
     "--limit",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=INT64_MAX),
     default=20,
     show_default=True,
     help="Show the newest N snapshots.",

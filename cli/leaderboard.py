@@ -9,6 +9,7 @@ import click
 
 from warehouse import Board, ClusterRequest, ReplicateGroup, UsageError
 from warehouse.cli.context import (
+    INT64_MAX,
     AppContext,
     as_of_option,
     as_of_value,
@@ -52,7 +53,9 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
     default=None,
     help="Ranking key (best first; NULLs last) [default: composite; chrf with --clusters].",
 )
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Show at most N runs.")
+@click.option(
+    "--limit", type=click.IntRange(min=1, max=INT64_MAX), default=None, help="Show at most N runs."
+)
 @click.option(
     "--train",
     default=None,

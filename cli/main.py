@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 import click
 
 from warehouse import AfterCommitError, RemoteError, WarehouseError, __version__
-from warehouse.cli.context import AppContext
+from warehouse.cli.context import MAX_LOCK_TIMEOUT, AppContext, finite
 from warehouse.cli.output import configure
 from warehouse.frontend import (
     DATA_PATH_ENV_VAR,
@@ -320,17 +320,6 @@ def _debug(ctx: click.Context) -> bool:
     return bool(app and app.debug)
 
 
-# A week: a longer wait is a mistake, not a plan.
-MAX_LOCK_TIMEOUT = 7 * 24 * 3600.0
-
-
-def _finite(_ctx: click.Context, param: click.Parameter, value: float) -> float:
-    """Refuse NaN, which passes every range check (and would wait forever)."""
-    if value != value:
-        raise click.BadParameter("give a number of seconds, not nan", param=param)
-    return value
-
-
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
@@ -349,7 +338,7 @@ def _finite(_ctx: click.Context, param: click.Parameter, value: float) -> float:
 @click.option(
     "--lock-timeout",
     type=click.FloatRange(min=0, max=MAX_LOCK_TIMEOUT),
-    callback=_finite,
+    callback=finite,
     default=DEFAULT_LOCK_TIMEOUT,
     show_default=True,
     help="Seconds to wait while another process holds the warehouse.",

@@ -220,3 +220,55 @@ def test_runaway_counts_are_usage_errors(tmp_path, args):
     assert result.exit_code == 2, result.output
     assert "is not in the range" in result.output + result.stderr
     assert not db.exists()
+
+
+def _every_command() -> list[tuple[str, Any]]:
+    """Every command and subcommand of the click tree, by its full name."""
+    import click
+
+    found = []
+    ctx = click.Context(main)
+
+    def walk(prefix: str, group: Any) -> None:
+        for name in group.list_commands(ctx):
+            command = group.get_command(ctx, name)
+            found.append((f"{prefix} {name}".strip(), command))
+            if isinstance(command, click.Group):
+                walk(f"{prefix} {name}", command)
+
+    walk("", main)
+    return found
+
+
+def test_every_integer_option_is_bounded_to_what_the_warehouse_stores():
+    import click
+
+    from warehouse.cli.context import INT64_MAX
+
+    checked = 0
+    for name, command in [("", main), *_every_command()]:
+        for param in command.params:
+            kind = param.type
+            if isinstance(kind, click.types.IntParamType) or kind is click.INT:
+                assert isinstance(kind, click.IntRange), (name, param.name)
+                assert kind.min is not None and kind.max is not None, (name, param.name)
+                assert kind.max <= INT64_MAX, (name, param.name)
+                checked += 1
+    assert checked >= 15
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["leaderboard", "--limit", str(2**64)],
+        ["compare", "a", "b", "--significance", "--seed", str(2**64)],
+        ["regressions", "--seed", "-1"],
+        ["audit", "--train", "t", "--testset", "d", "--shortlist", str(2**40)],
+        ["lake", "maintain", "--keep-days", str(10**9)],
+    ],
+)
+def test_an_integer_beyond_its_range_is_a_usage_error(tmp_path, args):
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "none.duckdb"), *args])
+    assert result.exit_code == 2, result.output
+    assert "is not in the range" in result.output or "Invalid value" in result.output
+    assert not (tmp_path / "none.duckdb").exists()

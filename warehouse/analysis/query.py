@@ -553,6 +553,14 @@ def _execute(
             f"query needed more than its memory limit of {limits.memory_mb:g} MB "
             f"(--memory-limit, or settings {MEMORY_SETTING})"
         ) from None
+    except RuntimeError as exc:
+        # DuckDB's Python client, building the rows' objects past the process bound.
+        if "allocate" not in str(exc):
+            raise
+        raise UsageError(
+            f"query's result needed more than its memory limit of {limits.memory_mb:g} MB to "
+            f"hold (--memory-limit, or settings {MEMORY_SETTING}): add a LIMIT, or aggregate"
+        ) from None
     except duckdb.Error as exc:
         if timed_out.is_set():
             raise UsageError(
