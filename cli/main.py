@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import importlib
 import os
+import re
 import sys
 import threading
 import traceback
@@ -269,6 +270,9 @@ class _Group(click.Group):
                 _interrupted(ctx)
             if is_disk_full(exc):
                 _disk_full(ctx)
+            if _out_of_memory(exc):
+                click.echo(f"error: {_shown(ctx, _out_of_memory_message(ctx, exc))}", err=True)
+                ctx.exit(2)
             app = ctx.find_object(AppContext)
             if app is not None and isinstance(app.db, LakeAddress):
                 remote = remote_failure(app.db, exc, f"`tame-wh {ctx.invoked_subcommand}`")
@@ -282,6 +286,26 @@ class _Group(click.Group):
                 err=True,
             )
             ctx.exit(1)
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """Whether DuckDB (or Python) ran out of the memory it was allowed."""
+    duckdb = sys.modules.get("duckdb")
+    return isinstance(exc, MemoryError) or (
+        duckdb is not None and isinstance(exc, duckdb.OutOfMemoryException)
+    )
+
+
+def _out_of_memory_message(ctx: click.Context, exc: BaseException) -> str:
+    """What ran out: DuckDB's memory limit (as its message states it) or the process's."""
+    text = str(exc)
+    used = re.search(r"\(([^()]*) used\)", text)
+    limit = f"its memory limit ({used.group(1)} used)" if used else "the memory it may use"
+    return (
+        f"`tame-wh {ctx.invoked_subcommand}` needed more than {limit}; the open transaction "
+        "was rolled back and nothing of it was written: give the command more memory "
+        "(--memory-limit where it has one) or less to do at once"
+    )
 
 
 def _interrupted(ctx: click.Context) -> NoReturn:

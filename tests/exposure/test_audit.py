@@ -295,7 +295,7 @@ def test_warnings_name_small_far_bin_pair_leak_and_exact_pairs(db_path, write_li
         (["--leak", "0.9,0.8,0.95"], "--leak: thresholds must be ascending"),
         (["--leak", "0.5,0.6"], "--leak: expected three thresholds"),
         (["--validate-sample", "5"], "--validate-sample only applies to --mode fast"),
-        (["--mode", "fast", "--shortlist", "0"], "must be at least 1"),
+        (["--mode", "fast", "--shortlist", "0"], "0 is not in the range 1<=x"),
         (["--measure", "cosine"], "'cosine' is not one of 'jaccard', 'containment'"),
     ],
 )

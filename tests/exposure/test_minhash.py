@@ -66,3 +66,28 @@ def test_minhash_from_the_cli_and_in_the_lens_view(run_cli, loaded, db_path):
         board = list(wh.query("SELECT count(*) AS n FROM audits"))
     assert len(rows) == 200 and rows[0]["minhash_audit_id"] == doc["audit_id"]
     assert board == [{"n": 2}]
+
+
+def _all_rows(con, audit_id):
+    return con.execute(
+        "SELECT * EXCLUDE (audit_id) FROM exposures WHERE audit_id = ? ORDER BY seg_idx",
+        [audit_id],
+    ).fetchall()
+
+
+@pytest.mark.parametrize("side", ["both", "source", "target"])
+def test_a_minhash_audit_in_shards_within_a_memory_limit_equals_the_whole_index(
+    loaded, monkeypatch, side
+):
+    from warehouse.exposure.execution import Execution
+    from warehouse.exposure.index import minhash
+
+    config = AuditConfig(measure="minhash", side=side)
+    whole = _all_rows(loaded, run_audit(loaded, "train", "test", config).audit_id)
+    # A row costing 1 MiB to build: a 1 GiB limit takes a few hundred rows per shard.
+    monkeypatch.setattr(minhash, "PER_ROW", 2**20)
+    told: list[str] = []
+    sharded = run_audit(loaded, "train", "test", config, Execution(memory_limit=2**30),
+                        force=True, notify=told.append)  # fmt: skip
+    assert any("in shards of" in t and "one at a time" in t for t in told), told
+    assert _all_rows(loaded, sharded.audit_id) == whole

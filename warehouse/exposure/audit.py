@@ -22,8 +22,14 @@ from warehouse.exposure.config import AuditConfig, AuditOptions, audit_id_for
 from warehouse.exposure.direction import reversed_direction, sample_lines
 from warehouse.exposure.execution import LOCAL, Execution
 from warehouse.exposure.index.checksums import index_checksum
-from warehouse.exposure.index.memory import duckdb_budget, duckdb_memory, peak_rss, size_text
-from warehouse.exposure.index.minhash import build_minhash_index
+from warehouse.exposure.index.memory import (
+    check_longest_row,
+    duckdb_budget,
+    duckdb_memory,
+    peak_rss,
+    size_text,
+)
+from warehouse.exposure.index.minhash import open_minhash_index
 from warehouse.exposure.index.retrieval import SearchIndex
 from warehouse.exposure.index.retrieval import audit as retrieval_audit
 from warehouse.exposure.index.stored import BackgroundSaves, open_training_index
@@ -38,6 +44,7 @@ from warehouse.store.corpora import (
     CorpusInfo,
     corpus_texts,
     get_corpus,
+    longest_row,
     training_lines,
     training_texts,
 )
@@ -366,7 +373,10 @@ def _compute(
         mark = time.perf_counter()
         index: SearchIndex
         if config.measure == "minhash":
-            index, loaded = build_minhash_index(con, train, config, execution.threads), False
+            index = open_minhash_index(
+                con, train, config, execution, (test_src, test_refs), notify=notify
+            )
+            loaded = False
         elif execution.on_cluster:
             from warehouse.exposure.index.cluster import open_on_cluster  # Ray is optional
 
@@ -458,8 +468,13 @@ def run_audit(
     if exists and not force:
         return load_audit(con, audit_id, action="unchanged")
     limit = execution.memory_limit
+    row_needs = check_longest_row(
+        config.measure, train.name, longest_row(con, train.corpus_id), limit
+    )
     within = (
-        duckdb_memory(con, duckdb_budget(limit)) if limit is not None else contextlib.nullcontext()
+        duckdb_memory(con, duckdb_budget(limit, row_needs))
+        if limit is not None
+        else contextlib.nullcontext()
     )
     with within:
         timings = _compute(

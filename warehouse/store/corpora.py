@@ -315,6 +315,17 @@ def training_lines(
     return table.column("src").to_pylist(), table.column("tgt").to_pylist()
 
 
+def longest_row(con: duckdb.DuckDBPyConnection, corpus_id: str) -> tuple[int, int, int]:
+    """The training corpus's longest side of a row: (its line, characters, UTF-8 bytes)."""
+    row = con.execute(
+        "SELECT seg_idx, greatest(length(src), length(refs[1])), "
+        "greatest(strlen(src), strlen(refs[1])) FROM segments WHERE corpus_id = ? "
+        "ORDER BY 3 DESC, 1 LIMIT 1",
+        [corpus_id],
+    ).fetchone()
+    return (int(row[0]), int(row[1] or 0), int(row[2] or 0)) if row else (0, 0, 0)
+
+
 def training_text_bytes(con: duckdb.DuckDBPyConnection, corpus_id: str) -> int:
     """UTF-8 bytes of a training corpus's sources and targets together."""
     rows = con.execute(

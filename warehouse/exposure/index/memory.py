@@ -25,6 +25,12 @@ PER_ROW = 96  # bytes per row independent of its text (offsets, lengths, hash sl
 RESERVE = 96 * 2**20  # the test set, search scratch and results, Python's own growth
 DUCKDB_SHARE = 8  # DuckDB's buffer pool may use 1/8 of the limit during the audit
 DUCKDB_MIN = 64 * 2**20
+# Peak bytes of building a gram index of ONE long row, per character: a document's distinct
+# grams all meet in one set (measured: a 10-million-character document of real French text
+# peaked 1.5 GiB above the process; the per-text-byte ratio above holds for sentences).
+LONG_ROW_BUILD_PER_CHAR = {"jaccard": 160, "containment": 160, "minhash": 32}
+# DuckDB holds a row being read a few times over (the value, its copy into a result vector).
+DUCKDB_PER_ROW_BYTE = 4
 
 _UNITS = {
     "": 1,
@@ -93,9 +99,10 @@ def peak_rss() -> int:
     return peak if sys.platform == "darwin" else peak * 1024
 
 
-def duckdb_budget(limit: int) -> int:
-    """What DuckDB's buffer pool may use during an audit within `limit`."""
-    return max(limit // DUCKDB_SHARE, DUCKDB_MIN)
+def duckdb_budget(limit: int, row_needs: int = 0) -> int:
+    """What DuckDB's buffer pool may use during an audit within `limit` (at least what reading
+    the longest row needs, `row_needs`)."""
+    return max(limit // DUCKDB_SHARE, DUCKDB_MIN, row_needs)
 
 
 def index_budget(limit: int) -> int:
@@ -141,10 +148,65 @@ def duckdb_memory(con: duckdb.DuckDBPyConnection, limit: int) -> Iterator[None]:
     """Run the block with DuckDB's memory limit set to `limit` bytes (restored afterwards)."""
     rows = con.execute("SELECT current_setting('memory_limit')").fetchall()
     before = rows[0][0] if rows else None
-    con.execute("SET memory_limit = ?", [f"{limit // 2**20}MiB"])
     try:
+        # Inside the try: DuckDB may lower the limit and then fail to evict down to it, and
+        # the limit must be restored then too.
+        con.execute("SET memory_limit = ?", [f"{limit // 2**20}MiB"])
         yield
     finally:
         if before is not None:
             with contextlib.suppress(duckdb.Error):
                 con.execute("SET memory_limit = ?", [before])
+
+
+def available_memory() -> int:
+    """Memory the system can give this process now without swapping (`MemAvailable`), plus what
+    the process already holds; when unknown, its physical memory."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024 + current_rss()
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import os
+
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return MAX_MEMORY_BYTES
+
+
+def check_longest_row(
+    measure: str, name: str, longest: tuple[int, int, int], memory_limit: int | None
+) -> int:
+    """Refuse, before anything is built, a training row too long for the audit's memory (its
+    `--memory-limit`, else what the machine has): the longest row's (row, characters, UTF-8
+    bytes) in `longest`. Returns the DuckDB budget that row needs (0: no need beyond the usual)."""
+    row, chars, size = longest
+    limit = memory_limit if memory_limit is not None else available_memory()
+    where = (
+        "--memory-limit " + size_text(limit)
+        if memory_limit is not None
+        else (f"the {size_text(limit)} this machine has free")
+    )
+    advice = (
+        "split long documents into paragraphs (one per line, or one per JSON Lines record) "
+        "when adding the corpus"
+    )
+    per_char = LONG_ROW_BUILD_PER_CHAR.get(measure)
+    if per_char is not None and per_char * chars > limit - current_rss() - RESERVE:
+        raise UsageError(
+            f"training corpus {name!r}: row {row} holds {chars:,} characters, and the "
+            f"{measure} index of that one row needs about {size_text(per_char * chars)}, more "
+            f"than {where} leaves; {advice}, or audit with --measure substring, which reads "
+            "rows of any length"
+        )
+    needed = DUCKDB_PER_ROW_BYTE * size
+    if memory_limit is not None and needed > memory_limit // 2:
+        raise UsageError(
+            f"training corpus {name!r}: row {row} holds {size:,} bytes, and reading it needs "
+            f"about {size_text(needed)} of DuckDB's memory, more than half of {where}; "
+            f"{advice}, or give a larger --memory-limit"
+        )
+    return needed if needed > duckdb_budget(limit) else 0

@@ -226,7 +226,7 @@ def index_of_normalized(
     )
 
 
-def _normalize_refs(refs: Sequence[Sequence[str]], config: NormalizationConfig) -> list[list[str]]:
+def normalize_refs(refs: Sequence[Sequence[str]], config: NormalizationConfig) -> list[list[str]]:
     """Each query's references normalised (all of them in one pass)."""
     flat = normalize_many([r for rs in refs for r in rs], config)
     out, at = [], 0
@@ -247,7 +247,7 @@ def audit_exposures(
     """Normalise test sources and their references, then audit them against `index`."""
     raw = index.audit(
         normalize_many(sources, config),
-        _normalize_refs(refs, config),
+        normalize_refs(refs, config),
         search,
         threads,
     )
@@ -275,7 +275,7 @@ def target_exposures(
     threads: int | None = None,
 ) -> Exposures:
     """Normalise each query's references and find their nearest training targets."""
-    normalized = _normalize_refs(refs, config)
+    normalized = normalize_refs(refs, config)
     raw = index.search_target(normalized, search, threads)
     return Exposures.of_target_search(raw)
 

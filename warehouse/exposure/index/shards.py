@@ -125,13 +125,19 @@ class ShardedIndex:
         return sum(p.rows for p in self.parts)
 
     def _each(self) -> Any:
-        """Each shard's row offset and index, in row order."""
+        """Each shard's row offset and index, in row order (each shard's checksum noted on the
+        way, so that shards opened one at a time are not opened again for it)."""
+        seen: list[int] = []
         for part in self.parts:
             index = part.index or part.open()
             if self.resident:
                 part.index = index
+            if self._checksums is None:
+                seen.append(index.checksum())
             yield part.offset, index
             del index
+        if self._checksums is None:
+            self._checksums = seen
 
     def _merged(
         self, call: Callable[[RetrievalIndex], Any], n: int, sides: Sequence[str] | None
@@ -192,3 +198,72 @@ class ShardedIndex:
             None,
         )
         return out  # type: ignore[return-value]
+
+
+class AnsweredAhead:
+    """A `SearchIndex` that answers one known test set: every segment is audited in a single
+    pass over `index` (one opening of each shard, however the test set is batched), and each
+    batch is then looked up, by text, in those answers."""
+
+    def __init__(
+        self,
+        index: Any,
+        sources: Sequence[str],
+        refs: Sequence[Sequence[str]],
+        search: SearchSettings,
+        threads: int | None = None,
+    ) -> None:
+        self.index = index
+        n = len(sources)
+        raw = index.audit(sources, refs, search, threads)
+        self._sides = {name: unpack_side(raw[name], n) for name in _SIDES}
+        self._stats: dict[str, int] = dict(raw["stats"])  # counted once, with the first batch
+        self._segment = {
+            (s, tuple(r)): i for i, (s, r) in enumerate(zip(sources, refs, strict=True))
+        }
+        self._source = {s: i for i, s in reversed(list(enumerate(sources)))}
+        self._target = {tuple(r): i for i, r in reversed(list(enumerate(refs)))}
+
+    def checksums(self) -> list[int]:
+        """The checksums of the index that gave the answers."""
+        return list(self.index.checksums())
+
+    def _picked(self, at: list[int], sides: Sequence[str]) -> dict[str, Any]:
+        rows = np.asarray(at, dtype=np.int64)
+        out: dict[str, Any] = {
+            name: pack_side({k: v[rows] for k, v in self._sides[name].items()}) for name in sides
+        }
+        out["stats"] = self._stats
+        self._stats = dict.fromkeys(self._stats, 0)
+        return out
+
+    def _rows(self, found: dict[Any, int], keys: list[Any]) -> list[int]:
+        missing = [k for k in keys if k not in found]
+        if missing:
+            raise ValueError(f"{len(missing)} texts were not among those answered ahead")
+        return [found[k] for k in keys]
+
+    def audit(
+        self,
+        sources: Sequence[str],
+        refs: Sequence[Sequence[str]],
+        search: SearchSettings,
+        threads: int | None = None,
+    ) -> AuditBuffers:
+        """The answers of these segments (normalised texts, among those answered ahead)."""
+        keys = [(s, tuple(r)) for s, r in zip(sources, refs, strict=True)]
+        return self._picked(self._rows(self._segment, keys), _SIDES)  # type: ignore[return-value]
+
+    def search_source(
+        self, queries: Sequence[str], search: SearchSettings, threads: int | None = None
+    ) -> SourceSearch:
+        """The source side of these queries' answers."""
+        out = self._picked(self._rows(self._source, list(queries)), ("source",))
+        return {**out["source"], "stats": out["stats"]}  # type: ignore[typeddict-item]
+
+    def search_target(
+        self, refs: Sequence[Sequence[str]], search: SearchSettings, threads: int | None = None
+    ) -> TargetSearch:
+        """The target side of these references' answers."""
+        out = self._picked(self._rows(self._target, [tuple(r) for r in refs]), ("target",))
+        return {**out["target"], "stats": out["stats"]}  # type: ignore[typeddict-item]
