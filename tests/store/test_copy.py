@@ -287,3 +287,31 @@ def test_snapshots_name_the_runs_they_added_and_deleted(demo_lake):
     assert listed[0]["runs_deleted"] == [f"demo-large/zero-shot ({gone['run_id'][:8]})"]
     table = lake.run("lake", "snapshots")
     assert f"-demo-large/zero-shot ({gone['run_id'][:8]})" in table.output
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_copy_refuses_what_is_not_a_regular_file_at_once(tmp_path, kind):
+    demo = tmp_path / "demo.duckdb"
+    TEMPLATES.copy_demo_file(demo)
+    special = {
+        "fifo": tmp_path / "pipe",
+        "directory": tmp_path / "dir",
+        "device": Path("/dev/null"),
+    }[kind]
+    if kind == "fifo":
+        os.mkfifo(special)
+    elif kind == "directory":
+        special.mkdir()
+    for args in (
+        ["--from", special, "--to", tmp_path / "out.duckdb"],
+        ["--from", demo, "--to", special],
+    ):
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "warehouse.cli", "copy", *map(str, args)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert time.monotonic() - started < 30  # a FIFO is never opened: no wait for a writer
+        assert done.returncode == 2, done.stderr
+        assert "not a regular file" in done.stderr and "nothing was written" in done.stderr
+        assert not (tmp_path / "out.duckdb").exists()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,31 @@ def _same_place(source: Address, destination: Address) -> bool:
     return False
 
 
+def _refuse_special_file(option: str, address: Address) -> None:
+    """A file address must be a regular file or not exist yet: a FIFO, a device or a socket
+    would block the copy (or feed it something that is not a warehouse), a directory is no
+    file."""
+    if not isinstance(address, Path):
+        return
+    try:
+        mode = address.stat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise UsageError(f"{option} {address}: cannot look at it ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        kind = (
+            "a directory" if stat.S_ISDIR(mode)
+            else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode)
+            else "a device"
+        )  # fmt: skip
+        raise UsageError(
+            f"{option} {address} is {kind}, not a regular file: copy reads and writes DuckDB "
+            "warehouse files (or lakes); nothing was written"
+        )
+
+
 def _require_empty(con: duckdb.DuckDBPyConnection, destination: Address) -> None:
     """Refuse a destination that holds data beyond the schema's defaults."""
     for table in table_names(con):
@@ -131,6 +157,8 @@ def copy_warehouse(
     say = notify or (lambda _m: None)
     if _same_place(source, destination):
         raise UsageError("--from and --to name the same warehouse")
+    for option, address in (("--from", source), ("--to", destination)):
+        _refuse_special_file(option, address)
     if not warehouse_exists(source):
         raise UsageError(f"--from {source}: no warehouse there")
     as_of = None
