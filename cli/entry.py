@@ -28,7 +28,7 @@ def run() -> None:
         )
 
         watch_interrupts()  # before the imports that may swallow a KeyboardInterrupt
-        from warehouse.cli.main import main, resume_gc_after_load
+        from warehouse.cli.main import in_own_process, main, resume_gc_after_load
     except (KeyboardInterrupt, ImportError) as cut:
         # A Ctrl-C while the command's modules load: nothing started. Inside an extension
         # module's initialisation (DuckDB's) it surfaces as that module's ImportError; any other
@@ -40,6 +40,7 @@ def run() -> None:
                 raise
         _leave_interrupted("interrupted; nothing was committed by the interrupted command")
     resume_gc_after_load()
+    in_own_process()
     code: str | int | None = 0
     try:
         try:

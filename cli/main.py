@@ -25,6 +25,7 @@ from warehouse.frontend import (
     Watchdog,
     attach_ahead,
     drop_ahead,
+    exit_4_on_abort,
     file_size,
     first_line,
     interrupted_message,
@@ -405,6 +406,13 @@ def main(
 
 # Held by the first watchdog that stops the command, so that only one says why.
 _STOPPING = threading.Lock()
+# Whether the command runs as the `tame-wh` executable (its own process), not inside a caller.
+_OWN_PROCESS = [False]
+
+
+def in_own_process() -> None:
+    """The command is the process (`cli.entry`): it may decide how the process ends."""
+    _OWN_PROCESS[0] = True
 
 
 def watch_lake(ctx: click.Context, address: LakeAddress) -> None:
@@ -431,5 +439,7 @@ def watch_lake(ctx: click.Context, address: LakeAddress) -> None:
         os._exit(RemoteError.exit_code)
 
     doing = f"`tame-wh {ctx.invoked_subcommand or ctx.info_name}`"
+    if _OWN_PROCESS[0]:
+        exit_4_on_abort(address, doing)
     watchdog = Watchdog(address, timeout, stop, doing).__enter__()
     ctx.call_on_close(watchdog.__exit__)

@@ -116,6 +116,10 @@ def stored_index_info(path: str | PathLike[str]) -> StoredIndexInfo:
     """The header and metadata of a stored index (both checked by their checksums), without
     reading the rest of the file."""
 
+def exit_on_abort(message: str, code: int) -> None:
+    """From now on, an abort of this process (SIGABRT) writes `message` to stderr and exits
+    with `code` (the first message given stays)."""
+
 def search_kernel() -> Literal["avx512", "avx2", "portable"]:
     """The kernel the exact search counts with on this CPU (all give the same counts)."""
 

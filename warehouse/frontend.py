@@ -93,6 +93,7 @@ if TYPE_CHECKING:
     from warehouse.store.maintain import DEFAULT_GRACE_HOURS as DEFAULT_GRACE_HOURS
     from warehouse.store.maintain import DEFAULT_KEEP_DAYS as DEFAULT_KEEP_DAYS
     from warehouse.store.remote import Watchdog as Watchdog
+    from warehouse.store.remote import exit_4_on_abort as exit_4_on_abort
     from warehouse.store.remote import lake_timeout as lake_timeout
     from warehouse.store.remote import remote_failure as remote_failure
     from warehouse.sync.dsn import DSN_ENV_VAR as DSN_ENV_VAR
@@ -142,6 +143,7 @@ _HOMES = {
     "TOKENIZERS": "warehouse.metrics.options",
     "TRAIN_RULE": "warehouse.analysis.leaderboard",
     "Watchdog": "warehouse.store.remote",
+    "exit_4_on_abort": "warehouse.store.remote",
     "attach_ahead": "warehouse.store.lake",
     "catalog_privileges_text": "warehouse.store.doctor",
     "drop_ahead": "warehouse.store.lake",

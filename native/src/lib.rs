@@ -9,6 +9,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub mod bootstrap;
 pub mod cyzil;
 pub mod minhash;
+pub mod process;
 pub mod profile;
 pub mod retrieval;
 pub mod substring;

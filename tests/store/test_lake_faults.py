@@ -468,6 +468,46 @@ def test_a_paused_object_store_ends_the_command_within_the_lake_timeout(faulty, 
     print(f"FAULT-TABLE | object store paused | {case} | {lake.kind} | {outcome}")
 
 
+# Seconds after the writers' lock is taken at which the catalog stops (the window in which
+# DuckDB was seen to abort the process: 0.1 to 0.2 s).
+ABORT_DELAYS = (0.05, 0.1, 0.12, 0.15, 0.18, 0.2, 0.3)
+
+
+@pytest.mark.parametrize("faulty", ["lake-dir"], indirect=True)
+def test_a_catalog_stopped_just_after_the_writers_lock_never_aborts_the_process(faulty):
+    lake, cluster, _proxy, work = faulty
+    outcomes = []
+    for delay in ABORT_DELAYS:
+        args = _resolve(_args("ingest", work), lake)
+        stop = f"(sleep {delay}; {cluster.command('stop')}) >/dev/null 2>&1 &"
+        try:
+            first = _run(lake, ["warehouse.store.connection.hold_writers_lock:after", stop], args)
+        finally:
+            time.sleep(max(0.0, delay + 0.5))
+            cluster.ensure_running()
+        assert first.returncode != -signal.SIGABRT and first.returncode != 134, first.stderr
+        outcomes.append(_check_after(lake, args, first))
+        if first.returncode == 4:
+            assert "lake catalog" in first.stderr or "DuckDB aborted" in first.stderr
+    print(f"FAULT-TABLE | catalog stopped 0.05-0.3 s after the writers' lock | ingest | "
+          f"{lake.kind} | {len(outcomes)} trials: {', '.join(sorted(set(outcomes)))}")  # fmt: skip
+
+
+@pytest.mark.parametrize("faulty", ["lake-dir"], indirect=True)
+def test_an_abort_inside_the_process_is_exit_4_with_one_line_and_loses_nothing(faulty):
+    # What a C++ terminate in DuckDB raises, delivered while the writers' lock is held.
+    lake, _cluster, _proxy, work = faulty
+    args = _resolve(_args("ingest", work), lake)
+    first = _run(lake, ["warehouse.store.connection.hold_writers_lock:after", "kill -ABRT $PPID"],
+                 args)  # fmt: skip
+    assert first.returncode == 4, (first.returncode, first.stderr)
+    [line] = [x for x in first.stderr.splitlines() if x.startswith("error: ")]
+    assert "DuckDB aborted the process during `tame-wh ingest` on the lake" in line
+    assert "may or may not have landed" in line
+    outcome = _check_after(lake, args, first)
+    print(f"FAULT-TABLE | SIGABRT inside the process | ingest | {lake.kind} | {outcome}")
+
+
 @pytest.mark.parametrize("faulty", ["lake-s3"], indirect=True)
 def test_a_stalled_store_the_catalog_names_ends_the_writer_and_frees_its_lock(faulty, tmp_path):
     # The documented normal use: later commands name the lake by its catalog alone, and the

@@ -189,6 +189,21 @@ def remote_failure(address: LakeAddress, exc: BaseException, doing: str) -> Remo
     )
 
 
+def exit_4_on_abort(address: LakeAddress, doing: str) -> None:
+    """From now on, if DuckDB aborts this process (a C++ terminate when the catalog's
+    connection breaks mid-statement), it ends with exit 4 and one line saying so, instead of a
+    bare SIGABRT."""
+    from warehouse.native import native
+
+    native.exit_on_abort(
+        f"error: DuckDB aborted the process during {doing} on the lake (the known cause: the "
+        f"connection to the {describe_service(address, 'catalog')} broke mid-statement); a "
+        "commit already sent may or may not have landed (a run, test set or audit already "
+        "stored is recognised and kept): run the command again once the catalog answers",
+        RemoteError.exit_code,
+    )
+
+
 # --- Bounded waits -----------------------------------------------------------------------------
 
 TIMEOUT_ENV = "TAME_WH_LAKE_TIMEOUT"

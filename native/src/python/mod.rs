@@ -9,6 +9,7 @@
 //! * `minhash`: the `MinHashIndex` class (the MinHash near-duplicate lens, `RetrievalIndex`'s
 //!   audit interface);
 //! * `substring`: the `SubstringIndex` class (suffix-array shards and the substring lens);
+//! * `process`: the process's last word when DuckDB aborts it (`exit_on_abort`);
 //! * `error`: the one mapping of native errors to Python exceptions (`ValueError`, and its
 //!   subclass `IndexFileError` for stored indexes).
 //!
@@ -19,6 +20,7 @@ mod columns;
 mod error;
 mod metrics;
 mod minhash;
+mod process;
 mod profile;
 mod retrieval;
 mod substring;
@@ -37,5 +39,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     minhash::register(m)?;
     ter::register(m)?;
     profile::register(m)?;
+    process::register(m)?;
     Ok(())
 }
