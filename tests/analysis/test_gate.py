@@ -256,3 +256,18 @@ def test_a_failure_after_the_commit_says_the_run_was_stored(run_cli, tmp_path, d
     assert "then could not write the gate's Markdown to /dev/full (No space left on device)" in line
     assert "nothing was committed" not in done.output
     assert len(snapshot(db_path)["runs"]) == 2
+
+
+def test_the_gates_needs_and_its_failures_after_the_commit_on_either_backend(warehouse, tmp_path):
+    first = _report(tmp_path, "first", 1.0, created="2026-01-01T00:00:00Z")
+    assert warehouse.run("ingest", first, "--no-ci").exit_code == 0
+    before = warehouse.tables()
+    nxt = _report(tmp_path, "next", 0.9, created="2026-01-02T00:00:00Z")
+    refused = warehouse.run("ingest", nxt, "--no-ci", "--gate", "--against", "nosuchrun")
+    assert refused.exit_code == 2 and "unknown run" in refused.output, refused.output
+    assert warehouse.tables() == before
+    full = warehouse.run("ingest", nxt, "--no-ci", "--gate", "--gate-markdown", "/dev/full")
+    assert full.exit_code == 5, full.output
+    [line] = [x for x in full.stderr.splitlines() if x.startswith("error: ")]
+    assert line.startswith("error: stored run ") and "(No space left on device)" in line
+    assert len(warehouse.tables()["runs"]) == 2
