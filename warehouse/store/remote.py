@@ -114,6 +114,25 @@ def _service(address: LakeAddress, exc: BaseException) -> str | None:
     return None
 
 
+# How long the look at the services after an unplaced error waits for each.
+_AFTER_ERROR_PROBE = 3.0
+
+
+def _silent_service(address: LakeAddress, exc: BaseException) -> str | None:
+    """For a DuckDB error whose text names no service (DuckDB's `Attempting to fetch from an
+    unsuccessful query result` after its catalog connection died, say): the service that does
+    not answer a probe now, if one does not."""
+    import duckdb
+
+    if not isinstance(exc, duckdb.Error):
+        return None
+    if not _catalog_answers(address, _AFTER_ERROR_PROBE):
+        return "catalog"
+    if not _storage_answers(address, _AFTER_ERROR_PROBE):
+        return "storage"
+    return None
+
+
 def describe_service(address: LakeAddress, service: str) -> str:
     """The service as a message names it: the catalog's host and database, or the data path."""
     info = dict(address.conninfo)
@@ -173,7 +192,7 @@ def _telling_part(text: str) -> str:
 def remote_failure(address: LakeAddress, exc: BaseException, doing: str) -> RemoteError | None:
     """The one-line `RemoteError` for an error that a lake's service caused while `doing` ran
     (None when the error is not such a failure: then it is a bug, reported as one)."""
-    service = _service(address, exc)
+    service = _service(address, exc) or _silent_service(address, exc)
     if service is None:
         return None
     reason = _telling_part(address.redact(str(exc)))
