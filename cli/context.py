@@ -13,6 +13,7 @@ import click
 from warehouse import Access, UsageError, Warehouse
 from warehouse.frontend import (
     DEFAULT_LOCK_TIMEOUT,
+    GATE_CORRECTIONS,
     MAX_RESAMPLES,
     TOKENIZERS,
     Address,
@@ -47,6 +48,7 @@ class AppContext:
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     debug: bool = False
     db_size_before: int | None = None  # a file's size when the command started
+    db_given: bool = True  # named by --db or $TAME_WH_DB (not the ./tame.duckdb default)
 
     @property
     def is_lake(self) -> bool:
@@ -104,6 +106,38 @@ def chosen_format(output_format: str, as_json: bool) -> str:
     if as_json and output_format not in ("table", "json"):
         raise click.UsageError(f"--json and --format {output_format} ask for two formats")
     return "json" if as_json else output_format
+
+
+def gate_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The gate's policy: `--gate-metric`, `--margin`, `--gate-correction` (docs/statistics.md,
+    "The gate"); each defaults to the warehouse's settings, then chrF++, no margin, Holm."""
+    options = [
+        click.option(
+            "--gate-metric",
+            "gate_metrics",
+            multiple=True,
+            metavar="METRIC[,METRIC]",
+            help="A metric the gate decides on (repeat, or list with commas; e.g. chrf,bleu). "
+            "Default: chrF++ and every metric settings gate.metric.<name> gates.",
+        ),
+        click.option(
+            "--margin",
+            "margins",
+            multiple=True,
+            metavar="METRIC=NUMBER",
+            help="A drop the team accepts, in the metric's units (chrf=0.5): the gate fails only "
+            "on a drop significantly larger. Default: settings gate.margin.<name>, else 0.",
+        ),
+        click.option(
+            "--gate-correction",
+            type=click.Choice(GATE_CORRECTIONS),
+            default=None,
+            help="How the gated metrics share the error of the decision [default: holm].",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 def bootstrap_options(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -21,6 +23,7 @@ from warehouse.cli.context import (
     MAX_LOCK_TIMEOUT,
     AppContext,
     finite,
+    gate_options,
     json_option,
     metric_options,
     pass_app,
@@ -30,6 +33,7 @@ from warehouse.cli.context import (
 from warehouse.cli.output import emit_json, say, status
 from warehouse.cli.regressions import print_gate
 from warehouse.frontend import (
+    DB_ENV_VAR,
     DEFAULT_AGAINST,
     FOREIGN_FORMATS,
     TABLE_FORMATS,
@@ -40,6 +44,7 @@ from warehouse.frontend import (
     check_against,
     parse_metric_columns,
     regressions_markdown,
+    warehouse_exists,
 )
 
 _file = click.Path(path_type=Path, dir_okay=False)
@@ -106,13 +111,22 @@ def _describe(result: IngestResult) -> str:
     "--against",
     default=None,
     metavar="previous|best|tag:KEY=VALUE|RUN",
-    help=f"With --gate: the baseline [default: {DEFAULT_AGAINST}].",
+    help="With --gate (required): the baseline, tag:KEY=VALUE (tag:baseline=main), a run, best "
+    "or previous.",
 )
 @click.option(
     "--require-baseline",
     is_flag=True,
-    help="With --gate: a run with no baseline fails (exit 5: the run stays stored).",
+    help="With --gate: a run with no baseline fails (exit 5: the run stays stored); the "
+    "default unless settings gate.require_baseline is 0.",
 )
+@click.option(
+    "--allow-new-model",
+    is_flag=True,
+    help="With --gate: store a run of a model with no stored run and pass it with a note "
+    "(without it such a run is refused: a misspelled slug would have no baseline).",
+)
+@gate_options
 @click.option(
     "--gate-markdown",
     type=_file,
@@ -203,6 +217,10 @@ def ingest(
     gate: bool,
     against: str | None,
     require_baseline: bool,
+    allow_new_model: bool,
+    gate_metrics: tuple[str, ...],
+    margins: tuple[str, ...],
+    gate_correction: str | None,
     gate_markdown: Path | None,
     mqm: Path | None,
     reference_system: str | None,
@@ -228,9 +246,12 @@ def ingest(
     is scored before the warehouse is opened for writing; all runs are written in one
     transaction. Bootstrap confidence intervals (percentile method) are stored unless --no-ci.
     """
-    if not gate and (against is not None or require_baseline or gate_markdown is not None):
+    gate_setup = (against, require_baseline or None, allow_new_model or None, gate_markdown,
+                  gate_correction, *gate_metrics, *margins)  # fmt: skip
+    if not gate and any(v is not None for v in gate_setup):
         raise UsageError(
-            "--against, --require-baseline and --gate-markdown set up the gate; add --gate"
+            "--against, --require-baseline, --allow-new-model, --gate-metric, --margin, "
+            "--gate-correction and --gate-markdown set up the gate; add --gate"
         )
     if lock_timeout is not None:
         app.lock_timeout = lock_timeout
@@ -240,6 +261,8 @@ def ingest(
     if mqm is not None or reference_system is not None:
         _ingest_annotated(app, mqm, reference_system, testset, options, as_json, locals())
         return
+    if gate:
+        _refuse_a_vacuous_gate(app, against)
     request = IngestRequest(
         reports=reports,
         testset=testset,
@@ -260,8 +283,11 @@ def ingest(
         comet_model=comet_model,
         lm_eval_results=lm_eval_results,
         metrics=metrics,
+        known_models_only=gate and not allow_new_model,
     )
     against = against or DEFAULT_AGAINST
+    policy = GateRequest(against, require_baseline, allow_new_model, gate_metrics, margins,
+                         gate_correction)  # fmt: skip
     markdown = _before_the_write(app, against, gate_markdown) if gate else None
     try:
         results = Warehouse.ingest_batch(
@@ -271,7 +297,7 @@ def ingest(
         _discard(markdown)
         raise
     with _after_the_commit(results, markdown):
-        gates = _gates(app, results, against, require_baseline) if gate else {}
+        gates = _gates(app, results, policy) if gate else {}
     if as_json:
         emit_json(
             [
@@ -395,11 +421,57 @@ def _ingest_annotated(
 
 
 def _gates(
-    app: AppContext, results: list[IngestResult], against: str, require_baseline: bool
+    app: AppContext, results: list[IngestResult], request: GateRequest
 ) -> dict[str, RegressionReport]:
-    """The gate of each ingested run against its baseline, by run id."""
+    """The gate of each ingested run against its baseline, by run id: a run with no baseline
+    fails unless the team's settings say otherwise (`gate.require_baseline` 0), or its model is
+    new and --allow-new-model was given."""
     with app.open("read") as wh:
+        required = request.require_baseline or wh.setting("gate.require_baseline", 1.0) != 0
         return {
-            r.run_id: wh.gate(r.run_id, against=against, require_baseline=require_baseline)
+            r.run_id: wh.gate(
+                r.run_id,
+                against=request.against,
+                require_baseline=required and not (request.allow_new_model and r.new_model),
+                metrics=request.metrics,
+                margins=request.margins,
+                correction=request.correction,
+            )
             for r in results
         }
+
+
+@dataclass(frozen=True)
+class GateRequest:
+    """What `ingest --gate` asks of the gate."""
+
+    against: str
+    require_baseline: bool
+    allow_new_model: bool
+    metrics: tuple[str, ...]
+    margins: tuple[str, ...]
+    correction: str | None
+
+
+def _refuse_a_vacuous_gate(app: AppContext, against: str | None) -> None:
+    """A gate that could only pass is refused before anything is written: no --against (the
+    previous run is no baseline: a second bad run would pass), and under CI ($CI set) no
+    warehouse address or one with no warehouse yet (a fresh file has no baseline)."""
+    if against is None:
+        raise UsageError(
+            "--gate needs --against RULE: the baseline the team pins (tag:baseline=main, a run "
+            "id, best, or previous); nothing was written"
+        )
+    if os.environ.get("CI", "").strip().lower() not in ("true", "1", "yes"):
+        return
+    if not app.db_given:
+        raise UsageError(
+            f"--gate under CI ($CI is set) with no warehouse address: ${DB_ENV_VAR} is empty or "
+            "unset and --db is not given (a fork's pull request gets no secrets); a fresh "
+            "./tame.duckdb has no baseline and would pass any run; nothing was written"
+        )
+    if not warehouse_exists(app.db):
+        raise UsageError(
+            f"--gate under CI ($CI is set): no warehouse at {app.db} yet, so nothing to gate "
+            f"against (check ${DB_ENV_VAR}); nothing was written"
+        )

@@ -399,7 +399,10 @@ def main(
         )
         ctx.exit(2)
     size = file_size(address) if isinstance(address, Path) else None
-    ctx.obj = AppContext(db=address, lock_timeout=lock_timeout, debug=debug, db_size_before=size)
+    given = db is not None or bool(os.environ.get(DB_ENV_VAR))
+    ctx.obj = AppContext(
+        db=address, lock_timeout=lock_timeout, debug=debug, db_size_before=size, db_given=given
+    )
     if isinstance(address, LakeAddress):
         watch_lake(ctx, address)
 

@@ -11,11 +11,19 @@ from warehouse.cli.context import (
     bootstrap_options,
     chosen_format,
     format_option,
+    gate_options,
     json_option,
     pass_app,
 )
 from warehouse.cli.output import ALPHA, emit_json, print_table, say
-from warehouse.frontend import DEFAULT_AGAINST, METHODS, label, regressions_markdown
+from warehouse.frontend import (
+    DEFAULT_AGAINST,
+    GATE_RULE,
+    METHODS,
+    format_score,
+    label,
+    regressions_markdown,
+)
 
 
 def _num(value: float) -> str:
@@ -67,6 +75,7 @@ def _num(value: float) -> str:
     "Significance level (default: settings bootstrap.alpha, 0.05).",
     "Bootstrap seed (default: settings bootstrap.seed, 12345).",
 )
+@gate_options
 @format_option
 @json_option
 @pass_app
@@ -83,6 +92,9 @@ def regressions(
     n_bootstrap: int | None,
     alpha: float | None,
     seed: int | None,
+    gate_metrics: tuple[str, ...],
+    margins: tuple[str, ...],
+    gate_correction: str | None,
     output_format: str,
     as_json: bool,
 ) -> None:
@@ -95,8 +107,13 @@ def regressions(
     1 regressed, 2 usage; a run with no baseline passes with a note unless --require-baseline).
     """
     fmt = chosen_format(output_format, as_json)
-    if gated is None and (against is not None or require_baseline):
-        raise UsageError("--against and --require-baseline set up the gate; add --run RUN")
+    if gated is None and (
+        against is not None or require_baseline or gate_metrics or margins or gate_correction
+    ):
+        raise UsageError(
+            "--against, --require-baseline, --gate-metric, --margin and --gate-correction set "
+            "up the gate; add --run RUN"
+        )
     if gated is not None and (testset, model_slug, latest) != (None, None, False):
         raise UsageError(
             "--run judges one run; --testset, --model-slug and --latest choose runs to scan"
@@ -111,6 +128,9 @@ def regressions(
                 n_bootstrap=n_bootstrap,
                 alpha=alpha,
                 seed=seed,
+                metrics=gate_metrics,
+                margins=margins,
+                correction=gate_correction,
             )
         else:
             report = wh.regressions(
@@ -175,26 +195,74 @@ def print_gate(report: RegressionReport) -> None:
     verdict = "REGRESSED" if report.regressions else "passed"
     click.echo(
         f"gate {verdict}: run {step.run_id} against {step.previous_run_id} "
-        f"(--against {baseline.rule}; {_header(report)})"
+        f"(--against {baseline.rule}; {_gate_header(report)})"
     )
-    dropped = {id(r.result) for r in report.regressions}
+    gate = report.verdict
+    assert gate is not None
     print_table(
         None,
-        ["metric", "baseline", "run", "Δ", "p-value", "regressed"],
+        ["gated metric", "baseline", "run", "Δ", "margin", "one-sided interval", "level",
+         "p (adjusted)", "outcome"],
         [
             [
-                label(r.result.metric_name),
-                _num(r.result.system_b_score),
-                _num(r.result.system_a_score),
-                _num(r.result.delta),
-                f"{r.result.p_value:.4f}",
-                "yes" if id(r.result) in dropped else "",
+                label(m.metric_name),
+                format_score(m.metric_name, m.baseline_score),
+                format_score(m.metric_name, m.candidate_score),
+                _signed(m.metric_name, m.delta),
+                format_score(m.metric_name, m.margin),
+                m.bound_text(),
+                f"{m.level:.4g}",
+                f"{m.p_value:.4f} ({m.adjusted_p:.4f})",
+                _outcome(report, m.metric_name, m.outcome),
             ]
-            for r in report.tested
+            for m in gate.metrics
         ],
-        range(1, 5),
-        keep=(0, 3, 4),
+        range(1, 8),
+        keep=(0, 3, 5, 8),
+    )  # fmt: skip
+    say(f"rule: {GATE_RULE}")
+    gated = set(gate.policy.metrics)
+    info = [r.result for r in report.tested if r.result.metric_name not in gated]
+    if info:
+        say(
+            "not gated (information only, raw p-values): "
+            + "; ".join(
+                f"{label(r.metric_name)} Δ {_signed(r.metric_name, r.delta)} (p {r.p_value:.4f}"
+                + (", improved" if r.winner == "A" else ", dropped" if r.winner == "B" else "")
+                + ")"
+                for r in info
+            )
+        )
+    if gate.undecided:
+        say(
+            f"note: {', '.join(label(m) for m in gate.undecided)} stayed within Monte-Carlo "
+            f"error of its level after {gate.n_bootstrap:,} resamples (the cap)"
+        )
+
+
+def _signed(metric: str, value: float) -> str:
+    """A difference in its metric's format, with its sign."""
+    text = format_score(metric, abs(value))
+    return ("-" if value < 0 else "+") + text
+
+
+def _gate_header(report: RegressionReport) -> str:
+    """The gate's policy and resampling, in one line."""
+    gate = report.verdict
+    assert gate is not None
+    policy = gate.policy
+    return (
+        f"one-sided paired bootstrap · {', '.join(label(m) for m in policy.metrics)} gated · "
+        f"{policy.correction} correction · {ALPHA} = {policy.alpha:g} · "
+        f"n = {gate.n_bootstrap:,} · seed = {gate.seed}"
     )
+
+
+def _outcome(report: RegressionReport, metric: str, outcome: str) -> str:
+    """A gated metric's outcome, with a failure inside the seed noise said as such."""
+    if any(r.result.metric_name == metric for r in report.within_seed_noise):
+        return "holds: the drop lies within the seed noise of the baseline's replicates"
+    return outcome
 
 
 def _print_scan(report: RegressionReport) -> None:

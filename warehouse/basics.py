@@ -57,6 +57,25 @@ def redact(text: str) -> str:
     return text
 
 
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance between two strings (insertions, deletions, substitutions)."""
+    if len(a) < len(b):
+        a, b = b, a
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        current = [i]
+        for j, y in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
+
+
+def did_you_mean(name: str, known: Iterable[str], within: int = 2) -> list[str]:
+    """The known names within `within` edits of `name`, closest first (then alphabetically)."""
+    scored = sorted((edit_distance(name.lower(), k.lower()), k) for k in set(known) if k != name)
+    return [k for d, k in scored if d <= within]
+
+
 def utc_now() -> datetime:
     """The current UTC time without a zone (the warehouse stores UTC)."""
     return datetime.now(timezone.utc).replace(tzinfo=None)

@@ -64,6 +64,8 @@ if TYPE_CHECKING:
     from warehouse.metrics.registry import label as label
     from warehouse.metrics.registry import on_percent_scale as on_percent_scale
     from warehouse.stats.clusters import CORRECTIONS as CORRECTIONS
+    from warehouse.stats.gate import GATE_RULE as GATE_RULE
+    from warehouse.stats.limits import GATE_CORRECTIONS as GATE_CORRECTIONS
     from warehouse.stats.limits import MAX_RESAMPLES as MAX_RESAMPLES
     from warehouse.stats.significance import METHODS as METHODS
     from warehouse.stats.significance import PairTest as PairTest
@@ -78,6 +80,7 @@ if TYPE_CHECKING:
     from warehouse.store.connection import is_disk_full as is_disk_full
     from warehouse.store.connection import is_interrupt as is_interrupt
     from warehouse.store.connection import reclaim_after_failed_write as reclaim_after_failed_write
+    from warehouse.store.connection import warehouse_exists as warehouse_exists
     from warehouse.store.doctor import DOCTOR_LOCK_TIMEOUT as DOCTOR_LOCK_TIMEOUT
     from warehouse.store.doctor import catalog_privileges_text as catalog_privileges_text
     from warehouse.store.doctor import healthy as healthy
@@ -105,6 +108,8 @@ _HOMES = {
     "AsOf": "warehouse.store.lake",
     "CLUSTER_SORT_KEYS": "warehouse.analysis.clusters",
     "CORRECTIONS": "warehouse.stats.clusters",
+    "GATE_CORRECTIONS": "warehouse.stats.limits",
+    "GATE_RULE": "warehouse.stats.gate",
     "CorpusData": "warehouse.inputs.corpus_files",
     "DATA_PATH_ENV_VAR": "warehouse.store.address",
     "DB_ENV_VAR": "warehouse.store.address",
@@ -185,6 +190,7 @@ _HOMES = {
     "read_text_corpus": "warehouse.inputs.corpus_files",
     "TEXT_FORMATS": "warehouse.inputs.corpus_files",
     "reclaim_after_failed_write": "warehouse.store.connection",
+    "warehouse_exists": "warehouse.store.connection",
     "remote_failure": "warehouse.store.remote",
     "run_letters": "warehouse.analysis.compare",
 }

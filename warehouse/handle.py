@@ -575,14 +575,25 @@ class Warehouse:
         n_bootstrap: int | None = None,
         alpha: float | None = None,
         seed: int | None = None,
+        metrics: Sequence[str] = (),
+        margins: Sequence[str] = (),
+        correction: str | None = None,
     ) -> RegressionReport:
         """Judge one run against a pinned baseline (`previous`, `best`, `tag:KEY=VALUE` or a
-        run) with a paired test: its significant drops; no baseline passes with a note unless
-        `require_baseline` (docs/statistics.md, "The gate")."""
+        run) by the gate's policy: the gated `metrics` (default chrF++ and the settings'
+        `gate.metric.*`), their `METRIC=MARGIN` margins and the `correction` across them
+        (default Holm); every other shared metric is tested with `method` as information; no
+        baseline passes with a note unless `require_baseline` (docs/statistics.md, "The
+        gate")."""
         from warehouse.analysis.regressions import gate_run
+        from warehouse.stats.gate import resolve_gate_policy
         from warehouse.stats.significance import method_settings
+        from warehouse.store.settings import read_settings
 
         settings = method_settings(self.con, method, n_bootstrap, alpha, seed)
+        policy = resolve_gate_policy(
+            read_settings(self.con), metrics, margins, correction, settings.alpha
+        )
         return gate_run(
             self.con,
             run,
@@ -590,7 +601,14 @@ class Warehouse:
             require_baseline=require_baseline,
             method=method,
             settings=settings,
+            policy=policy,
         )
+
+    def setting(self, key: str, default: float) -> float:
+        """One `settings` row's value (`default` when the warehouse has no such row)."""
+        from warehouse.store.settings import read_settings
+
+        return float(read_settings(self.con).get(key, default))
 
     def check_against(self, against: str) -> None:
         """Refuse a gate's baseline rule that cannot name a run (before a run is stored)."""

@@ -60,7 +60,15 @@ def test_the_gate_judges_only_its_run_against_the_pinned_baseline(run_cli, tmp_p
     assert pinned.exit_code == 1, pinned.output
     doc = json.loads(pinned.stdout)
     assert doc["gate"]["baseline_run_id"] == good and not doc["gate"]["passed"]
-    assert {r["metric_name"] for r in doc["regressions"]} >= {"chrf_plus_plus", "bleu"}
+    # chrF++ alone is gated by default; BLEU's drop is reported as information.
+    assert {r["metric_name"] for r in doc["regressions"]} == {"chrf_plus_plus"}
+    assert doc["gate"]["verdict"]["policy"]["metrics"] == ["chrf_plus_plus"]
+    both = run_cli("regressions", "--run", worse, "--against", "tag:baseline=main",
+                   "--gate-metric", "chrf,bleu", "--json")  # fmt: skip
+    assert {r["metric_name"] for r in json.loads(both.stdout)["regressions"]} == {
+        "chrf_plus_plus",
+        "bleu",
+    }
     assert {r["run_id"] for r in doc["tested"]} == {worse}
     best = json.loads(run_cli("regressions", "--run", bad, "--against", "best", "--json").stdout)
     assert best["gate"]["baseline_run_id"] == good
@@ -139,6 +147,8 @@ def test_ingest_gate_stores_the_run_then_judges_it(run_cli, tmp_path):
         run_cli,
         _report(tmp_path, "bad", 0.4, created="2026-01-02T00:00:00Z"),
         "--gate",
+        "--against",
+        "previous",
         "--gate-markdown",
         summary,
     )
@@ -201,18 +211,22 @@ def test_a_drop_within_the_seed_noise_of_the_baselines_replicates_is_not_a_regre
 
 @pytest.mark.parametrize("lake", ["lake-dir"], indirect=True)  # one lake: the gate is SQL alike
 def test_two_runners_on_one_lake_gate_each_job_as_a_team_expects(lake, tmp_path):
-    def job(runner: str, name: str, quality: float, model: str, day: int) -> int:
+    def job(runner: str, name: str, quality: float, model: str, day: int, *extra: str) -> int:
         folder = tmp_path / runner
         folder.mkdir(exist_ok=True)
         report = _report(folder, name, quality, model=model, created=f"2026-02-0{day}T00:00:00Z")
-        done = lake.run("ingest", report, "--no-ci", "--gate", "--against", "tag:baseline=main")
-        assert done.exit_code in (0, 1), done.output
+        done = lake.run("ingest", report, "--no-ci", "--gate", "--against", "tag:baseline=main",
+                        *extra)  # fmt: skip
+        assert done.exit_code in (0, 1, 2), done.output
         return done.exit_code
 
-    assert job("runner1", "first", 0.9, "m", 1) == 0  # nothing to compare with: passes
+    assert job("runner1", "first", 0.9, "m", 1) == 2  # a new model: refused, nothing stored
+    assert lake.sql("SELECT count(*) FROM runs") == [(0,)]
+    # Its first run is let in on purpose: nothing to compare with, it passes with a note.
+    assert job("runner1", "first", 0.9, "m", 1, "--allow-new-model") == 0
     first = lake.sql("SELECT run_id FROM runs WHERE model_slug = 'm'")[0][0]
     assert lake.run("runs", "tag", first, "baseline=main").exit_code == 0
-    assert job("runner2", "other", 0.9, "other", 2) == 0  # another model, as good
+    assert job("runner2", "other", 0.9, "other", 2, "--allow-new-model") == 0  # another model
     assert job("runner1", "bad", 0.4, "m", 3) == 1  # a drop against the pinned baseline
     assert job("runner2", "bad-again", 0.4, "m", 4) == 1  # still a drop: not judged by "bad"
     assert job("runner1", "good", 0.95, "m", 5) == 0  # back to the baseline's level
@@ -229,33 +243,37 @@ def test_what_the_gate_needs_is_checked_before_the_run_is_stored(run_cli, tmp_pa
         (["--gate-markdown", tmp_path], "--gate-markdown"),
         (["--gate-markdown", tmp_path / "no" / "such" / "dir.md"], "cannot write"),
     ):
-        done = run_cli("ingest", report, "--no-ci", "--gate", *args)
+        against = [] if "--against" in args else ["--against", "previous"]
+        done = run_cli("ingest", report, "--no-ci", "--gate", *against, *args)
         assert done.exit_code == 2, (args, done.output)
         assert message in done.output and "stored run" not in done.output, done.output
         assert snapshot(db_path) == before, args
     fresh = tmp_path / "fresh.duckdb"
     done = run_cli("ingest", report, "--no-ci", "--gate", "--against", "abc123", db=fresh)
-    assert done.exit_code == 2 and "does not exist yet" in done.output, done.output
+    assert done.exit_code == 2 and " yet" in done.output, done.output
     assert not fresh.exists()
 
 
 def test_a_failure_after_the_commit_says_the_run_was_stored(run_cli, tmp_path, db_path):
     first = _report(tmp_path, "first", 1.0, created="2026-01-01T00:00:00Z")
-    done = run_cli("ingest", first, "--no-ci", "--gate", "--require-baseline")
+    assert run_cli("ingest", first, "--no-ci").exit_code == 0
+    again = _report(tmp_path, "again", 0.98, created="2026-01-01T12:00:00Z")
+    done = run_cli("ingest", again, "--no-ci", "--gate", "--against", "tag:pinned=yes")
     assert done.exit_code == 5, done.output
     [line] = done.stderr.strip().splitlines()
     assert line.startswith("error: stored run ") and "; then the gate could not judge it: " in line
     assert "no baseline for run" in line and "nothing was" not in line
-    assert len(snapshot(db_path)["runs"]) == 1
+    assert len(snapshot(db_path)["runs"]) == 2
     # The Markdown target opens (as /dev/full does) but its write fails: told after the commit.
     second = _report(tmp_path, "second", 0.97, created="2026-01-02T00:00:00Z")
-    done = run_cli("ingest", second, "--no-ci", "--gate", "--gate-markdown", "/dev/full")
+    done = run_cli("ingest", second, "--no-ci", "--gate", "--against", "previous",
+                   "--gate-markdown", "/dev/full")  # fmt: skip
     assert done.exit_code == 5, done.output
     [line] = [x for x in done.stderr.splitlines() if x.startswith("error: ")]
-    assert line.startswith("error: stored run ") and "and judged it (gate regressed)" in line
+    assert line.startswith("error: stored run ") and "and judged it (gate " in line
     assert "then could not write the gate's Markdown to /dev/full (No space left on device)" in line
     assert "nothing was committed" not in done.output
-    assert len(snapshot(db_path)["runs"]) == 2
+    assert len(snapshot(db_path)["runs"]) == 3
 
 
 def test_the_gates_needs_and_its_failures_after_the_commit_on_either_backend(warehouse, tmp_path):
@@ -266,8 +284,57 @@ def test_the_gates_needs_and_its_failures_after_the_commit_on_either_backend(war
     refused = warehouse.run("ingest", nxt, "--no-ci", "--gate", "--against", "nosuchrun")
     assert refused.exit_code == 2 and "unknown run" in refused.output, refused.output
     assert warehouse.tables() == before
-    full = warehouse.run("ingest", nxt, "--no-ci", "--gate", "--gate-markdown", "/dev/full")
+    full = warehouse.run("ingest", nxt, "--no-ci", "--gate", "--against", "previous",
+                         "--gate-markdown", "/dev/full")  # fmt: skip
     assert full.exit_code == 5, full.output
     [line] = [x for x in full.stderr.splitlines() if x.startswith("error: ")]
     assert line.startswith("error: stored run ") and "(No space left on device)" in line
     assert len(warehouse.tables()["runs"]) == 2
+
+
+def test_every_vacuous_pass_is_refused_before_anything_is_written(
+    run_cli, tmp_path, db_path, monkeypatch
+):
+    from click.testing import CliRunner
+
+    from warehouse.cli.main import main
+
+    good = _report(tmp_path, "good", 1.0, model="model-large", created="2026-01-01T00:00:00Z")
+    assert run_cli("ingest", good, "--no-ci").exit_code == 0
+    before = snapshot(db_path)
+    bad = _report(tmp_path, "bad", 0.4, model="model-lrage", created="2026-01-02T00:00:00Z")
+    # No --against: "the previous run" would pass a second bad run.
+    done = run_cli("ingest", bad, "--no-ci", "--gate")
+    assert done.exit_code == 2 and "--gate needs --against" in done.output
+    # A misspelled model is a new model with no baseline: refused, with the stored one named.
+    done = run_cli("ingest", bad, "--no-ci", "--gate", "--against", "best")
+    assert done.exit_code == 2, done.output
+    assert "new model 'model-lrage' (did you mean 'model-large'?)" in done.output
+    assert snapshot(db_path) == before
+    # Under CI, no warehouse address (a fork's pull request: empty secrets), or one with no
+    # warehouse behind it: refused, and no ./tame.duckdb appears.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("TAME_WH_DB", "")
+    fork = CliRunner().invoke(main, ["ingest", str(bad), "--gate", "--against", "best"])
+    assert fork.exit_code == 2 and "$TAME_WH_DB is empty or unset" in fork.output, fork.output
+    missing = tmp_path / "nowhere.duckdb"
+    gone = run_cli("ingest", bad, "--gate", "--against", "best", db=missing)
+    assert gone.exit_code == 2 and "no warehouse at" in gone.output, gone.output
+    assert not (tmp_path / "tame.duckdb").exists() and not missing.exists()
+    # A new model let in on purpose passes with a note; its next run has a baseline.
+    first = run_cli("ingest", bad, "--no-ci", "--gate", "--against", "previous",
+                    "--allow-new-model")  # fmt: skip
+    assert first.exit_code == 0 and "no baseline" in first.stdout, first.output
+    worse = _report(tmp_path, "worse", 0.2, model="model-lrage", created="2026-01-03T00:00:00Z")
+    again = run_cli("ingest", worse, "--no-ci", "--gate", "--against", "previous")
+    assert again.exit_code == 1, again.output
+
+
+def test_a_typo_of_a_stored_model_is_a_warning_without_the_gate(run_cli, tmp_path):
+    good = _report(tmp_path, "good", 1.0, model="model-large", created="2026-01-01T00:00:00Z")
+    assert run_cli("ingest", good, "--no-ci").exit_code == 0
+    typo = _report(tmp_path, "typo", 0.9, model="model-lrage", created="2026-01-02T00:00:00Z")
+    done = run_cli("ingest", typo, "--no-ci")
+    assert done.exit_code == 0
+    assert "model 'model-lrage' is new, and close to the stored 'model-large'" in done.stderr

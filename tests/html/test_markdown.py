@@ -115,12 +115,15 @@ def test_the_gate_comment_has_its_verdict_and_every_metric(run_cli, runs):
     tree = _render(result.stdout)
     assert tree.headings == ["tame-wh gate: ❌ regressed"]
     _rows_line_up(tree)
-    [table] = tree.tables
-    assert table[0] == ["metric", "baseline", "run", "Δ", "95% CI of Δ", "p-value", "verdict"]
-    by_metric = {row[0]: row for row in table[1:]}
-    assert {"chrF++", "BLEU", "TER", "exact match"} <= set(by_metric)
-    assert by_metric["chrF++"][6] == "regressed"
-    assert float(by_metric["chrF++"][3]) < 0
+    gated, info = tree.tables
+    assert gated[0] == ["gated metric", "baseline", "run", "Δ", "margin", "one-sided interval",
+                        "level", "p (adjusted)", "outcome"]  # fmt: skip
+    [chrf] = gated[1:]
+    assert chrf[0] == "chrF++" and chrf[8].startswith("fails")
+    assert float(chrf[3]) < 0 and chrf[5].startswith("Δ ≤ -")
+    assert info[0] == ["metric", "baseline", "run", "Δ", "95% CI of Δ", "p-value", "change"]
+    assert {"BLEU", "TER", "exact match"} <= {row[0] for row in info[1:]}
+    assert "Rule: a gated metric fails when" in result.stdout
     assert "img" not in tree.tags and "em" not in tree.tags and "a" not in tree.tags
 
 

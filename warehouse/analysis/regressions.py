@@ -3,8 +3,10 @@ or one run (a CI job's) against a pinned baseline: the gate.
 
 Runs are ordered by `created_at` (then ingest time and id); every run is tested against its
 predecessor with the paired sign test (docs/statistics.md); a metric regressed when the change is
-significant and the previous run is the better one (by the metric's direction). The gate
-(`gate_run`) tests one run against the baseline `--against` names, with any paired test.
+significant and the previous run is the better one (by the metric's direction): raw per-metric
+p-values, as reports keep them. The gate (`gate_run`) judges one run against the baseline
+`--against` names by its policy (`warehouse.stats.gate`): the gated metrics, their margins and
+the correction across them decide; every other shared metric is tested as information.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from warehouse.basics import grouped
 from warehouse.errors import UsageError
 from warehouse.metrics.registry import CHRF, higher_is_better
 from warehouse.stats.arrays import RunArrays, load_run_arrays
+from warehouse.stats.gate import GatePolicy, GateVerdict, decide_gate
 from warehouse.stats.replicates import replicate_scores
 from warehouse.stats.resample import BootstrapSettings
 from warehouse.stats.significance import SignificanceResult, compare_pair
@@ -90,6 +93,8 @@ class RegressionReport:
     within_seed_noise: list[Regression] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     nothing_checked: str | None = None  # why no run had a predecessor to compare with
+    policy: GatePolicy | None = None  # the gate's (None: a scan)
+    verdict: GateVerdict | None = None  # the gate's decision over its metrics
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -101,6 +106,8 @@ class RegressionReport:
                 "baseline_run_id": self.baseline.run_id,
                 "no_baseline": self.baseline.missing,
                 "passed": not self.regressions,
+                "policy": self.policy.to_dict() if self.policy is not None else None,
+                "verdict": self.verdict.to_dict() if self.verdict is not None else None,
             }
         return {
             "method": self.method,
@@ -371,14 +378,20 @@ def gate_run(
     require_baseline: bool = False,
     method: str = "sign",
     settings: BootstrapSettings | None = None,
+    policy: GatePolicy | None = None,
 ) -> RegressionReport:
-    """Judge one run against the baseline `against` names with the paired test `method`: its
-    significant drops (a run with no baseline passes with a note, or is refused when
-    `require_baseline`)."""
+    """Judge one run against the baseline `against` names by the gate's `policy` (default: chrF++
+    at the settings' alpha), every other shared metric tested with `method` as information (a
+    run with no baseline passes with a note, or is refused when `require_baseline`)."""
     run_id = resolve_run(con, run)
     baseline = choose_baseline(con, run_id, against)
+    settings = settings or BootstrapSettings()
     report = RegressionReport(
-        settings or BootstrapSettings(), method=method, gated_run=run_id, baseline=baseline
+        settings,
+        method=method,
+        gated_run=run_id,
+        baseline=baseline,
+        policy=policy or GatePolicy(alpha=settings.alpha),
     )
     if baseline.run_id is None:
         if require_baseline:
@@ -389,8 +402,37 @@ def gate_run(
         return report
     model, condition, test_set, _, created, _, _ = _run_row(con, run_id)
     previous_created = _run_row(con, baseline.run_id)[4]
-    report.checked = [
-        RunStep(model, condition, test_set, run_id, created, baseline.run_id, previous_created)
-    ]
-    _test_steps(con, report)
+    step = RunStep(model, condition, test_set, run_id, created, baseline.run_id, previous_created)
+    report.checked = [step]
+    _test_steps(con, report)  # every shared metric, as information (raw p-values)
+    _decide_gate(con, report, step)
     return report
+
+
+def _decide_gate(con: duckdb.DuckDBPyConnection, report: RegressionReport, step: RunStep) -> None:
+    """The gate's verdict by its policy; a gated metric that fails is a regression unless the
+    candidate's score lies within the seed noise of the baseline's replicates."""
+    assert report.policy is not None
+    cache: dict[str, RunArrays] = {}
+
+    def arrays(run_id: str) -> RunArrays:
+        if run_id not in cache:
+            cache[run_id] = load_run_arrays(con, run_id)
+        return cache[run_id]
+
+    verdict = decide_gate(
+        arrays(step.run_id),
+        arrays(step.previous_run_id),
+        report.policy,
+        report.settings,
+        metric_directions(con),
+    )
+    report.verdict = verdict
+    failed = [m for m in verdict.metrics if m.failed]
+    noise = _seed_noise(con, step, report.settings, arrays) if failed else {}
+    info = {r.result.metric_name: r for r in report.tested}
+    report.regressions, report.within_seed_noise = [], []
+    for m in failed:
+        band = noise.get(m.metric_name)
+        inside = band is not None and band[0] <= m.candidate_score <= band[1]
+        (report.within_seed_noise if inside else report.regressions).append(info[m.metric_name])

@@ -15,6 +15,7 @@ from warehouse.basics import grouped
 from warehouse.metrics.registry import format_score as _num
 from warehouse.metrics.registry import label
 from warehouse.stats.clusters import Board
+from warehouse.stats.gate import GATE_RULE
 
 ALPHA = "\N{GREEK SMALL LETTER ALPHA}"
 _METHOD_TITLES = {
@@ -180,23 +181,76 @@ def _gate_markdown(report: RegressionReport, settings: str) -> str:
         settings,
         "",
     ]
-    level = f"{1 - report.settings.alpha:.0%}"
+    gate = report.verdict
+    if gate is None:  # a report from before the gate had a policy
+        return _closing(lines, report)
+    noise = {r.result.metric_name for r in report.within_seed_noise}
+    policy = gate.policy
+    lines[-2] = (
+        f"One-sided paired bootstrap · gated: {escape(', '.join(label(m) for m in policy.metrics))}"
+        f" · {escape(policy.correction)} correction · {ALPHA} = {policy.alpha:g} · "
+        f"n = {gate.n_bootstrap:,} · seed = {gate.seed}"
+    )
     lines.append(
         table(
-            ["metric", "baseline", "run", "Δ", f"{level} CI of Δ", "p-value", "verdict"],
+            [
+                "gated metric",
+                "baseline",
+                "run",
+                "Δ",
+                "margin",
+                "one-sided interval",
+                "level",
+                "p (adjusted)",
+                "outcome",
+            ],
             [
                 [
-                    escape(label(r.result.metric_name)),
-                    *_before_after(r),
-                    _interval(r.result.metric_name, r.result.ci_lower, r.result.ci_upper),
-                    f"{r.result.p_value:.4f}",
-                    _verdict(r),
+                    escape(label(m.metric_name)),
+                    _num(m.metric_name, m.baseline_score),
+                    _num(m.metric_name, m.candidate_score),
+                    _num(m.metric_name, m.delta),
+                    _num(m.metric_name, m.margin),
+                    escape(m.bound_text()),
+                    f"{m.level:.4g}",
+                    f"{m.p_value:.4f} ({m.adjusted_p:.4f})",
+                    "holds: within the seed noise of the baseline's replicates"
+                    if m.metric_name in noise
+                    else (
+                        "**fails**: the drop is beyond the margin"
+                        if m.failed
+                        else escape(m.outcome)
+                    ),
                 ]
-                for r in report.tested
+                for m in gate.metrics
             ],
-            right=range(1, 6),
+            right=range(1, 8),
         )
     )
+    lines += ["", f"Rule: {escape(GATE_RULE)}."]
+    gated = set(policy.metrics)
+    info = [r for r in report.tested if r.result.metric_name not in gated]
+    if info:
+        level = f"{1 - report.settings.alpha:.0%}"
+        lines += [
+            "",
+            "Not gated (information only: raw per-metric p-values, never failing the job):",
+            "",
+            table(
+                ["metric", "baseline", "run", "Δ", f"{level} CI of Δ", "p-value", "change"],
+                [
+                    [
+                        escape(label(r.result.metric_name)),
+                        *_before_after(r),
+                        _interval(r.result.metric_name, r.result.ci_lower, r.result.ci_upper),
+                        f"{r.result.p_value:.4f}",
+                        _verdict(r).replace("**regressed**", "dropped"),
+                    ]
+                    for r in info
+                ],
+                right=range(1, 6),
+            ),
+        ]
     return _closing(lines, report)
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from warehouse.basics import Notify, silent
+from warehouse.basics import Notify, did_you_mean, silent
 from warehouse.errors import InputError, UsageError
 from warehouse.ingest.prepare import (
     RegisteredTestSet,
@@ -67,6 +67,9 @@ class IngestRequest:
     comet_model: str | None = None
     lm_eval_results: str | Path | None = None
     metrics: tuple[str, ...] = ()  # metric plugins to score the runs with (docs/metrics.md)
+    # Refuse a run whose model has no stored run yet (what a gate needs: a misspelled slug
+    # would be a new model with no baseline).
+    known_models_only: bool = False
 
     def __post_init__(self) -> None:
         if self.reports and (self.hyp or self.run_card):
@@ -199,6 +202,16 @@ def ingest_batch(
             if request.intervals
             else None
         )
+        known = _stored_models(con)
+        new_models = {p.model_slug for p in prepared} - known
+        if request.known_models_only and new_models:
+            raise UsageError(_new_model_message(sorted(new_models)[0], known))
+        for slug in sorted(new_models):
+            close = did_you_mean(slug, known)
+            if close:
+                notify(f"warning: model {slug!r} is new, and close to the stored "
+                       f"{' and '.join(repr(c) for c in close)}: a typo would start a history "
+                       "of its own")  # fmt: skip
         stored = stored_run_ids(con, [p.run_id for p in prepared]) if con is not None else set()
         for run in prepared:
             run.bootstrap = ci
@@ -216,4 +229,24 @@ def ingest_batch(
                 )
                 tags = {p.run_id: {REPLICATE_TAG: label} for p in prepared}
                 tags.update({run_id: {REPLICATE_TAG: value} for run_id, value in of_tags.items()})
-            return write_runs(writer, prepared, replace=request.replace, notify=notify, tags=tags)
+            results = write_runs(
+                writer, prepared, replace=request.replace, notify=notify, tags=tags
+            )
+        return [replace(r, new_model=r.model_slug in new_models) for r in results]
+
+
+def _stored_models(con: duckdb.DuckDBPyConnection | None) -> set[str]:
+    """The model slugs of the stored runs (none without a warehouse)."""
+    if con is None:
+        return set()
+    return {slug for (slug,) in con.execute("SELECT DISTINCT model_slug FROM runs").fetchall()}
+
+
+def _new_model_message(slug: str, known: set[str]) -> str:
+    """Why a gate refuses a model no stored run has, with the stored slugs it may mean."""
+    close = did_you_mean(slug, known)
+    hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+    return (
+        f"new model {slug!r}{hint}: no run of it is stored, so the gate has no baseline for it; "
+        "nothing was written (--allow-new-model stores it and passes the gate with a note)"
+    )

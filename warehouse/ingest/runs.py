@@ -213,6 +213,7 @@ class IngestResult:
     scores: dict[str, float | None]
     warnings: list[str]
     intervals: list[dict[str, Any]] = field(default_factory=list)
+    new_model: bool = False  # no run of its model was stored before this ingest
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
