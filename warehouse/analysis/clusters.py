@@ -23,9 +23,11 @@ from warehouse.metrics.registry import (
 )
 from warehouse.stats.arrays import RunArrays, load_run_arrays
 from warehouse.stats.clusters import (
+    BOARD_MAX_RESAMPLES,
     DEFAULT_CORRECTION,
     DEFAULT_METHOD,
     Board,
+    PairP,
     board_from_p_values,
     resamples_to_resolve,
     sample_p_values,
@@ -78,8 +80,10 @@ def board_clusters(
     con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], request: ClusterRequest
 ) -> list[Board]:
     """One board per test set among `run_ids` (test sets with one run are left out), each with
-    every run's cluster and rank range. Without an explicit resample count, a count that can
-    reach the corrected threshold is chosen (and said in the board's notes)."""
+    every run's cluster and rank range. The resample count starts at the one asked for (else at
+    the fewest that can reach the corrected threshold) and doubles while a pair's corrected
+    decision is within Monte-Carlo error of its level, up to a cap; the board's notes say the
+    count, the pairs left open and, for a board of one cluster, the closest pair."""
     if len(set(run_ids)) < 2:
         raise UsageError("clusters need at least two runs; the board holds fewer")
     runs = [load_run_arrays(con, run_id) for run_id in dict.fromkeys(run_ids)]
@@ -95,33 +99,64 @@ def board_clusters(
     boards = []
     for group in groups:
         n_pairs = len(group) * (len(group) - 1) // 2
-        chosen = settings
-        notes = []
-        if request.n_bootstrap is None:
-            needed = resamples_to_resolve(
-                request.method, settings.alpha, n_pairs, request.correction
-            )
-            if needed > settings.n_bootstrap:
-                chosen = replace(settings, n_bootstrap=needed)
-                notes.append(
-                    f"{group[0].test_set}: {n_pairs} pairs under {request.correction}: "
-                    f"{needed:,} resamples instead of {settings.n_bootstrap:,}, the fewest whose "
-                    "smallest p-value can reach the corrected threshold"
+        # Without a count given, at least the fewest resamples whose smallest p-value can reach
+        # the corrected threshold; either way more while a decision is open.
+        floor = resamples_to_resolve(request.method, settings.alpha, n_pairs, request.correction)
+        n = (
+            settings.n_bootstrap
+            if request.n_bootstrap is not None
+            else max(settings.n_bootstrap, floor)
+        )
+        while True:
+            chosen = replace(settings, n_bootstrap=n)
+            if request.metric_name == COMPOSITE:
+                board = _composite_board(con, group, request, chosen)
+            else:
+                board = tie_groups(
+                    group,
+                    request.metric_name,
+                    method=request.method,
+                    correction=request.correction,
+                    settings=chosen,
+                    directions=directions,
                 )
-        if request.metric_name == COMPOSITE:
-            board = _composite_board(con, group, request, chosen)
-        else:
-            board = tie_groups(
-                group,
-                request.metric_name,
-                method=request.method,
-                correction=request.correction,
-                settings=chosen,
-                directions=directions,
-            )
-        board.notes[:0] = notes
+            open_pairs = board.open_pairs()
+            if not open_pairs or n >= BOARD_MAX_RESAMPLES:
+                break
+            n = min(2 * n, BOARD_MAX_RESAMPLES)
+        board.notes[:0] = _resample_notes(board, settings.n_bootstrap, open_pairs)
         boards.append(board)
     return boards
+
+
+def _resample_notes(board: Board, asked: int, open_pairs: list[PairP]) -> list[str]:
+    """What the board's resample count rests on, which pairs it left open, and, for a board of
+    one cluster, why."""
+    n = board.settings.n_bootstrap
+    notes = []
+    if open_pairs:
+        shown = ", ".join(f"{q.run_a} vs {q.run_b} (p {q.p_value:.5f})" for q in open_pairs[:3]) + (
+            f" and {len(open_pairs) - 3} more" if len(open_pairs) > 3 else ""
+        )
+        notes.append(
+            f"{board.test_set}: {len(open_pairs)} pair(s) still within Monte-Carlo error of "
+            f"their corrected level after {n:,} resamples (the cap): {shown}; their verdict "
+            "is the estimate's"
+        )
+    elif n != asked:
+        notes.append(
+            f"{board.test_set}: {n:,} resamples instead of {asked:,}: every pair's "
+            f"{board.correction}-corrected decision clear of its level by Monte-Carlo error "
+            "(the verdict no longer depends on the count)"
+        )
+    closest = board.closest_pair()
+    if board.ranks and len({r.cluster for r in board.ranks}) == 1 and closest is not None:
+        notes.append(
+            f"{board.test_set}: one cluster: no pair separable at {board.settings.alpha:g} after "
+            f"{board.correction}; the closest pair is {closest.run_a} vs {closest.run_b} with "
+            f"adjusted p {closest.adjusted:.4f} (raw {closest.p_value:.5f})"
+        )
+    return notes
 
 
 def _composite_board(

@@ -101,6 +101,34 @@ def resamples_to_resolve(method: str, alpha: float, n_pairs: int, correction: st
     return max(1000, -(-needed // 1000) * 1000)
 
 
+# The most resamples a board adds while a pair's corrected decision is within Monte-Carlo error
+# of its level (32 times the default 1,000).
+BOARD_MAX_RESAMPLES = 32_000
+# The Monte-Carlo interval of a p-value that must clear the level it is compared with (99.9%).
+_MC_Z = 3.2905
+
+
+def pair_levels(p_values: Sequence[float], alpha: float, correction: str) -> np.ndarray:
+    """The level each raw p-value is compared with by the correction: Holm's alpha / (m - rank)
+    by ascending p, Benjamini and Hochberg's alpha * (rank + 1) / m, or alpha."""
+    p = np.asarray(p_values, dtype=np.float64)
+    m = p.size
+    levels = np.full(m, alpha)
+    if correction == "none" or m == 0:
+        return levels
+    order = np.argsort(p, kind="mergesort")
+    ranks = np.arange(m)
+    levels[order] = alpha / (m - ranks) if correction == "holm" else alpha * (ranks + 1) / m
+    return levels
+
+
+def within_mc_error(p_value: float, n: int, level: float) -> bool:
+    """Whether a p-value estimated from n resamples is within Monte-Carlo error of a level (its
+    99.9% interval holds it): more resamples could decide the other way."""
+    half = _MC_Z * math.sqrt(max(p_value * (1 - p_value), 1.0 / n) / n)
+    return p_value - half < level < p_value + half
+
+
 @dataclass(frozen=True)
 class RunRank:
     """One run's place on a board: score, cluster (1 = best) and rank range."""
@@ -156,6 +184,18 @@ class Board:
     ranks: list[RunRank]  # best first
     pairs: list[PairP]
     notes: list[str]
+
+    def open_pairs(self) -> list[PairP]:
+        """The pairs whose corrected decision is within Monte-Carlo error of its level."""
+        levels = pair_levels([q.p_value for q in self.pairs], self.settings.alpha,
+                             self.correction)  # fmt: skip
+        n = self.settings.n_bootstrap
+        return [q for q, lv in zip(self.pairs, levels, strict=True)
+                if within_mc_error(q.p_value, n, float(lv))]  # fmt: skip
+
+    def closest_pair(self) -> PairP | None:
+        """The pair nearest to being told apart: the smallest adjusted p-value."""
+        return min(self.pairs, key=lambda q: (q.adjusted, q.p_value), default=None)
 
     @property
     def resolvable(self) -> bool:
