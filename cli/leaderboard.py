@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -26,6 +27,7 @@ from warehouse.frontend import (
     CLUSTER_SORT_KEYS,
     CORRECTIONS,
     EXPOSURE_BINS,
+    HUMAN_METRICS,
     MEASURES,
     METHODS,
     SORT_KEYS,
@@ -274,7 +276,7 @@ def leaderboard_cmd(
     if bin_name is not None:
         print_bin_leaderboard(rows, bin_name)
         return
-    print_leaderboard(rows)
+    print_leaderboard(rows, sort=plugin_metrics[0] if plugin_metrics else sort)
     if boards:
         s = boards[0]
         say(
@@ -462,14 +464,17 @@ def _ranks(row: dict[str, Any]) -> str:
 _PRIORITY = (2, 4, 5, 7, 8, 3, 9, 10, 12, 6, 11, 13, 14, 15)
 
 
-def print_leaderboard(rows: list[dict[str, Any]]) -> None:
+def print_leaderboard(rows: list[dict[str, Any]], sort: str | None = None) -> None:
     """The leaderboard for people: one ranked table per test set, in the rows' order (with each
-    run's cluster and rank range when the rows carry them)."""
+    run's cluster and rank range when the rows carry them); the run, model, condition and the
+    column it is sorted by (`sort`, default the composite) are never left out of a narrow
+    table."""
     by_test_set = grouped(rows, lambda r: r["test_set"])
     for n, (test_set, runs) in enumerate(by_test_set.items()):
         if n:
             click.echo()
-        _print_board(f"test set {test_set} ({len(runs)} run{'s' if len(runs) != 1 else ''})", runs)
+        title = f"test set {test_set} ({len(runs)} run{'s' if len(runs) != 1 else ''})"
+        _print_board(title, runs, sort or "composite")
     _print_notes(rows)
 
 
@@ -484,8 +489,13 @@ def _chrf_header(rows: list[dict[str, Any]]) -> str:
     return "chrF" if plain and all("|nw:0|" in s for s in plain) else "chrF++"
 
 
-def _print_board(title: str, rows: list[dict[str, Any]]) -> None:
-    """The ranked table of the runs of one test set."""
+# The column of each sort key in the board's table (human scores and plugins are placed after).
+_SORT_COLUMN = {"composite": 4, "chrf": 7, "bleu": 8, "ter": 9, "exact_match": 10,
+                "cost": 14, "cost_adjusted": 15}  # fmt: skip
+
+
+def _print_board(title: str, rows: list[dict[str, Any]], sort: str) -> None:
+    """The ranked table of the runs of one test set, sorted by `sort`."""
     clustered = any("cluster" in r for r in rows)
     extra = ["cluster", "ranks"] if clustered else []
     human = [h for h in _HUMAN if any(r.get(h[1]) is not None for r in rows)]
@@ -544,10 +554,27 @@ def _print_board(title: str, rows: list[dict[str, Any]]) -> None:
             ]
             for i, r in enumerate(rows)
         ],
-        keep=(0, 1, 16, 17) if clustered else (0, 1),
+        keep=(0, 1, 2, 3, *_sorted_by(sort, human, plugins, human_at, plugin_at),
+              *((16, 17) if clustered else ())),
         priority=(0, 1, *((16, 17) if clustered else ()), *plugin_at, *_PRIORITY[:5],
                   *human_at, *_PRIORITY[5:]),
     )  # fmt: skip
+
+
+def _sorted_by(
+    sort: str,
+    human: Sequence[tuple[str, str, int]],
+    plugins: Sequence[str],
+    human_at: Sequence[int],
+    plugin_at: Sequence[int],
+) -> tuple[int, ...]:
+    """The table column the board is sorted by (none when it is not one of them)."""
+    if sort in _SORT_COLUMN:
+        return (_SORT_COLUMN[sort],)
+    columns = {**{h[1]: at for h, at in zip(human, human_at, strict=True)},
+               **dict(zip(plugins, plugin_at, strict=True))}  # fmt: skip
+    found = columns.get(HUMAN_METRICS.get(sort, sort))
+    return (found,) if found is not None else ()
 
 
 def _other(row: dict[str, Any], metric: str) -> str:
@@ -569,6 +596,18 @@ def _print_notes(rows: list[dict[str, Any]]) -> None:
         )
     if any(r["coverage_differs"] for r in rows):
         say("≠: this run's composite uses a different set of metrics; composites not comparable")
+    bases = {
+        (tuple(r.get("composite_metrics") or ()), r.get("profile"))
+        for r in rows
+        if r.get("composite_score") is not None
+    }
+    for used, profile in sorted(bases, key=str):
+        if used and len(used) < 5:
+            say(
+                f"composite (profile {profile}): rests on {' and '.join(label(m) for m in used)} "
+                "alone, the only metrics of its profile these runs carry; their weights are "
+                "renormalised over them (docs/scores.md)"
+            )
     if any(r.get(c) is not None for _h, c, _d in _HUMAN for r in rows):
         say(
             "MQM (lower is better), ESA, DA z: human scores of the run's newest judgment set, "

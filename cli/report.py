@@ -242,6 +242,7 @@ def print_report(doc: dict[str, Any]) -> None:
     """The human report, section by section."""
     for section in (
         _print_quality,
+        _print_human_and_tie_group,
         _print_ingested_metrics,
         _print_exposure,
         _print_composite,
@@ -251,6 +252,24 @@ def print_report(doc: dict[str, Any]) -> None:
         _print_signatures_and_warnings,
     ):
         section(doc)
+
+
+_HUMAN_LABELS = {"mqm": "MQM (lower is better)", "esa": "ESA", "da_z": "DA z"}
+
+
+def _print_human_and_tie_group(doc: dict[str, Any]) -> None:
+    """The run's human scores and its stored tie group, when it has them."""
+    for key, value in (doc.get("human") or {}).items():
+        if value is not None:
+            click.echo(f"human {_HUMAN_LABELS.get(key, key)}: {value:.3f}")
+    group = doc.get("tie_group")
+    if group:
+        best, worst = group["rank_range"]
+        ranks = str(best) if best == worst else f"{best}-{worst}"
+        click.echo(
+            f"tie group: cluster {group['cluster']}, ranks {ranks} of {group['n_runs']} runs "
+            f"({group['metric']}, {group['method']}, {group['correction']} correction)"
+        )
 
 
 def _interval(pair: list[float] | None) -> str:

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from warehouse.inputs.tables import TABLE_FORMATS as TABLE_FORMATS
     from warehouse.metrics.options import TOKENIZERS as TOKENIZERS
     from warehouse.metrics.options import MetricOptions as MetricOptions
+    from warehouse.metrics.registry import HUMAN_METRICS as HUMAN_METRICS
     from warehouse.metrics.registry import SORT_KEYS as SORT_KEYS
     from warehouse.metrics.registry import format_score as format_score
     from warehouse.metrics.registry import label as label
@@ -145,6 +146,7 @@ _HOMES = {
     "MetricOptions": "warehouse.metrics.options",
     "PairTest": "warehouse.stats.significance",
     "SORT_KEYS": "warehouse.metrics.registry",
+    "HUMAN_METRICS": "warehouse.metrics.registry",
     "TOKENIZERS": "warehouse.metrics.options",
     "TRAIN_RULE": "warehouse.analysis.leaderboard",
     "Watchdog": "warehouse.store.remote",

@@ -7,6 +7,7 @@ import json
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.exposure.synthetic_corpus import make_corpus
 
@@ -26,6 +27,20 @@ def test_the_launcher_measures_the_child_not_the_measuring_process():
     assert len(held) == 600 * 2**20
 
 
+def _audit_in_a_child(db_path: Path, name: str, *extra: str) -> tuple[int, float, str, Any]:
+    """`audit --train tr --testset te --memory-limit LIMIT --json EXTRA` in a child process: its
+    exit code, peak resident memory (MiB), stderr and JSON document (None when it failed). The
+    peak is the kernel's, through the benchmarks' small launcher: a child started straight from
+    pytest would inherit pytest's peak."""
+    argv = [sys.executable, "-m", "warehouse.cli", "--db", str(db_path), "audit", "--train", "tr",
+            "--testset", "te", "--memory-limit", f"{LIMIT_MIB}MiB", "--json", *extra]  # fmt: skip
+    out_path, err_path = db_path.with_name(f"{name}.json"), db_path.with_name(f"{name}.stderr")
+    with out_path.open("w") as stdout, err_path.open("w") as stderr:
+        code, _seconds, _cpu, peak_mib = measure_child(argv, stdout=stdout, stderr=stderr)
+    text = out_path.read_text()
+    return code, peak_mib, err_path.read_text(), json.loads(text) if code == 0 else None
+
+
 def test_peak_memory_stays_under_the_limit(run_cli, db_path, write_lines):
     # 20,000 pairs with random letters appended: a large vocabulary (the unsharded audit of this
     # corpus peaks at about twice the limit).
@@ -42,19 +57,11 @@ def test_peak_memory_stays_under_the_limit(run_cli, db_path, write_lines):
     te = write_lines("te.src", corpus.test_src)
     assert run_cli("testset", "add", "te", "--src", te, "--ref", refs).exit_code == 0
 
-    argv = [sys.executable, "-m", "warehouse.cli", "--db", str(db_path), "audit", "--train", "tr"]
-    argv += ["--testset", "te", "--memory-limit", f"{LIMIT_MIB}MiB", "--json"]
-    out_path = db_path.with_name("audit.json")
-    err_path = db_path.with_name("audit.stderr")
-    with out_path.open("w") as stdout, err_path.open("w") as stderr:
-        # The child's own peak resident memory, measured by the kernel through the benchmarks'
-        # small launcher: a child started straight from pytest would inherit pytest's peak.
-        code, _seconds, _cpu, peak_mib = measure_child(argv, stdout=stdout, stderr=stderr)
-    said = err_path.read_text()
+    code, peak_mib, said, out = _audit_in_a_child(db_path, "audit")
     assert code == 0, said
     assert "in shards of" in said and "peak memory" in said, said
     assert peak_mib < LIMIT_MIB, (peak_mib, said)
-    reported = json.loads(out_path.read_text())["timings"]["peak_rss_bytes"]
+    reported = out["timings"]["peak_rss_bytes"]
     assert 0 < reported < LIMIT_MIB * 2**20, said
 
 
@@ -68,21 +75,14 @@ def test_a_minhash_audit_stays_under_the_limit_in_shards(run_cli, db_path, write
     refs = write_lines("te.ref", [r[0] for r in corpus.test_refs])
     te = write_lines("te.src", corpus.test_src)
     assert run_cli("testset", "add", "te", "--src", te, "--ref", refs).exit_code == 0
-    argv = [sys.executable, "-m", "warehouse.cli", "--db", str(db_path), "audit", "--train", "tr",
-            "--testset", "te", "--measure", "minhash", "--memory-limit", f"{LIMIT_MIB}MiB",
-            "--json"]  # fmt: skip
-    out_path = db_path.with_name("minhash.json")
-    err_path = db_path.with_name("minhash.stderr")
-    with out_path.open("w") as stdout, err_path.open("w") as stderr:
-        code, _seconds, _cpu, peak_mib = measure_child(argv, stdout=stdout, stderr=stderr)
-    said = err_path.read_text()
+    code, peak_mib, said, sharded = _audit_in_a_child(db_path, "minhash", "--measure", "minhash")
     assert code == 0, said
     assert "the MinHash index of 'tr' in shards of" in said, said
     assert peak_mib < LIMIT_MIB, (peak_mib, said)
     whole = run_cli("audit", "--train", "tr", "--testset", "te", "--measure", "minhash",
                     "--force", "--json")  # fmt: skip
     assert whole.exit_code == 0, whole.output
-    sharded, unsharded = json.loads(out_path.read_text()), json.loads(whole.stdout)
+    unsharded = json.loads(whole.stdout)
     for key in ("sides", "bins", "pair_leak"):
         assert sharded[key] == unsharded[key], key
 

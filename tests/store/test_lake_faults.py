@@ -478,7 +478,7 @@ def test_a_paused_object_store_ends_the_command_within_the_lake_timeout(faulty, 
 
 # Seconds after the writers' lock is taken at which the catalog stops (the window in which
 # DuckDB was seen to abort the process: 0.1 to 0.2 s).
-ABORT_DELAYS = (0.05, 0.1, 0.12, 0.15, 0.18, 0.2, 0.3)
+ABORT_DELAYS = (0.05, 0.12, 0.18, 0.3)
 
 
 @pytest.mark.parametrize("faulty", ["lake-dir"], indirect=True)
