@@ -467,8 +467,8 @@ _PRIORITY = (2, 4, 5, 7, 8, 3, 9, 10, 12, 6, 11, 13, 14, 15)
 def print_leaderboard(rows: list[dict[str, Any]], sort: str | None = None) -> None:
     """The leaderboard for people: one ranked table per test set, in the rows' order (with each
     run's cluster and rank range when the rows carry them); the run, model, condition and the
-    column it is sorted by (`sort`, default the composite) are never left out of a narrow
-    table."""
+    column it is sorted by (`sort`, default the composite), and human scores, are never left
+    out of a narrow table."""
     by_test_set = grouped(rows, lambda r: r["test_set"])
     for n, (test_set, runs) in enumerate(by_test_set.items()):
         if n:
@@ -476,6 +476,18 @@ def print_leaderboard(rows: list[dict[str, Any]], sort: str | None = None) -> No
         title = f"test set {test_set} ({len(runs)} run{'s' if len(runs) != 1 else ''})"
         _print_board(title, runs, sort or "composite")
     _print_notes(rows)
+    _offer_human_sort(rows, sort or "composite")
+
+
+def _offer_human_sort(rows: list[dict[str, Any]], sort: str) -> None:
+    """Name the human score a board could be ranked by, when its runs carry one and it is
+    ranked by something else."""
+    if sort in HUMAN_METRICS:
+        return
+    keys = [k for k, c in HUMAN_METRICS.items() if any(r.get(c) is not None for r in rows)]
+    if keys:
+        options = " or ".join(f"--sort {k}" for k in keys)
+        say(f"ranked by {sort}; these runs carry human scores: {options} ranks by people's")
 
 
 # Human score columns: (header, leaderboard column, digits), shown when a run has one.
@@ -554,7 +566,7 @@ def _print_board(title: str, rows: list[dict[str, Any]], sort: str) -> None:
             ]
             for i, r in enumerate(rows)
         ],
-        keep=(0, 1, 2, 3, *_sorted_by(sort, human, plugins, human_at, plugin_at),
+        keep=(0, 1, 2, 3, *_sorted_by(sort, human, plugins, human_at, plugin_at), *human_at,
               *((16, 17) if clustered else ())),
         priority=(0, 1, *((16, 17) if clustered else ()), *plugin_at, *_PRIORITY[:5],
                   *human_at, *_PRIORITY[5:]),

@@ -24,6 +24,9 @@ def test_a_narrow_board_keeps_its_key_columns(run_cli, db_path, tmp_path, monkey
     by_bleu = run_cli("leaderboard", "--testset", "t", "--sort", "bleu")
     header = _header(by_bleu.stdout)
     assert "BLEU" in header and "model" in header and "condition" in header, header
+    assert "MQM" in header, header  # people's score stays beside any sort key
+    assert "these runs carry human scores: --sort mqm" in by_bleu.stderr
+    assert "carry human scores" not in by_mqm.stderr
     assert "composite (profile B): rests on chrF++ and exact match alone" in by_bleu.stderr
 
 
