@@ -252,7 +252,7 @@ def memory_part(args: argparse.Namespace, work: Path) -> list[tuple[bool, str]]:
     _row(fresh)
     again = run_child("audit --memory-limit (stored shards)", _tame_wh(db, *argv, "--force"))
     _row(again)
-    from warehouse.exposure.index.memory import parse_size
+    from warehouse.sizes import parse_size
 
     limit_mib = parse_size(args.memory_limit) / 2**20
     ok = max(fresh.peak_mib, again.peak_mib) < limit_mib

@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # warehouse/ by pipeline stage, lowest first: a module may import its own layer and lower ones.
 LAYERS = (
-    ("__init__", "basics", "errors", "native"),
+    ("__init__", "basics", "errors", "native", "sizes"),
     ("metrics",),
     ("inputs",),
     ("store",),

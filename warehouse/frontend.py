@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from warehouse.exposure.config import TM_ZERO_POLICIES as TM_ZERO_POLICIES
     from warehouse.exposure.config import binned_side as binned_side
     from warehouse.exposure.execution import EXECUTORS as EXECUTORS
-    from warehouse.exposure.index.memory import parse_size as parse_size
     from warehouse.exposure.index.stored import StoredIndex as StoredIndex
     from warehouse.html.markdown import comparison_markdown as comparison_markdown
     from warehouse.html.markdown import leaderboard_markdown as leaderboard_markdown
@@ -64,6 +63,7 @@ if TYPE_CHECKING:
     from warehouse.metrics.registry import format_score as format_score
     from warehouse.metrics.registry import label as label
     from warehouse.metrics.registry import on_percent_scale as on_percent_scale
+    from warehouse.sizes import parse_size as parse_size
     from warehouse.stats.clusters import CORRECTIONS as CORRECTIONS
     from warehouse.stats.gate import GATE_RULE as GATE_RULE
     from warehouse.stats.limits import GATE_CORRECTIONS as GATE_CORRECTIONS
@@ -133,7 +133,7 @@ _HOMES = {
     "binned_side": "warehouse.exposure.config",
     "MODES": "warehouse.exposure.config",
     "TM_ZERO_POLICIES": "warehouse.exposure.config",
-    "parse_size": "warehouse.exposure.index.memory",
+    "parse_size": "warehouse.sizes",
     "StoredIndex": "warehouse.exposure.index.stored",
     "DEFAULT_TIMEOUT": "warehouse.analysis.query",
     "DOCTOR_LOCK_TIMEOUT": "warehouse.store.doctor",

@@ -38,8 +38,8 @@ from sqlglot.errors import ParseError, SqlglotError
 
 from warehouse.basics import first_line
 from warehouse.errors import UsageError
-from warehouse.exposure.index.memory import MAX_MEMORY_BYTES
 from warehouse.metrics.cyzil import names_a_cyzil_function, register_cyzil_functions
+from warehouse.sizes import MAX_SIZE_BYTES, parse_size
 from warehouse.store.address import LakeAddress
 from warehouse.store.connection import (
     DEFAULT_LOCK_TIMEOUT,
@@ -125,19 +125,6 @@ ALLOWED_INFORMATION_SCHEMA = frozenset(
     }
 )
 _SHOW_TABLES = re.compile(r"^\s*SHOW\s+(ALL\s+)?TABLES\s*;?\s*$", re.IGNORECASE)
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
-# Sizes are binary whatever the spelling: 1 MB = 1 MiB = 1024² bytes.
-_UNIT_MB = {
-    "b": 1 / 1024**2,
-    "kb": 1 / 1024,
-    "kib": 1 / 1024,
-    "mb": 1.0,
-    "mib": 1.0,
-    "gb": 1024.0,
-    "gib": 1024.0,
-    "tb": 1024.0**2,
-    "tib": 1024.0**2,
-}
 
 # sqlglot logs "unsupported syntax" warnings for statements it parses as commands; the vet
 # refuses those itself, and the log lines must not reach the terminal.
@@ -162,19 +149,15 @@ class QueryLimits:
 
 
 def parse_memory_limit(text: str) -> float:
-    """A memory size such as `512`, `512MB`, `2GB` or `1.5GiB` in MiB (a bare number is MiB;
-    every unit is binary)."""
-    match = _SIZE.match(text)
-    if not match:
-        raise UsageError(f"--memory-limit {text!r}: give a size such as 512MB or 2GB")
-    value = float(match.group(1)) * _UNIT_MB[(match.group(2) or "MiB").lower()]
-    return _check_memory(value, "--memory-limit")
+    """A memory size such as `512MB`, `2GB` or `1.5GiB` (warehouse/sizes.py) in MB of 10**6
+    bytes, the unit of the setting `query.memory_limit_mb` and of DuckDB's `memory_limit`."""
+    return _check_memory(parse_size(text, "--memory-limit") / 1e6, "--memory-limit")
 
 
 def _check_memory(mb: float, where: str) -> float:
     if not mb >= MIN_MEMORY_MB or mb != mb or mb == float("inf"):
         raise UsageError(f"{where}: the memory limit must be at least {MIN_MEMORY_MB:g} MB")
-    if mb > MAX_MEMORY_BYTES / 2**20:
+    if mb > MAX_SIZE_BYTES / 1e6:
         raise UsageError(f"{where}: the memory limit must be at most 1 PiB")
     return mb
 

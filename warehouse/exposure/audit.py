@@ -27,7 +27,6 @@ from warehouse.exposure.index.memory import (
     duckdb_budget,
     duckdb_memory,
     peak_rss,
-    size_text,
 )
 from warehouse.exposure.index.minhash import open_minhash_index
 from warehouse.exposure.index.retrieval import SearchIndex
@@ -39,6 +38,7 @@ from warehouse.exposure.udf import EXPOSURE_FUNCTION, SearchCounters, register_e
 from warehouse.inputs.languages import direction_conflict, language_conflict
 from warehouse.metrics.scores import bleu_from_stats
 from warehouse.metrics.surface import compute_segment_stats
+from warehouse.sizes import size_text
 from warehouse.store.connection import duckdb_threads, transaction
 from warehouse.store.corpora import (
     CorpusInfo,

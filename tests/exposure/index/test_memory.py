@@ -1,4 +1,4 @@
-"""`audit --memory-limit`: sizes, the shard size that fits a budget, and audits that search
+"""`audit --memory-limit`: the shard size that fits a budget, and audits that search
 shards one at a time with the results of the unsharded audit."""
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from warehouse.exposure.index.memory import (
     PER_ROW,
     current_rss,
     index_budget,
-    parse_size,
     release_cached_blocks,
     shard_size,
 )
@@ -32,17 +31,6 @@ EXPOSURE_COLUMNS = (
     "seg_idx, source_exposure, source_nn, source_exact, target_exposure, target_nn, "
     "target_ref_idx, target_exact, pair_exposure, pair_nn, pair_exact, tm_hyp_idx, bin"
 )
-
-
-def test_sizes_are_read_as_people_write_them():
-    assert parse_size("4GiB") == 4 * 2**30
-    assert parse_size("512 MiB") == 512 * 2**20
-    assert parse_size("2g") == 2 * 2**30
-    assert parse_size("1.5GB") == 1_500_000_000
-    assert parse_size("1000") == 1000
-    for bad in ("", "GiB", "4 parsecs", "-1GiB", "1e9"):
-        with pytest.raises(UsageError, match="--memory-limit"):
-            parse_size(bad)
 
 
 def test_shard_size_fits_the_budget():

@@ -1,5 +1,5 @@
-"""Memory budgets of audits (`audit --memory-limit`, docs/exposure.md "Memory limit"): sizes as
-people write them, the process's memory, and how many training rows one shard may hold.
+"""Memory budgets of audits (`audit --memory-limit`, docs/exposure.md "Memory limit"): the
+process's memory, and how many training rows one shard may hold.
 
 The estimates are measured ratios on real localisation text (20,000 to 230,986 English-French
 pairs): building an index peaks at 34 to 51 times the bytes of the texts it indexes (the texts,
@@ -9,7 +9,6 @@ their normalised copies and the build buffers), and the index itself takes 23 to
 from __future__ import annotations
 
 import contextlib
-import re
 import resource
 import sys
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 import duckdb
 
 from warehouse.errors import UsageError
+from warehouse.sizes import MAX_SIZE_BYTES, size_text
 
 BUILD_PER_TEXT_BYTE = 56  # peak bytes of building an index, per byte of indexed text
 INDEX_PER_TEXT_BYTE = 32  # bytes of a built or stored index, per byte of indexed text
@@ -31,47 +31,6 @@ DUCKDB_MIN = 64 * 2**20
 LONG_ROW_BUILD_PER_CHAR = {"jaccard": 160, "containment": 160, "minhash": 32}
 # DuckDB holds a row being read a few times over (the value, its copy into a result vector).
 DUCKDB_PER_ROW_BYTE = 4
-
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 2**10,
-    "kb": 10**3,
-    "kib": 2**10,
-    "m": 2**20,
-    "mb": 10**6,
-    "mib": 2**20,
-    "g": 2**30,
-    "gb": 10**9,
-    "gib": 2**30,
-    "t": 2**40,
-    "tb": 10**12,
-    "tib": 2**40,
-}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
-
-
-# The largest memory limit accepted: 1 PiB (DuckDB cannot parse a much larger one).
-MAX_MEMORY_BYTES = 2**50
-
-
-def parse_size(text: str) -> int:
-    """`4GiB`, `512MiB`, `2G`, `1.5GB`, `1000000` (bytes) as a number of bytes."""
-    m = _SIZE.match(text)
-    unit = _UNITS.get(m.group(2).lower()) if m else None
-    if m is None or unit is None:
-        raise UsageError(
-            f"--memory-limit: expected a size such as 4GiB, 512MiB or 2G, got {text!r}"
-        )
-    value = float(m.group(1)) * unit
-    if not value <= MAX_MEMORY_BYTES:
-        raise UsageError(f"--memory-limit {text}: more than any machine has (at most 1 PiB)")
-    return int(value)
-
-
-def size_text(n: int) -> str:
-    """Bytes for people (MiB or GiB)."""
-    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
 
 
 def current_rss() -> int:
@@ -174,7 +133,7 @@ def available_memory() -> int:
 
         return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     except (ValueError, OSError, AttributeError):
-        return MAX_MEMORY_BYTES
+        return MAX_SIZE_BYTES
 
 
 def check_longest_row(

@@ -12,7 +12,7 @@ import duckdb
 from warehouse.basics import Notify, silent
 from warehouse.exposure.config import MINHASH_BANDS, MINHASH_BINS, AuditConfig, SearchSettings
 from warehouse.exposure.execution import Execution
-from warehouse.exposure.index.memory import index_budget, release_cached_blocks, size_text
+from warehouse.exposure.index.memory import index_budget, release_cached_blocks
 from warehouse.exposure.index.retrieval import (
     SearchIndex,
     SidesFromAudit,
@@ -22,6 +22,7 @@ from warehouse.exposure.index.retrieval import (
 from warehouse.exposure.index.shards import AnsweredAhead, ShardedIndex, ShardPart
 from warehouse.exposure.normalize import normalize_many
 from warehouse.native import native
+from warehouse.sizes import size_text
 from warehouse.store.corpora import CorpusInfo, training_columns, training_text_bytes
 
 if TYPE_CHECKING:

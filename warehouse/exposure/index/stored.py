@@ -36,7 +36,6 @@ from warehouse.exposure.index.memory import (
     index_budget,
     release_cached_blocks,
     shard_size,
-    size_text,
 )
 from warehouse.exposure.index.retrieval import (
     RetrievalIndex,
@@ -46,6 +45,7 @@ from warehouse.exposure.index.retrieval import (
 )
 from warehouse.exposure.index.shards import ShardedIndex, ShardPart
 from warehouse.native import native
+from warehouse.sizes import size_text
 from warehouse.store.corpora import (
     CorpusInfo,
     list_corpora,

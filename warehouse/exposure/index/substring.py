@@ -30,7 +30,7 @@ from warehouse.basics import utc_now
 from warehouse.errors import UsageError
 from warehouse.exposure.config import AuditConfig
 from warehouse.exposure.execution import Execution
-from warehouse.exposure.index.memory import RESERVE, current_rss, size_text
+from warehouse.exposure.index.memory import RESERVE, current_rss
 from warehouse.exposure.index.retrieval import normalized_utf8
 from warehouse.exposure.index.stored import (
     SUBSTRING_DIRECTORY,
@@ -39,6 +39,7 @@ from warehouse.exposure.index.stored import (
     stores_indexes,
 )
 from warehouse.native import native
+from warehouse.sizes import size_text
 from warehouse.store.corpora import CorpusInfo, training_columns
 
 if TYPE_CHECKING:
