@@ -173,7 +173,7 @@ def soak(lake: str, data_path: str, work: Path, writers: int, runs_each: int) ->
                for i in range(2)]  # fmt: skip
     auditor = child("tests.ingest.lake_workers", "audit", work / "audit.log", "tr", "ts", stop)
     twins = [child("warehouse.cli", "ingest", "--testset", "ts", "--hyp", same,
-                   "--model-slug", "twin", "--no-ci") for _ in range(2)]  # fmt: skip
+                   "--model-slug", "twin", "--no-intervals") for _ in range(2)]  # fmt: skip
     ingesters = [child("tests.ingest.lake_workers", "ingest", work / f"w{w}.log", "ts", *plans[w])
                  for w in range(writers)]  # fmt: skip
     verdicts: list[tuple[str, bool]] = []

@@ -281,7 +281,7 @@ def main() -> None:
                     str(path),
                     "--model-slug",
                     f"m{k}",
-                    "--no-ci",
+                    "--no-intervals",
                     "--json",
                 ],
                 check=True,

@@ -5,9 +5,9 @@ Run: python bench/startup.py [--repeat 7]
 
 Times, as `tame-wh` child processes (median of --repeat; CPU and peak memory from the child's
 own rusage): `tame-wh --help`; `leaderboard --json` on the demo warehouse; `ingest` of a new
-40-segment run (the demo test set, --no-ci and with its default bootstrap intervals); `init` on
-the up-to-date warehouse. Also prints what importing each command's module costs (`python -X
-importtime`), the part of start-up that deferring imports can cut.
+40-segment run (the demo test set, --no-intervals and with its default bootstrap
+intervals); `init` on the up-to-date warehouse. Also prints what importing each command's
+module costs (`python -X importtime`), the part of start-up that deferring imports can cut.
 """
 
 from __future__ import annotations
@@ -104,11 +104,11 @@ def main() -> None:
                 args.repeat,
             ),
             median_ingests(
-                "ingest, 40 segments, --no-ci",
+                "ingest, 40 segments, --no-intervals",
                 _tame(db),
                 "demo-test",
                 hyps[: args.repeat],
-                "--no-ci",
+                "--no-intervals",
             ),
             median_ingests(
                 "ingest, 40 segments, with intervals", _tame(db), "demo-test", hyps[args.repeat :]

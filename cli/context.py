@@ -219,7 +219,7 @@ def chosen_options(
 
 
 def stored_interval_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--no-ci and the resampling options of the intervals a command stores with a run."""
+    """--no-intervals and the resampling options of the intervals a command stores with a run."""
     command = bootstrap_options(
         "--n-bootstrap-ci",
         "Bootstrap resamples for the confidence intervals (default: settings bootstrap.n, 1000).",
@@ -227,9 +227,26 @@ def stored_interval_options(command: Callable[..., Any]) -> Callable[..., Any]:
         "Intervals cover 1 - alpha (default: settings bootstrap.alpha, 0.05).",
         "Bootstrap seed, stored with the intervals (default: settings bootstrap.seed, 12345).",
     )(command)
-    return click.option("--no-ci", is_flag=True, help="Skip the bootstrap confidence intervals.")(
-        command
-    )
+    command = click.option(
+        "--no-intervals",
+        is_flag=True,
+        callback=_or_the_old_spelling,
+        help="Skip the bootstrap confidence intervals.",
+    )(command)
+    # The option's first name, kept working for scripts (hidden: "CI" reads as the CI job).
+    return click.option(
+        "--no-ci", is_flag=True, hidden=True, expose_value=False, callback=_remember_old_spelling
+    )(command)
+
+
+def _remember_old_spelling(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta["no_intervals"] = True
+
+
+def _or_the_old_spelling(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    # A given option is processed before one left out, so --no-ci has been seen by now.
+    return value or bool(ctx.meta.get("no_intervals"))
 
 
 # --metric NAME on the commands that score runs (ingest, rescore).

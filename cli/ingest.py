@@ -205,7 +205,7 @@ def ingest(
     run_card: Path | None,
     replace: bool,
     lock_timeout: float | None,
-    no_ci: bool,
+    no_intervals: bool,
     replicate_of: str | None,
     n_bootstrap_ci: int | None,
     ci_alpha: float | None,
@@ -244,7 +244,8 @@ def ingest(
     --testset, the entries must match that registered test set (aligned by entry id, else by
     source text). A run already stored is recognised before anything is scored. Everything else
     is scored before the warehouse is opened for writing; all runs are written in one
-    transaction. Bootstrap confidence intervals (percentile method) are stored unless --no-ci.
+    transaction. Bootstrap confidence intervals (percentile method) are stored unless
+    --no-intervals.
     """
     gate_setup = (against, require_baseline or None, allow_new_model or None, gate_markdown,
                   gate_correction, *gate_metrics, *margins)  # fmt: skip
@@ -272,7 +273,7 @@ def ingest(
         run_card=run_card,
         options=options,
         replace=replace,
-        intervals=not no_ci,
+        intervals=not no_intervals,
         n_bootstrap=n_bootstrap_ci,
         alpha=ci_alpha,
         seed=seed,
@@ -395,7 +396,7 @@ def _ingest_annotated(
     with app.open("write") as wh, status("scoring the annotated systems"):
         done = wh.ingest_annotated(
             mqm, testset=testset, reference_system=reference_system, options=options,
-            intervals=not given["no_ci"], n_bootstrap=given["n_bootstrap_ci"],
+            intervals=not given["no_intervals"], n_bootstrap=given["n_bootstrap_ci"],
             alpha=given["ci_alpha"], seed=given["seed"], replace=given["replace"],
             strict=given["strict"],
         )  # fmt: skip

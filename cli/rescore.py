@@ -43,7 +43,7 @@ def rescore(
     runs: tuple[str, ...],
     every: bool,
     testset: str | None,
-    no_ci: bool,
+    no_intervals: bool,
     n_bootstrap_ci: int | None,
     ci_alpha: float | None,
     seed: int | None,
@@ -68,7 +68,7 @@ def rescore(
     with app.open("write") as wh, status("re-scoring"):
         results = wh.rescore(
             runs, every=every, testset=testset, options=changes, metrics=metrics,
-            intervals=not no_ci,
+            intervals=not no_intervals,
             n_bootstrap=n_bootstrap_ci, alpha=ci_alpha, seed=seed,
         )  # fmt: skip
     if as_json:

@@ -77,11 +77,12 @@ def command_tree() -> dict[tuple[str, ...], click.Command]:
 
 
 def long_options(command: click.Command) -> set[str]:
-    """The long options a command declares (its `--help` comes from click)."""
+    """The long options a command declares and shows (its `--help` comes from click; a hidden
+    option is an old spelling kept working, not documented)."""
     return {
         name
         for param in command.params
-        if isinstance(param, click.Option)
+        if isinstance(param, click.Option) and not param.hidden
         for name in (*param.opts, *param.secondary_opts)
         if name.startswith("--")
     }

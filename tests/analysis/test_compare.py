@@ -130,7 +130,7 @@ def test_no_common_ids_and_too_few_runs_are_usage_errors(run_cli, tmp_path, new_
 
 def test_runs_are_named_by_id_prefix_from_the_warehouse(run_cli, tmp_path, db_path):
     a, b = _report(tmp_path, "a", 1.0), _report(tmp_path, "b", 0.5)
-    ingested = json.loads(run_cli("ingest", a, b, "--no-ci", "--json").stdout)
+    ingested = json.loads(run_cli("ingest", a, b, "--no-intervals", "--json").stdout)
     ids = [r["run_id"] for r in ingested]
     before = snapshot(db_path)
     result = run_cli("compare", ids[0][:6], ids[1], "--significance", "--n-bootstrap", "100")
@@ -143,7 +143,7 @@ def test_regressions_list_significant_drops_and_fail_when_asked(run_cli, tmp_pat
     old = _report(tmp_path, "old", 1.0, created="2026-01-01T00:00:00Z")
     new = _report(tmp_path, "new", 0.4, created="2026-02-01T00:00:00Z")
     fine = _report(tmp_path, "fine", 0.97, created="2026-03-01T00:00:00Z")
-    assert run_cli("ingest", old, new, "--no-ci").exit_code == 0
+    assert run_cli("ingest", old, new, "--no-intervals").exit_code == 0
     found = run_cli("regressions", "--n-bootstrap", "200", "--json")
     assert found.exit_code == 0, found.output
     doc = json.loads(found.stdout)
@@ -159,7 +159,7 @@ def test_regressions_list_significant_drops_and_fail_when_asked(run_cli, tmp_pat
     assert all((r["delta"] < 0) == (r["metric_name"] != "ter") for r in doc["regressions"])
     failing = run_cli("regressions", "--fail-on-regression", "--n-bootstrap", "200")
     assert failing.exit_code == 1 and "significant drops" in failing.stdout
-    assert run_cli("ingest", fine, "--no-ci").exit_code == 0
+    assert run_cli("ingest", fine, "--no-intervals").exit_code == 0
     latest = run_cli("regressions", "--latest", "--fail-on-regression", "--n-bootstrap", "200")
     assert latest.exit_code == 0 and "no significant regressions in 1" in latest.stdout
     everything = json.loads(run_cli("regressions", "--json", "--n-bootstrap", "200").stdout)
@@ -171,7 +171,10 @@ def test_compare_and_regressions_take_bootstrap_defaults_from_the_warehouse_sett
 ):
     old = _report(tmp_path, "old", 1.0, created="2026-01-01T00:00:00Z")
     new = _report(tmp_path, "new", 0.4, created="2026-02-01T00:00:00Z")
-    ids = [r["run_id"] for r in json.loads(run_cli("ingest", old, new, "--no-ci", "--json").stdout)]
+    ids = [
+        r["run_id"]
+        for r in json.loads(run_cli("ingest", old, new, "--no-intervals", "--json").stdout)
+    ]
     with open_warehouse(db_path) as con:
         con.execute("UPDATE settings SET value = 70 WHERE key = 'bootstrap.n'")
         con.execute("UPDATE settings SET value = 5 WHERE key = 'bootstrap.seed'")
@@ -190,7 +193,7 @@ def test_compare_and_regressions_take_bootstrap_defaults_from_the_warehouse_sett
 
 @pytest.mark.parametrize("option", ["--testset", "--model-slug"])
 def test_regressions_filter_by_test_set_and_model(run_cli, tmp_path, option):
-    assert run_cli("ingest", _report(tmp_path, "one", 1.0), "--no-ci").exit_code == 0
+    assert run_cli("ingest", _report(tmp_path, "one", 1.0), "--no-intervals").exit_code == 0
     if option == "--testset":
         unknown = run_cli("regressions", "--testset", "nope")
         assert unknown.exit_code == 2 and "unknown test set" in unknown.stderr
@@ -228,7 +231,7 @@ def test_report_files_compare_exactly_as_the_same_runs_once_stored(run_cli, tmp_
     args = ("--significance", "--n-bootstrap", "300", "--method", "paired-bs", "--json")
     args = (*args, "--allow-different-testsets")
     from_files = json.loads(run_cli("compare", good, bad, *args).stdout)
-    ingested = json.loads(run_cli("ingest", good, bad, "--no-ci", "--json").stdout)
+    ingested = json.loads(run_cli("ingest", good, bad, "--no-intervals", "--json").stdout)
     stored = json.loads(run_cli("compare", *(r["run_id"] for r in ingested), *args).stdout)
     assert from_files["metrics"] == stored["metrics"]
     assert from_files["significance"] == stored["significance"]
@@ -274,7 +277,7 @@ def test_a_regression_gate_that_compared_nothing_fails_and_says_why(run_cli, tmp
     empty = run_cli("regressions", "--latest", "--fail-on-regression")
     assert empty.exit_code == 2 and "no runs yet" in empty.stderr
     only = _report(tmp_path, "only", 0.9)
-    assert run_cli("ingest", only, "--no-ci").exit_code == 0
+    assert run_cli("ingest", only, "--no-intervals").exit_code == 0
     single = run_cli("regressions", "--latest", "--fail-on-regression")
     assert single.exit_code == 2
     assert "made no comparison" in single.stderr and "single run" in single.stderr
@@ -295,7 +298,9 @@ def test_a_metric_direction_set_in_settings_decides_the_winner(run_cli, tmp_path
         return path
 
     a, b = with_copy_rate("a", 0.9), with_copy_rate("b", 0.1)
-    ids = [r["run_id"] for r in json.loads(run_cli("ingest", a, b, "--no-ci", "--json").stdout)]
+    ids = [
+        r["run_id"] for r in json.loads(run_cli("ingest", a, b, "--no-intervals", "--json").stdout)
+    ]
     args = ("significance", *ids, "--n-bootstrap", "200", "--json")
 
     def winner():
@@ -314,7 +319,9 @@ def test_a_metric_direction_set_in_settings_decides_the_winner(run_cli, tmp_path
 
 def test_a_resample_count_from_settings_is_bounded_like_the_option(run_cli, tmp_path, db_path):
     a, b = _report(tmp_path, "a", 0.9), _report(tmp_path, "b", 0.6)
-    ids = [r["run_id"] for r in json.loads(run_cli("ingest", a, b, "--no-ci", "--json").stdout)]
+    ids = [
+        r["run_id"] for r in json.loads(run_cli("ingest", a, b, "--no-intervals", "--json").stdout)
+    ]
     with open_warehouse(db_path) as con:
         con.execute("UPDATE settings SET value = 1e9 WHERE key = 'bootstrap.n'")
     result = run_cli("significance", *ids)
@@ -335,7 +342,7 @@ def test_differences_below_the_detectable_one_are_said(run_cli, demo_db):
 def test_regressions_count_drops_too_small_for_the_test_set(run_cli, tmp_path):
     old = _report(tmp_path, "old", 0.9, created="2026-01-01T00:00:00Z")
     new = _report(tmp_path, "slightly", 0.88, created="2026-02-01T00:00:00Z")
-    assert run_cli("ingest", old, new, "--no-ci").exit_code == 0
+    assert run_cli("ingest", old, new, "--no-intervals").exit_code == 0
     doc = json.loads(run_cli("regressions", "--json").stdout)
     assert doc["regressions"] == []
     drops = doc["undetectable_drops"]

@@ -31,7 +31,7 @@ def _report(tmp_path, name, quality, *, model="m", created, test="ds", seed=None
 
 def _ingest(run_cli, path, *args) -> tuple[str, object]:
     """Ingest one report (with any gate options): its run id and the CLI result."""
-    result = run_cli("ingest", path, "--no-ci", "--json", *args)
+    result = run_cli("ingest", path, "--no-intervals", "--json", *args)
     assert result.exit_code in (0, 1), result.output
     return json.loads(result.stdout)[0]["run_id"], result
 
@@ -161,7 +161,7 @@ def test_ingest_gate_stores_the_run_then_judges_it(run_cli, tmp_path):
     fine = run_cli(
         "ingest",
         _report(tmp_path, "fine", 1.0, created="2026-01-03T00:00:00Z"),
-        "--no-ci",
+        "--no-intervals",
         "--gate",
         "--against",
         bad,
@@ -215,8 +215,8 @@ def test_two_runners_on_one_lake_gate_each_job_as_a_team_expects(lake, tmp_path)
         folder = tmp_path / runner
         folder.mkdir(exist_ok=True)
         report = _report(folder, name, quality, model=model, created=f"2026-02-0{day}T00:00:00Z")
-        done = lake.run("ingest", report, "--no-ci", "--gate", "--against", "tag:baseline=main",
-                        *extra)  # fmt: skip
+        done = lake.run("ingest", report, "--no-intervals", "--gate", "--against",
+                        "tag:baseline=main", *extra)  # fmt: skip
         assert done.exit_code in (0, 1, 2), done.output
         return done.exit_code
 
@@ -244,21 +244,21 @@ def test_what_the_gate_needs_is_checked_before_the_run_is_stored(run_cli, tmp_pa
         (["--gate-markdown", tmp_path / "no" / "such" / "dir.md"], "cannot write"),
     ):
         against = [] if "--against" in args else ["--against", "previous"]
-        done = run_cli("ingest", report, "--no-ci", "--gate", *against, *args)
+        done = run_cli("ingest", report, "--no-intervals", "--gate", *against, *args)
         assert done.exit_code == 2, (args, done.output)
         assert message in done.output and "stored run" not in done.output, done.output
         assert snapshot(db_path) == before, args
     fresh = tmp_path / "fresh.duckdb"
-    done = run_cli("ingest", report, "--no-ci", "--gate", "--against", "abc123", db=fresh)
+    done = run_cli("ingest", report, "--no-intervals", "--gate", "--against", "abc123", db=fresh)
     assert done.exit_code == 2 and " yet" in done.output, done.output
     assert not fresh.exists()
 
 
 def test_a_failure_after_the_commit_says_the_run_was_stored(run_cli, tmp_path, db_path):
     first = _report(tmp_path, "first", 1.0, created="2026-01-01T00:00:00Z")
-    assert run_cli("ingest", first, "--no-ci").exit_code == 0
+    assert run_cli("ingest", first, "--no-intervals").exit_code == 0
     again = _report(tmp_path, "again", 0.98, created="2026-01-01T12:00:00Z")
-    done = run_cli("ingest", again, "--no-ci", "--gate", "--against", "tag:pinned=yes")
+    done = run_cli("ingest", again, "--no-intervals", "--gate", "--against", "tag:pinned=yes")
     assert done.exit_code == 5, done.output
     [line] = done.stderr.strip().splitlines()
     assert line.startswith("error: stored run ") and "; then the gate could not judge it: " in line
@@ -266,7 +266,7 @@ def test_a_failure_after_the_commit_says_the_run_was_stored(run_cli, tmp_path, d
     assert len(snapshot(db_path)["runs"]) == 2
     # The Markdown target opens (as /dev/full does) but its write fails: told after the commit.
     second = _report(tmp_path, "second", 0.97, created="2026-01-02T00:00:00Z")
-    done = run_cli("ingest", second, "--no-ci", "--gate", "--against", "previous",
+    done = run_cli("ingest", second, "--no-intervals", "--gate", "--against", "previous",
                    "--gate-markdown", "/dev/full")  # fmt: skip
     assert done.exit_code == 5, done.output
     [line] = [x for x in done.stderr.splitlines() if x.startswith("error: ")]
@@ -278,13 +278,13 @@ def test_a_failure_after_the_commit_says_the_run_was_stored(run_cli, tmp_path, d
 
 def test_the_gates_needs_and_its_failures_after_the_commit_on_either_backend(warehouse, tmp_path):
     first = _report(tmp_path, "first", 1.0, created="2026-01-01T00:00:00Z")
-    assert warehouse.run("ingest", first, "--no-ci").exit_code == 0
+    assert warehouse.run("ingest", first, "--no-intervals").exit_code == 0
     before = warehouse.tables()
     nxt = _report(tmp_path, "next", 0.9, created="2026-01-02T00:00:00Z")
-    refused = warehouse.run("ingest", nxt, "--no-ci", "--gate", "--against", "nosuchrun")
+    refused = warehouse.run("ingest", nxt, "--no-intervals", "--gate", "--against", "nosuchrun")
     assert refused.exit_code == 2 and "unknown run" in refused.output, refused.output
     assert warehouse.tables() == before
-    full = warehouse.run("ingest", nxt, "--no-ci", "--gate", "--against", "previous",
+    full = warehouse.run("ingest", nxt, "--no-intervals", "--gate", "--against", "previous",
                          "--gate-markdown", "/dev/full")  # fmt: skip
     assert full.exit_code == 5, full.output
     [line] = [x for x in full.stderr.splitlines() if x.startswith("error: ")]
@@ -300,14 +300,14 @@ def test_every_vacuous_pass_is_refused_before_anything_is_written(
     from warehouse.cli.main import main
 
     good = _report(tmp_path, "good", 1.0, model="model-large", created="2026-01-01T00:00:00Z")
-    assert run_cli("ingest", good, "--no-ci").exit_code == 0
+    assert run_cli("ingest", good, "--no-intervals").exit_code == 0
     before = snapshot(db_path)
     bad = _report(tmp_path, "bad", 0.4, model="model-lrage", created="2026-01-02T00:00:00Z")
     # No --against: "the previous run" would pass a second bad run.
-    done = run_cli("ingest", bad, "--no-ci", "--gate")
+    done = run_cli("ingest", bad, "--no-intervals", "--gate")
     assert done.exit_code == 2 and "--gate needs --against" in done.output
     # A misspelled model is a new model with no baseline: refused, with the stored one named.
-    done = run_cli("ingest", bad, "--no-ci", "--gate", "--against", "best")
+    done = run_cli("ingest", bad, "--no-intervals", "--gate", "--against", "best")
     assert done.exit_code == 2, done.output
     assert "new model 'model-lrage' (did you mean 'model-large'?)" in done.output
     assert snapshot(db_path) == before
@@ -323,18 +323,18 @@ def test_every_vacuous_pass_is_refused_before_anything_is_written(
     assert gone.exit_code == 2 and "no warehouse at" in gone.output, gone.output
     assert not (tmp_path / "tame.duckdb").exists() and not missing.exists()
     # A new model let in on purpose passes with a note; its next run has a baseline.
-    first = run_cli("ingest", bad, "--no-ci", "--gate", "--against", "previous",
+    first = run_cli("ingest", bad, "--no-intervals", "--gate", "--against", "previous",
                     "--allow-new-model")  # fmt: skip
     assert first.exit_code == 0 and "no baseline" in first.stdout, first.output
     worse = _report(tmp_path, "worse", 0.2, model="model-lrage", created="2026-01-03T00:00:00Z")
-    again = run_cli("ingest", worse, "--no-ci", "--gate", "--against", "previous")
+    again = run_cli("ingest", worse, "--no-intervals", "--gate", "--against", "previous")
     assert again.exit_code == 1, again.output
 
 
 def test_a_typo_of_a_stored_model_is_a_warning_without_the_gate(run_cli, tmp_path):
     good = _report(tmp_path, "good", 1.0, model="model-large", created="2026-01-01T00:00:00Z")
-    assert run_cli("ingest", good, "--no-ci").exit_code == 0
+    assert run_cli("ingest", good, "--no-intervals").exit_code == 0
     typo = _report(tmp_path, "typo", 0.9, model="model-lrage", created="2026-01-02T00:00:00Z")
-    done = run_cli("ingest", typo, "--no-ci")
+    done = run_cli("ingest", typo, "--no-intervals")
     assert done.exit_code == 0
     assert "model 'model-lrage' is new, and close to the stored 'model-large'" in done.stderr

@@ -21,7 +21,7 @@ def _ingest(run_cli, slug: str, *options: str) -> str:
     """The demo's small model's hypotheses again, under `slug`, with metric options."""
     hyp = EXAMPLES / "demo-small.zero-shot.hyp"
     result = run_cli(
-        "ingest", "--testset", "demo-test", "--hyp", hyp, "--model-slug", slug, "--no-ci",
+        "ingest", "--testset", "demo-test", "--hyp", hyp, "--model-slug", slug, "--no-intervals",
         "--json", *options,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -48,7 +48,7 @@ def test_a_tie_between_settings_marks_every_run_of_it(run_cli, tmp_path, write_l
     src = write_lines("s", ["one two three", "four five six"])
     ref = write_lines("r", ["uno dos tres", "cuatro cinco seis"])
     assert run_cli("testset", "add", "t", "--src", src, "--ref", ref).exit_code == 0
-    args = ["ingest", "--testset", "t", "--hyp", ref, "--no-ci", "--json"]
+    args = ["ingest", "--testset", "t", "--hyp", ref, "--no-intervals", "--json"]
     a = json.loads(run_cli(*args, "--model-slug", "a").stdout)[0]["run_id"]
     b = json.loads(run_cli(*args, "--model-slug", "b", "--lowercase").stdout)[0]["run_id"]
     rows = {r["run_id"]: r for r in json.loads(run_cli("leaderboard", "--json").stdout)}
@@ -61,7 +61,15 @@ def test_runs_of_one_setting_are_not_marked_across_test_sets(run_cli, demo, writ
     ref = write_lines("r", ["uno dos tres", "cuatro cinco seis"])
     assert run_cli("testset", "add", "t", "--src", src, "--ref", ref).exit_code == 0
     other = run_cli(
-        "ingest", "--testset", "t", "--hyp", ref, "--model-slug", "x", "--no-ci", "--lowercase"
+        "ingest",
+        "--testset",
+        "t",
+        "--hyp",
+        ref,
+        "--model-slug",
+        "x",
+        "--no-intervals",
+        "--lowercase",
     )
     assert other.exit_code == 0, other.output
     rows = json.loads(run_cli("leaderboard", "--json").stdout)

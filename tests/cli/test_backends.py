@@ -158,7 +158,16 @@ def test_the_same_run_twice_is_stored_once(warehouse, texts):
             "testset", "add", "ts", "--src", texts["test_src"], "--ref", texts["test_ref"]
         )
     )
-    args = ("ingest", "--testset", "ts", "--hyp", texts["good"], "--model-slug", "m", "--no-ci")
+    args = (
+        "ingest",
+        "--testset",
+        "ts",
+        "--hyp",
+        texts["good"],
+        "--model-slug",
+        "m",
+        "--no-intervals",
+    )
     _ok(warehouse.run(*args), "ingested")
     _ok(warehouse.run(*args), "already ingested")
     assert warehouse.sql("SELECT count(*) FROM runs") == [(1,)]

@@ -139,7 +139,9 @@ def test_replace_describes_what_it_removes_and_needs_yes(run_cli, write_lines, d
     src = write_lines("s.txt", ["one", "two"])
     assert run_cli("testset", "add", "ts", "--src", src, "--ref", src).exit_code == 0
     hyp = write_lines("h.txt", ["one", "zwei"])
-    ingested = run_cli("ingest", "--testset", "ts", "--hyp", hyp, "--model-slug", "m", "--no-ci")
+    ingested = run_cli(
+        "ingest", "--testset", "ts", "--hyp", hyp, "--model-slug", "m", "--no-intervals"
+    )
     assert ingested.exit_code == 0
     before = snapshot(db_path)
     new_ref = write_lines("r2.txt", ["uno", "dos"])

@@ -336,6 +336,7 @@ def test_audit_cli_json_is_a_stable_document(run_cli, loaded):
         "validation",
         "postings",
         "lenses",
+        "measure",
     }
     assert doc["action"] == "computed" and doc["postings"]["total"] > 0
     assert doc["lenses"] is None  # no audit by another measure to compare with

@@ -59,6 +59,10 @@ def test_minhash_from_the_cli_and_in_the_lens_view(run_cli, loaded, db_path):
     assert out.exit_code == 0, out.output
     doc = json.loads(out.stdout)
     assert doc["validation"]["sample_size"] == 20 and doc["mode"] == "fast"
+    # The warning names the lens the user chose, not a --mode they never gave.
+    assert doc["measure"] == "minhash"
+    assert any(w.startswith("MinHash estimates each exposure") for w in doc["warnings"])
+    assert not any("--mode fast" in w for w in doc["warnings"]), doc["warnings"]
     assert run_cli("audit", "--train", "train", "--testset", "test", db=db_path).exit_code == 0
     with Warehouse.open(db_path, access="read") as wh:
         rows = list(wh.query("SELECT minhash_audit_id, jaccard_audit_id, source_minhash, "

@@ -93,7 +93,7 @@ def runs(run_cli, db_path) -> dict[str, str]:
         ids = {}
         for name, (quality, model, created, test) in specs.items():
             path = _report(db.parent, name, quality, model=model, created=created, test=test)
-            result = run_cli("ingest", path, "--no-ci", "--json", db=db)
+            result = run_cli("ingest", path, "--no-intervals", "--json", db=db)
             assert result.exit_code == 0, result.output
             ids[name] = json.loads(result.stdout)[0]["run_id"]
         (db.parent / "ids.json").write_text(json.dumps(ids), encoding="utf-8")

@@ -43,7 +43,14 @@ def ingest(out: Path, testset: str, hyps: list[str]) -> None:
         for path in hyps:
             slug = Path(path).stem
             code, text = _invoke(
-                "ingest", "--testset", testset, "--hyp", path, "--model-slug", slug, "--no-ci"
+                "ingest",
+                "--testset",
+                testset,
+                "--hyp",
+                path,
+                "--model-slug",
+                slug,
+                "--no-intervals",
             )
             log.write(json.dumps({"hyp": path, "code": code, "output": text}) + "\n")
             log.flush()

@@ -40,7 +40,7 @@ def plain(run_cli, db_path):
         scores = {}
         for system in ("sysA", "sysB"):
             [run] = _json(run_cli("ingest", "--testset", "wmt", "--hyp", DATA / f"{system}.en",
-                                  "--model-slug", f"plain-{system}", "--no-ci", "--json",
+                                  "--model-slug", f"plain-{system}", "--no-intervals", "--json",
                                   db=path))  # fmt: skip
             scores[system] = run["scores"]
         (path.parent / "scores.json").write_text(json.dumps(scores), encoding="utf-8")
@@ -62,15 +62,16 @@ def test_a_test_set_from_a_dataset_file_is_the_test_set_of_the_same_plain_files(
 def test_tables_of_outputs_score_as_the_plain_files(run_cli, plain, tmp_path):
     by_id = _json(run_cli("ingest", "--from", "tsv", DATA / "outputs.tsv", "--testset", "wmt",
                           "--hyp-col", "hypothesis", "--id-col", "id", "--metric-col",
-                          "comet=comet", "--model-slug", "tsv", "--no-ci", "--json"))  # fmt: skip
+                          "comet=comet", "--model-slug", "tsv", "--no-intervals",
+                          "--json"))  # fmt: skip
     by_source = _json(run_cli("ingest", "--from", "csv", DATA / "outputs.csv", "--testset", "wmt",
                               "--hyp-col", "hypothesis", "--src-col", "source", "--model-slug",
-                              "csv", "--no-ci", "--json"))  # fmt: skip
+                              "csv", "--no-intervals", "--json"))  # fmt: skip
     # A Parquet file with the hypotheses alone answers the segments in order.
     hyps = (DATA / "sysB.en").read_text(encoding="utf-8").splitlines()
     pq.write_table(pa.table({"output": hyps}), tmp_path / "b.parquet")
     in_order = _json(run_cli("ingest", "--from", "hf", tmp_path / "b.parquet", "--testset",
-                             "wmt", "--hyp-col", "output", "--model-slug", "pq", "--no-ci",
+                             "wmt", "--hyp-col", "output", "--model-slug", "pq", "--no-intervals",
                              "--json"))  # fmt: skip
     assert by_id[0]["scores"] == plain["sysA"]
     assert by_source[0]["scores"] == plain["sysB"] == in_order[0]["scores"]
@@ -93,7 +94,8 @@ def test_an_exported_run_read_back_as_a_table_is_the_same_run(run_cli, plain, tm
 
 def test_comet_scores_become_runs_with_the_comet_model_as_signature(run_cli, plain):
     runs = _json(run_cli("ingest", "--from", "comet", DATA / "comet-scores.json", "--testset",
-                         "wmt", "--comet-model", COMET_MODEL, "--no-ci", "--json"))  # fmt: skip
+                         "wmt", "--comet-model", COMET_MODEL, "--no-intervals",
+                         "--json"))  # fmt: skip
     assert [(r["model_slug"], r["scores"]) for r in runs] == [
         ("sysA", plain["sysA"]), ("sysB", plain["sysB"])
     ]  # fmt: skip
@@ -110,11 +112,11 @@ def test_comet_scores_of_another_model_are_marked_not_comparable(run_cli, tmp_pa
     other = tmp_path / "other.json"
     shutil.copy(DATA / "comet-scores.json", other)
     _json(run_cli("ingest", "--from", "comet", DATA / "comet-scores.json", "--comet-model",
-                  COMET_MODEL, "--no-ci", "--json"))  # fmt: skip
+                  COMET_MODEL, "--no-intervals", "--json"))  # fmt: skip
     doc = json.loads(other.read_text(encoding="utf-8"))
     other.write_text(json.dumps({"sysC.en": doc["sysA.en"]}), encoding="utf-8")
     _json(run_cli("ingest", "--from", "comet", other, "--comet-model", "Unbabel/XCOMET-XL",
-                  "--testset", "comet-scores", "--no-ci", "--json"))  # fmt: skip
+                  "--testset", "comet-scores", "--no-intervals", "--json"))  # fmt: skip
     board = {r["model_slug"]: r for r in _json(run_cli("leaderboard", "--json"))}
     assert board["sysC"]["signature_differs"] == ["comet_score"]
     assert board["sysA"]["signature_differs"] == board["sysB"]["signature_differs"] == []
@@ -124,10 +126,10 @@ def test_comet_scores_of_another_model_are_marked_not_comparable(run_cli, tmp_pa
 
 def test_an_lm_eval_sample_log_is_a_run_of_the_harness_model(run_cli, plain):
     [run] = _json(run_cli("ingest", "--from", "lm-eval", SAMPLES, "--testset", "wmt",
-                          "--lm-eval-results", RESULTS, "--no-ci", "--json"))  # fmt: skip
+                          "--lm-eval-results", RESULTS, "--no-intervals", "--json"))  # fmt: skip
     assert (run["model_slug"], run["condition"]) == ("my-org__tiny-mt", "0-shot")
     assert run["scores"] == plain["sysA"]  # the leading spaces are not part of the text
-    [alone] = _json(run_cli("ingest", "--from", "lm-eval", SAMPLES, "--no-ci", "--json"))
+    [alone] = _json(run_cli("ingest", "--from", "lm-eval", SAMPLES, "--no-intervals", "--json"))
     assert alone["model_slug"] == "my-org__tiny-mt" and alone["test_set"] == "wmt16-de-en"
     assert alone["scores"] == plain["sysA"]
 
@@ -194,7 +196,7 @@ def test_each_imported_format_exports_the_records_it_was_given(run_cli, plain, t
         return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
 
     run_cli("ingest", "--from", "comet", DATA / "comet-scores.json", "--testset", "wmt",
-            "--comet-model", COMET_MODEL, "--no-ci")  # fmt: skip
+            "--comet-model", COMET_MODEL, "--no-intervals")  # fmt: skip
     comet = json.loads((DATA / "comet-scores.json").read_text(encoding="utf-8"))["sysB.en"]
     assert [(r["source"], r["references"], r["hypothesis"], r["metrics"]["comet_score"])
             for r in exported("sysB")] == [
@@ -202,14 +204,14 @@ def test_each_imported_format_exports_the_records_it_was_given(run_cli, plain, t
     ]  # fmt: skip
     run_cli("ingest", "--from", "tsv", DATA / "outputs.tsv", "--testset", "wmt", "--hyp-col",
             "hypothesis", "--id-col", "id", "--metric-col", "comet=comet", "--model-slug", "tsv",
-            "--no-ci")  # fmt: skip
+            "--no-intervals")  # fmt: skip
     lines = (DATA / "outputs.tsv").read_text(encoding="utf-8").splitlines()[1:]
     rows = [line.split("\t") for line in lines]
     assert [
         (r["source"], r["hypothesis"], r["metrics"]["comet_score"]) for r in exported("tsv")
     ] == [(src, hyp, float(score)) for _id, src, hyp, score in rows]
     run_cli("ingest", "--from", "lm-eval", SAMPLES, "--testset", "wmt", "--model-slug", "lm",
-            "--no-ci")  # fmt: skip
+            "--no-intervals")  # fmt: skip
     samples = [json.loads(line) for line in SAMPLES.read_text(encoding="utf-8").splitlines()]
     assert [(r["source"], r["references"], r["hypothesis"]) for r in exported("lm")] == [
         (s["doc"]["translation"]["de"], [s["target"].strip()], s["filtered_resps"][0].strip())
@@ -221,7 +223,8 @@ def test_what_comet_score_prints_is_read_with_the_files_it_names(run_cli, plain,
                                                                  monkeypatch):  # fmt: skip
     monkeypatch.chdir(tmp_path)  # the files are found beside the output
     runs = _json(run_cli("ingest", "--from", "comet", DATA / "comet-scores.txt", "--testset",
-                         "wmt", "--comet-model", COMET_MODEL, "--no-ci", "--json"))  # fmt: skip
+                         "wmt", "--comet-model", COMET_MODEL, "--no-intervals",
+                         "--json"))  # fmt: skip
     assert [(r["model_slug"], r["scores"]) for r in runs] == [
         ("sysA", plain["sysA"]), ("sysB", plain["sysB"])
     ]  # fmt: skip
@@ -262,7 +265,7 @@ def test_a_reports_per_entry_comet_fills_the_leaderboards_comet_column(run_cli, 
                for i, (s, r) in enumerate(zip(src, ref, strict=True))]  # fmt: skip
     report = tmp_path / "c.json"
     report.write_text(json.dumps({"model_slug": "c", "entries": entries}), encoding="utf-8")
-    assert run_cli("ingest", report, "--no-ci").exit_code == 0
+    assert run_cli("ingest", report, "--no-intervals").exit_code == 0
     [row] = _json(run_cli("leaderboard", "--json"))
     assert row["comet_score"] == pytest.approx(0.75)
     assert row["ingested_metrics"] == ["comet_score"]

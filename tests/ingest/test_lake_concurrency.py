@@ -118,7 +118,17 @@ def test_eight_writers_an_audit_and_readers_at_once(lake, tmp_path):
     readers = [_worker(lake, "read", log, stop, writing) for log in reads]
     auditor = _worker(lake, "audit", tmp_path / "audit.log", "tr", "ts", stop)
     twins = [
-        _cli(lake, "ingest", "--testset", "ts", "--hyp", same, "--model-slug", "twin", "--no-ci")
+        _cli(
+            lake,
+            "ingest",
+            "--testset",
+            "ts",
+            "--hyp",
+            same,
+            "--model-slug",
+            "twin",
+            "--no-intervals",
+        )
         for _ in range(2)
     ]
     writers = [

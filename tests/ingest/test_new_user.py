@@ -57,7 +57,7 @@ def test_a_report_joins_a_registered_test_set_by_id_or_by_content(run_cli, regis
     by_id = _report(tmp_path, [
         {"id": f"s{i}", "source": s, "expected": r, "predicted": h} for s, r, h, i in shuffled
     ])  # fmt: skip
-    result = run_cli("ingest", by_id, "--testset", "ts", "--no-ci", "--json")
+    result = run_cli("ingest", by_id, "--testset", "ts", "--no-intervals", "--json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)[0]
     assert doc["test_set"] == "ts" and not doc["test_set_created"]
@@ -111,7 +111,15 @@ def test_plausible_but_wrong_input_is_warned_about_stored_and_reported(
     for name, hyps in cases.items():
         hyp = write_lines(f"{name}.txt", hyps)
         result = run_cli(
-            "ingest", "--testset", "ts", "--hyp", hyp, "--model-slug", name, "--no-ci", "--json"
+            "ingest",
+            "--testset",
+            "ts",
+            "--hyp",
+            hyp,
+            "--model-slug",
+            name,
+            "--no-intervals",
+            "--json",
         )
         assert result.exit_code == 0, result.output
         doc = json.loads(result.stdout)[0]
@@ -119,10 +127,12 @@ def test_plausible_but_wrong_input_is_warned_about_stored_and_reported(
         shown = run_cli("report", name)
         assert messages[name] in shown.stderr
     good = write_lines("good.txt", [r.lower() for r in ref])
-    first = run_cli("ingest", "--testset", "ts", "--hyp", good, "--model-slug", "a", "--no-ci")
+    first = run_cli(
+        "ingest", "--testset", "ts", "--hyp", good, "--model-slug", "a", "--no-intervals"
+    )
     assert first.exit_code == 0
     second = run_cli(
-        "ingest", "--testset", "ts", "--hyp", good, "--model-slug", "b", "--no-ci", "--json"
+        "ingest", "--testset", "ts", "--hyp", good, "--model-slug", "b", "--no-intervals", "--json"
     )
     warnings = json.loads(second.stdout)[0]["warnings"]
     assert any("already stored as run" in w and "'a'" in w for w in warnings)
@@ -146,7 +156,7 @@ def test_a_line_lost_in_one_place_and_added_in_another_is_found_where_it_happene
     for name, hyps in (("good", good), ("lost", lost)):
         result = run_cli(
             "ingest", "--testset", "long", "--hyp", write_lines(f"{name}.hyp", hyps),
-            "--model-slug", name, "--no-ci", "--json",
+            "--model-slug", name, "--no-intervals", "--json",
         )  # fmt: skip
         assert result.exit_code == 0, result.output
         warnings = json.loads(result.stdout)[0]["warnings"]
@@ -183,7 +193,7 @@ def test_language_labels_that_contradict_each_other_are_warned_about(
     card.write_text(json.dumps({"model_slug": "m", "dataset": {"language_pair": "fr-de"}}))
     result = run_cli(
         "ingest", "--testset", "ts", "--hyp", examples / "demo-large.zero-shot.hyp",
-        "--run-card", card, "--no-ci", "--json",
+        "--run-card", card, "--no-intervals", "--json",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert any(
@@ -203,7 +213,7 @@ def test_run_card_claims_and_partial_entries_are_warned_about(
         "entries": [{"id": f"s{i}", "latency_s": 0.5} for i in range(10)],
     }))  # fmt: skip
     result = run_cli(
-        "ingest", "--testset", "ts", "--hyp", hyp, "--run-card", card, "--no-ci", "--json"
+        "ingest", "--testset", "ts", "--hyp", hyp, "--run-card", card, "--no-intervals", "--json"
     )
     assert result.exit_code == 0, result.output
     warnings = json.loads(result.stdout)[0]["warnings"]
@@ -227,7 +237,16 @@ def test_bleu_options_are_computed_and_recorded(
     hyps = [r.lower() + " extra" for r in ref]
     hyp = write_lines("h.txt", hyps)
     result = run_cli(
-        "ingest", "--testset", "ts", "--hyp", hyp, "--model-slug", "m", "--no-ci", *args, "--json"
+        "ingest",
+        "--testset",
+        "ts",
+        "--hyp",
+        hyp,
+        "--model-slug",
+        "m",
+        "--no-intervals",
+        *args,
+        "--json",
     )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)[0]
@@ -240,7 +259,7 @@ def test_chrf_without_word_order_and_ter_off(run_cli, registered, write_lines):
     _src, ref = registered
     hyps = [r.lower() for r in ref]
     hyp = write_lines("h.txt", hyps)
-    args = ("--chrf-word-order", "0", "--no-ter", "--no-ci", "--json")
+    args = ("--chrf-word-order", "0", "--no-ter", "--no-intervals", "--json")
     result = run_cli("ingest", "--testset", "ts", "--hyp", hyp, "--model-slug", "m", *args)
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)[0]

@@ -125,7 +125,8 @@ def test_paired_tests_take_the_plugins_metric_in_its_direction(run_cli, testset,
     _install(monkeypatch, V1)
     for system in ("sysA", "sysB"):
         run_cli("ingest", "--testset", testset, "--hyp", DATA / f"{system}.en", "--model-slug",
-                system, "--metric", "word_f1", "--metric", "word_miss", "--no-ci")  # fmt: skip
+                system, "--metric", "word_f1", "--metric", "word_miss",
+                "--no-intervals")  # fmt: skip
     done = run_cli("compare", "sysA", "sysB", "--significance", "--n-bootstrap", "200", "--json")
     assert done.exit_code == 0, done.output
     results = {r["metric_name"]: r for r in json.loads(done.stdout)["significance"]}
@@ -173,7 +174,7 @@ def test_an_installed_plugin_is_found_by_a_fresh_process(tmp_path):
 
     cli("testset", "add", "wmt", "--src", DATA / "src.de", "--ref", DATA / "ref.en")
     cli("ingest", "--testset", "wmt", "--hyp", DATA / "sysA.en", "--model-slug", "a", "--metric",
-        "word_f1", "--no-ci")  # fmt: skip
+        "word_f1", "--no-intervals")  # fmt: skip
     [row] = json.loads(cli("leaderboard", "--metric", "word_f1", "--json").stdout)
     assert row["plugin_metrics"]["word_f1"] > 0.5
 
@@ -186,7 +187,7 @@ def test_a_metric_a_report_carried_is_ranked_like_a_plugins(run_cli, tmp_path):
                    for s, r in zip(src, ref, strict=True)]  # fmt: skip
         path = tmp_path / f"{slug}.json"
         path.write_text(json.dumps({"model_slug": slug, "entries": entries}), encoding="utf-8")
-        assert run_cli("ingest", path, "--no-ci").exit_code == 0
+        assert run_cli("ingest", path, "--no-intervals").exit_code == 0
     board = _json(run_cli("leaderboard", "--metric", "plugin_metrics.lex", "--json"))
     assert [(r["model_slug"], r["plugin_metrics"]["plugin_metrics.lex"]) for r in board] == [
         ("high", pytest.approx(0.9)), ("low", pytest.approx(0.2))

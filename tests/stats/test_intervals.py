@@ -135,13 +135,21 @@ def test_small_runs_warn_that_coverage_may_be_poor(con, tmp_path):
     assert any("difficulty tiers with fewer than 30" in w for w in result.warnings)
 
 
-def test_runs_ingested_without_ci_have_no_intervals_and_null_leaderboard_columns(run_cli, tmp_path):
+@pytest.mark.parametrize("flag", ["--no-intervals", "--no-ci"])
+def test_runs_ingested_without_intervals_have_none_and_null_leaderboard_columns(
+    run_cli, tmp_path, flag
+):
     path = _doc(tmp_path, _entries(30))
-    assert run_cli("ingest", path, "--no-ci").exit_code == 0
+    assert run_cli("ingest", path, flag).exit_code == 0  # --no-ci: the old spelling, hidden
     rows = json.loads(run_cli("query", "SELECT count(*) AS n FROM run_intervals", "--json").stdout)
     assert rows[0]["n"] == 0
     board = json.loads(run_cli("leaderboard", "--json").stdout)
     assert board[0]["chrf_ci_lower"] is None and board[0]["exact_match_ci_upper"] is None
+
+
+def test_the_old_spelling_of_no_intervals_is_hidden_from_help(run_cli):
+    shown = run_cli("ingest", "--help").stdout
+    assert "--no-intervals" in shown and "--no-ci" not in shown
 
 
 def test_cli_ingest_options_set_the_bootstrap_and_replace_rewrites_intervals(run_cli, tmp_path):

@@ -471,9 +471,18 @@ def test_metric_plugin_scores_reach_run_cards_with_their_signature(
     data = Path(__file__).parents[1] / "inputs" / "data"
     run_cli("testset", "add", "wmt", "--src", data / "src.de", "--ref", data / "ref.en")
     done = run_cli("ingest", "--testset", "wmt", "--hyp", data / "sysA.en", "--model-slug", "a",
-                   "--metric", "word_f1", "--no-ci")  # fmt: skip
+                   "--metric", "word_f1", "--no-intervals")  # fmt: skip
     assert done.exit_code == 0, done.output
-    run_cli("ingest", "--testset", "wmt", "--hyp", data / "sysB.en", "--model-slug", "b", "--no-ci")
+    run_cli(
+        "ingest",
+        "--testset",
+        "wmt",
+        "--hyp",
+        data / "sysB.en",
+        "--model-slug",
+        "b",
+        "--no-intervals",
+    )
     migrate(pg_dsn)
     con = open_warehouse(db_path)
     assert sync_direct(con, pg_dsn).sent_runs == 2

@@ -35,6 +35,7 @@ class AuditResult:
     validation: dict[str, Any] | None
     postings: dict[str, int] | None
     lenses: dict[str, Any] | None = None  # beside the audits by other measures (lens_comparison)
+    measure: str = "jaccard"
 
     def to_dict(self) -> dict[str, Any]:
         """Stable JSON document (`format` versions its shape)."""
@@ -46,7 +47,7 @@ def load_audit(con: duckdb.DuckDBPyConnection, audit_id: str, *, action: str) ->
     row = con.execute(
         "SELECT a.signature, a.mode, a.n_segments, a.timings, a.validation, tr.name, te.name, "
         "tr.n_segments, a.far_threshold, a.leak_thresholds, a.input_warnings, "
-        "audit_side(a.config) FROM audits a "
+        "audit_side(a.config), audit_measure(a.config) FROM audits a "
         "JOIN corpora tr ON tr.corpus_id = a.train_corpus_id "
         "JOIN corpora te ON te.corpus_id = a.test_corpus_id WHERE a.audit_id = ?",
         [audit_id],
@@ -54,7 +55,7 @@ def load_audit(con: duckdb.DuckDBPyConnection, audit_id: str, *, action: str) ->
     if row is None:
         raise UsageError(f"unknown audit {audit_id!r}")
     (signature, mode, n, timings_json, validation_json, train, test, n_train, _far, leak, early,
-     searched) = row  # fmt: skip
+     searched, measure) = row  # fmt: skip
     side_rows = con.execute(
         "SELECT side, n_segments, mean, median, p05, p25, p75, p95, max, exact_share, "
         "thresholds, shares_at_or_above FROM audit_exposure_summary WHERE audit_id = ? "
@@ -109,6 +110,7 @@ def load_audit(con: duckdb.DuckDBPyConnection, audit_id: str, *, action: str) ->
         validation=validation,
         postings=postings,
         lenses=lens_comparison(con, audit_id),
+        measure=measure,
     )
     result.warnings = [*(early or []), *audit_warnings(con, result, list(leak))]
     return result
@@ -139,7 +141,12 @@ def audit_warnings(
     if pair is not None and pair["exact_share"] > 0:
         count = round(pair["exact_share"] * result.n_segments)
         warnings.append(f"{count} test pair(s) occur verbatim in the training corpus")
-    if result.mode == "fast":
+    if result.measure == "minhash":
+        warnings.append(
+            "MinHash estimates each exposure from signatures and finds neighbours by banding: "
+            "exposures are approximate (too low where a neighbour was missed)"
+        )
+    elif result.mode == "fast":
         warnings.append("approximate retrieval (--mode fast) was used; exposures may be too low")
     return warnings
 

@@ -306,7 +306,7 @@ def _composite(doc: dict[str, Any]) -> str:
 def _intervals(doc: dict[str, Any]) -> str:
     """Every stored bootstrap interval, as whiskers and as a table."""
     if not doc["intervals"]:
-        return _empty("no bootstrap intervals stored (the run was ingested with --no-ci)")
+        return _empty("no bootstrap intervals stored (the run was ingested with --no-intervals)")
     first = doc["intervals"][0]
     rows = [
         {
