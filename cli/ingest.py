@@ -193,6 +193,13 @@ def _describe(result: IngestResult) -> str:
     default=None,
     help="With --from lm-eval: the harness's results JSON (model name, shots).",
 )
+@click.option(
+    "--inputs-dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="With --from comet: a folder the translation files COMET's printed output names may "
+    "be in (besides the output's own).",
+)
 @json_option
 @pass_app
 def ingest(
@@ -235,6 +242,7 @@ def ingest(
     table_format: str | None,
     comet_model: str | None,
     lm_eval_results: Path | None,
+    inputs_dir: Path | None,
     as_json: bool,
 ) -> None:
     """Ingest runs: plain files (--testset --hyp) or test-report / run-card JSON files.
@@ -283,6 +291,7 @@ def ingest(
         table_format=table_format,
         comet_model=comet_model,
         lm_eval_results=lm_eval_results,
+        inputs_dir=inputs_dir,
         metrics=metrics,
         known_models_only=gate and not allow_new_model,
     )
@@ -375,7 +384,8 @@ def _after_the_commit(
 
 
 _NOT_WITH_MQM = ("reports", "hyp", "model_slug", "condition", "run_card", "replicate_of", "gate",
-                 "from_format", "metrics")  # fmt: skip
+                 "from_format", "metrics", "comet_model", "lm_eval_results",
+                 "inputs_dir")  # fmt: skip
 
 
 def _ingest_annotated(

@@ -269,3 +269,37 @@ def test_a_reports_per_entry_comet_fills_the_leaderboards_comet_column(run_cli, 
     [row] = _json(run_cli("leaderboard", "--json"))
     assert row["comet_score"] == pytest.approx(0.75)
     assert row["ingested_metrics"] == ["comet_score"]
+
+
+def test_comet_printed_output_reads_hypotheses_only_beside_it_or_under_inputs_dir(
+    run_cli, plain, tmp_path, db_path
+):
+    outside = tmp_path / "private"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("a line that must not be stored\n", encoding="utf-8")
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "link.en").symlink_to(outside / "secret.txt")
+    before = snapshot(db_path)
+    for named in (str(outside / "secret.txt"), "../private/secret.txt", "link.en"):
+        printed = job / "scores.txt"
+        printed.write_text(f"{named}\tSegment 0\tscore: 0.5\n", encoding="utf-8")
+        refused = run_cli("ingest", "--from", "comet", printed, "--testset", "wmt",
+                          "--comet-model", COMET_MODEL)  # fmt: skip
+        assert refused.exit_code == 2, refused.output
+        assert f"{printed}: names {named!r}, which is {outside / 'secret.txt'}, outside" in (
+            refused.stderr
+        )
+        assert snapshot(db_path) == before
+    # The translation files in a folder the user names are read.
+    printed = job / "scores.txt"
+    printed.write_text((DATA / "comet-scores.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    missing = run_cli("ingest", "--from", "comet", printed, "--testset", "wmt",
+                      "--comet-model", COMET_MODEL)  # fmt: skip
+    assert missing.exit_code == 2 and "no such file is beside it" in missing.stderr
+    runs = _json(run_cli("ingest", "--from", "comet", printed, "--testset", "wmt",
+                         "--comet-model", COMET_MODEL, "--inputs-dir", DATA, "--no-intervals",
+                         "--json"))  # fmt: skip
+    assert [(r["model_slug"], r["scores"]) for r in runs] == [
+        ("sysA", plain["sysA"]), ("sysB", plain["sysB"])
+    ]  # fmt: skip

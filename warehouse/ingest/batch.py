@@ -66,6 +66,7 @@ class IngestRequest:
     table_format: str | None = None
     comet_model: str | None = None
     lm_eval_results: str | Path | None = None
+    inputs_dir: str | Path | None = None  # where files an import names may be (--inputs-dir)
     metrics: tuple[str, ...] = ()  # metric plugins to score the runs with (docs/metrics.md)
     # Refuse a run whose model has no stored run yet (what a gate needs: a misspelled slug
     # would be a new model with no baseline).
@@ -77,11 +78,12 @@ class IngestRequest:
         if not self.reports and not (self.testset and self.hyp):
             what = "the files of --from" if self.from_format else "JSON reports"
             raise UsageError(f"give {what}, or both --testset and --hyp")
-        imports = (self.columns.given, self.table_format, self.comet_model, self.lm_eval_results)
+        imports = (self.columns.given, self.table_format, self.comet_model, self.lm_eval_results,
+                   self.inputs_dir)  # fmt: skip
         if self.from_format is None and any(imports):
             raise UsageError(
-                "the column options, --format, --comet-model and --lm-eval-results read other "
-                "tools' files: add --from"
+                "the column options, --format, --comet-model, --lm-eval-results and --inputs-dir "
+                "read other tools' files: add --from"
             )
 
 
@@ -96,7 +98,8 @@ def _prepare_foreign(
     for path in request.reports:
         runs = read_foreign(path, request.from_format, columns=request.columns,
                             table_format=request.table_format, comet_model=request.comet_model,
-                            lm_eval_results=request.lm_eval_results)  # fmt: skip
+                            lm_eval_results=request.lm_eval_results,
+                            inputs_dir=request.inputs_dir)  # fmt: skip
         if request.model_slug is not None and len(runs) > 1:
             raise UsageError(f"{path}: holds {len(runs)} systems; --model-slug names one run "
                              "(each system's name is its model slug)")  # fmt: skip

@@ -80,15 +80,19 @@ def read_foreign(
     table_format: str | None = None,
     comet_model: str | None = None,
     lm_eval_results: str | Path | None = None,
+    inputs_dir: str | Path | None = None,
 ) -> list[ForeignRun]:
-    """The runs in another tool's file (`kind`: one of FOREIGN_FORMATS)."""
+    """The runs in another tool's file (`kind`: one of FOREIGN_FORMATS); files it names are read
+    only beside it or under `inputs_dir`."""
     columns = columns or Columns()
     if kind not in FOREIGN_FORMATS:
         raise UsageError(f"--from: expected one of {', '.join(FOREIGN_FORMATS)}, got {kind!r}")
     if kind == "comet":
         if columns.given:
             raise UsageError("--from comet reads src, mt, ref and COMET; drop the column options")
-        return comet_runs(path, comet_model)
+        return comet_runs(path, comet_model, inputs_dir)
+    if inputs_dir is not None:
+        raise UsageError("--inputs-dir goes with --from comet (the files its printed form names)")
     if comet_model is not None:
         raise UsageError("--comet-model goes with --from comet")
     if kind == "lm-eval":
@@ -157,7 +161,9 @@ def _dataset_name(path: str | Path) -> str:
 # --- COMET ---------------------------------------------------------------------------------
 
 
-def comet_runs(path: str | Path, model: str | None) -> list[ForeignRun]:
+def comet_runs(
+    path: str | Path, model: str | None, inputs_dir: str | Path | None = None
+) -> list[ForeignRun]:
     """COMET's output: the JSON of `comet-score … --to_json FILE` (one run per translation file
     it scored, each segment with its src, mt, ref when COMET had references, and its score
     under "COMET"), or what `comet-score` prints (`FILE<TAB>Segment I<TAB>score: X` lines)."""
@@ -169,7 +175,7 @@ def comet_runs(path: str | Path, model: str | None) -> list[ForeignRun]:
         )
     text = decode_utf8(read_bytes(path), file)
     if not text.lstrip().startswith("{"):
-        return _comet_printed(text, path, model)
+        return _comet_printed(text, path, model, inputs_dir)
     data = load_json(path)
     if not isinstance(data, dict) or not data:
         raise InputError("expected COMET's JSON: an object of translation files", file)
@@ -207,11 +213,13 @@ _SEGMENT_LINE = re.compile(r"^(?P<file>.*)\tSegment (?P<i>\d+)\tscore: (?P<score
 _SYSTEM_LINE = re.compile(r"^(?P<file>.*)\tscore: (?P<score>\S+)$")
 
 
-def _comet_printed(text: str, path: str | Path, model: str) -> list[ForeignRun]:
+def _comet_printed(
+    text: str, path: str | Path, model: str, inputs_dir: str | Path | None
+) -> list[ForeignRun]:
     """What `comet-score` prints: per segment `FILE<TAB>Segment I<TAB>score: X` (4 decimals),
-    per system `FILE<TAB>score: X`. The hypotheses are read from each FILE as COMET was given it
-    (relative to the current folder, else to the output's); the runs answer the registered
-    test set's segments in order."""
+    per system `FILE<TAB>score: X`. The hypotheses are read from each FILE, found beside the
+    output or under `inputs_dir` (nowhere else); the runs answer the registered test set's
+    segments in order."""
     file = str(path)
     scores: dict[str, dict[int, float]] = {}
     for number, line in enumerate(split_lines(text), start=1):
@@ -236,7 +244,7 @@ def _comet_printed(text: str, path: str | Path, model: str) -> list[ForeignRun]:
         raise InputError("no segment scores (FILE<TAB>Segment I<TAB>score: X lines)", file)
     runs = []
     for system, segments in scores.items():
-        hyp_path = _beside(system, path)
+        hyp_path = _named_file(system, path, inputs_dir)
         hyps = read_lines(hyp_path)
         if sorted(segments) != list(range(len(hyps))):
             raise InputError(
@@ -253,12 +261,29 @@ def _comet_printed(text: str, path: str | Path, model: str) -> list[ForeignRun]:
     return runs
 
 
-def _beside(name: str, output: str | Path) -> Path:
-    """A file COMET was given: as named (from the current folder), else beside its output."""
+def _named_file(name: str, output: str | Path, inputs_dir: str | Path | None) -> Path:
+    """A file COMET's output names, beside that output or under `inputs_dir`: the output is
+    often a pull request's, and whatever file it named would be stored as hypotheses."""
+    roots = [Path(output).resolve().parent]
+    if inputs_dir is not None:
+        roots.append(Path(inputs_dir).resolve())
     given = Path(name)
-    if given.is_absolute() or given.exists():
-        return given
-    return Path(output).parent / given
+    candidates = [given] if given.is_absolute() else [root / given for root in roots]
+    outside = None
+    for candidate in candidates:
+        real = candidate.resolve()
+        if not any(real.is_relative_to(root) for root in roots):
+            outside = outside or real
+        elif real.is_file():
+            return real
+    allowed = "beside it" + (" or under --inputs-dir" if inputs_dir is not None else "")
+    if outside is not None and outside.exists():
+        raise InputError(
+            f"names {name!r}, which is {outside}, outside the folders tame-wh reads COMET's "
+            f"files from ({allowed}; --inputs-dir DIR adds a folder)",
+            str(output),
+        )
+    raise InputError(f"names {name!r}, and no such file is {allowed}", str(output))
 
 
 def _text(record: dict[str, Any], key: str, at: str, file: str) -> str:
