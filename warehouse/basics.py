@@ -76,6 +76,12 @@ def did_you_mean(name: str, known: Iterable[str], within: int = 2) -> list[str]:
     return [k for d, k in scored if d <= within]
 
 
+def suggestion(name: str, known: Iterable[str], within: int = 2) -> str:
+    """` (did you mean 'a' or 'b'?)` for the known names close to `name`, else nothing."""
+    close = did_you_mean(name, known, within)[:3]
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+
+
 def utc_now() -> datetime:
     """The current UTC time without a zone (the warehouse stores UTC)."""
     return datetime.now(timezone.utc).replace(tzinfo=None)

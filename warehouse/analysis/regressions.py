@@ -29,6 +29,7 @@ from warehouse.stats.resample import BootstrapSettings
 from warehouse.stats.significance import SignificanceResult, compare_pair
 from warehouse.store.corpora import get_corpus
 from warehouse.store.replicates import LABELLED_RUNS, REPLICATE_TAG, SEED_LABEL, replicate_label
+from warehouse.store.run_refs import known_model
 from warehouse.store.settings import metric_directions
 
 
@@ -135,6 +136,7 @@ def _steps(
     `recent` newest steps when given)."""
     if testset is not None:
         get_corpus(con, testset, "test")  # unknown names are usage errors
+    known_model(con, model_slug)
     rows = con.execute(
         "SELECT r.model_slug, r.condition, c.name, r.run_id, "
         "strftime(r.created_at, '%Y-%m-%dT%H:%M:%SZ') FROM ingested_runs r "

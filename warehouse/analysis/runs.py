@@ -15,6 +15,7 @@ from warehouse.metrics.scores import bleu_from_stats, chrf_from_stats, ter_or_no
 from warehouse.store.connection import transaction
 from warehouse.store.corpora import get_corpus
 from warehouse.store.purge import RUN_TABLES, delete_runs
+from warehouse.store.run_refs import known_model
 from warehouse.store.run_refs import resolve_run as resolve_run  # re-exported
 
 _TAG_KEY = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
@@ -75,6 +76,7 @@ def list_runs(
     one run `run_id`."""
     if testset is not None:
         get_corpus(con, testset, "test")  # unknown names are usage errors
+    known_model(con, model_slug)
     wanted = tags or {}
     rows = con.execute(
         "SELECT s.run_id, model_slug, condition, test_set, n_entries, n_errors, "

@@ -11,7 +11,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse.basics import Notify, did_you_mean, silent
+from warehouse.basics import Notify, did_you_mean, silent, suggestion
 from warehouse.errors import InputError, UsageError
 from warehouse.ingest.prepare import (
     RegisteredTestSet,
@@ -247,9 +247,8 @@ def _stored_models(con: duckdb.DuckDBPyConnection | None) -> set[str]:
 
 def _new_model_message(slug: str, known: set[str]) -> str:
     """Why a gate refuses a model no stored run has, with the stored slugs it may mean."""
-    close = did_you_mean(slug, known)
-    hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
     return (
-        f"new model {slug!r}{hint}: no run of it is stored, so the gate has no baseline for it; "
-        "nothing was written (--allow-new-model stores it and passes the gate with a note)"
+        f"new model {slug!r}{suggestion(slug, known)}: no run of it is stored, so the gate has "
+        "no baseline for it; nothing was written (--allow-new-model stores it and passes the "
+        "gate with a note)"
     )

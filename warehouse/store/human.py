@@ -349,6 +349,8 @@ def list_human_sets(
     con: duckdb.DuckDBPyConnection, test_set: str | None = None
 ) -> list[dict[str, Any]]:
     """Stored judgment sets (of one test set when given), oldest first."""
+    if test_set is not None:
+        get_corpus(con, test_set, "test")  # an unknown name is a usage error, not "no sets"
     cursor = con.execute(
         "SELECT s.set_id, s.name, c.name AS test_set, s.scheme, s.format, s.n_judgments, "
         "s.n_errors, s.added_at FROM human_sets s JOIN corpora c ON c.corpus_id = s.test_corpus_id "

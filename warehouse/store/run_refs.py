@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import duckdb
 
+from warehouse.basics import suggestion
 from warehouse.errors import UsageError
 
 
@@ -50,7 +51,10 @@ def resolve_run(con: duckdb.DuckDBPyConnection, ref: str, testset: str | None = 
             "SELECT 1 FROM corpora WHERE name = ? AND role = 'test'", [testset]
         ).fetchone()
     ):
-        raise UsageError(f"unknown test set {testset!r} (see `tame-wh testset list`)")
+        raise UsageError(
+            f"unknown test set {testset!r}{suggestion(testset, _test_set_names(con))} "
+            "(see `tame-wh testset list`)"
+        )
     by_slug = _by_slug(con, ref, testset)
     if len(by_slug) == 1:
         return by_slug[0][0]
@@ -66,7 +70,41 @@ def resolve_run(con: duckdb.DuckDBPyConnection, ref: str, testset: str | None = 
     ]
     if not matches:
         on = f" on test set {testset!r}" if testset is not None else ""
-        raise UsageError(f"unknown run {ref!r}{on} (see `tame-wh runs list`)")
+        raise UsageError(
+            f"unknown run {ref!r}{on}{suggestion(ref, _run_names(con, ref, testset))} "
+            "(see `tame-wh runs list`)"
+        )
     if len(matches) > 1:
         raise UsageError(f"run id prefix {ref!r} is ambiguous: {', '.join(matches)}, ...")
     return matches[0]
+
+
+def known_model(con: duckdb.DuckDBPyConnection, slug: str | None) -> None:
+    """Refuse a model filter no stored run has, naming the stored slugs it may mean (a filter
+    that matches nothing would otherwise look like a model with no runs)."""
+    if slug is None or con.execute("SELECT 1 FROM runs WHERE model_slug = ?", [slug]).fetchone():
+        return
+    known = [s for (s,) in con.execute("SELECT DISTINCT model_slug FROM runs").fetchall()]
+    raise UsageError(f"unknown model {slug!r}{suggestion(slug, known)} (see `tame-wh runs list`)")
+
+
+def _test_set_names(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return [n for (n,) in con.execute("SELECT name FROM corpora WHERE role = 'test'").fetchall()]
+
+
+def _run_names(con: duckdb.DuckDBPyConnection, ref: str, testset: str | None) -> set[str]:
+    """What a misspelled run name may have meant: model slugs, `slug/condition` forms and run
+    ids cut to the length of `ref` (a prefix with a typo)."""
+    rows = con.execute(
+        "SELECT r.run_id, r.model_slug, r.condition FROM ingested_runs r "
+        "JOIN corpora c ON c.corpus_id = r.test_corpus_id WHERE ? IS NULL OR c.name = ?",
+        [testset, testset],
+    ).fetchall()
+    names: set[str] = set()
+    for run_id, slug, condition in rows:
+        names.add(slug)
+        if condition:
+            names.add(f"{slug}/{condition}")
+        if len(ref) >= 8:  # shorter cuts of ids are too many to tell a typo from a guess
+            names.add(run_id[: len(ref)])
+    return names
