@@ -13,7 +13,11 @@ from warehouse.frontend import EXPORT_FORMATS
 
 @click.command("export")
 @click.argument("runs", nargs=-1)
-@click.option("--testset", default=None, help="Every run of this test set (instead of RUNS).")
+@click.option(
+    "--testset",
+    default=None,
+    help="Every run of this test set; with RUNS, the runs of those models on it.",
+)
 @click.option(
     "--format",
     "fmt",

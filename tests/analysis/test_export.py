@@ -68,6 +68,12 @@ def test_tsv_and_parquet_hold_the_same_records(run_cli, demo, tmp_path):
     assert table.column("hypothesis").to_pylist() == [r["hypothesis"] for r in records]
 
 
+def test_runs_named_with_their_test_set_are_the_runs_of_those_models_on_it(run_cli, demo):
+    both = {r["run_id"] for r in _jsonl(run_cli, "demo-large", "--testset", "demo-test")}
+    alone = {r["run_id"] for r in _jsonl(run_cli, "demo-large")}
+    assert both == alone and len(both) == 1
+
+
 def test_tsv_cells_escape_tabs_and_backslashes(run_cli, write_lines, db_path):
     assert run_cli("testset", "add", "t", "--src", write_lines("s", ["a", "b"]),
                    "--ref", write_lines("r", ["x", "y"])).exit_code == 0  # fmt: skip
@@ -82,7 +88,7 @@ def test_tsv_cells_escape_tabs_and_backslashes(run_cli, write_lines, db_path):
     ("args", "problem"),
     [
         ((), "name the runs to export, or --testset NAME"),
-        (("demo-large", "--testset", "demo-test"), "name the runs to export, or --testset NAME"),
+        (("demo-large", "--testset", "nosuch"), "unknown test set 'nosuch'"),
         (("--testset", "demo-test", "--format", "parquet"), "--format parquet writes a file"),
         (("nosuchrun",), "nosuchrun"),
     ],

@@ -84,9 +84,12 @@ class ExportResult:
 def export_run_ids(
     con: duckdb.DuckDBPyConnection, runs: Sequence[str], testset: str | None
 ) -> list[str]:
-    """The runs to export: those named (ids, prefixes, slugs), or every run of `testset`."""
-    if bool(runs) == (testset is not None):
+    """The runs to export: those named (ids, prefixes, slugs; on `testset` when given), or
+    every run of `testset`."""
+    if not runs and testset is None:
         raise UsageError("name the runs to export, or --testset NAME for all of its runs")
+    if runs:
+        return list(dict.fromkeys(resolve_run(con, ref, testset) for ref in runs))
     if testset is not None:
         corpus = get_corpus(con, testset, "test")
         found = [
@@ -97,8 +100,7 @@ def export_run_ids(
         ]  # fmt: skip
         if not found:
             raise UsageError(f"test set {testset!r} has no runs to export")
-        return found
-    return list(dict.fromkeys(resolve_run(con, ref) for ref in runs))
+    return found
 
 
 def export_table(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> pa.Table:
