@@ -7,6 +7,7 @@ import json
 import duckdb
 import pytest
 
+from tests.conftest import snapshot
 from warehouse.errors import UsageError
 from warehouse.inputs.corpus_files import read_test_set, read_training_corpus
 from warehouse.store.corpora import add_corpus, get_corpus, list_corpora, training_columns
@@ -158,6 +159,37 @@ def test_same_content_under_another_name_is_refused(con, train_files):
         add_corpus(con, read_training_corpus("two", *train_files))
 
 
+def test_a_test_set_is_its_texts_whatever_its_labels_say(run_cli, write_lines, db_path):
+    src, ref = (
+        write_lines("t.src", ["ein Hund", "eine Katze"]),
+        write_lines("t.ref", ["a dog", "a cat"]),
+    )
+    first = run_cli("testset", "add", "ted", "--src", src, "--ref", ref, "--src-lang", "de",
+                    "--tgt-lang", "en")  # fmt: skip
+    assert first.exit_code == 0, first.output
+    before = snapshot(db_path)
+    # Under another name: without labels, with swapped ones, with the same ones.
+    for labels, mismatch in (((), True), (("--src-lang", "en", "--tgt-lang", "de"), True),
+                             (("--src-lang", "de", "--tgt-lang", "en"), False)):  # fmt: skip
+        again = run_cli("testset", "add", "ted2", "--src", src, "--ref", ref, *labels)
+        assert again.exit_code == 2, again.output
+        said = "the same content is already registered" if not mismatch else "the same sources"
+        assert f"{said}" in again.stderr and "test set 'ted'" in again.stderr, again.stderr
+        assert ("warning: the files are labelled" in again.stderr) is mismatch, again.stderr
+        assert snapshot(db_path) == before
+    # Under its own name with other labels: a relabelling, which --replace does.
+    relabel = run_cli("testset", "add", "ted", "--src", src, "--ref", ref, "--src-lang", "en",
+                      "--tgt-lang", "de")  # fmt: skip
+    assert relabel.exit_code == 2 and "already holds these texts, labelled de→en" in relabel.stderr
+    assert snapshot(db_path) == before
+    done = run_cli("testset", "add", "ted", "--src", src, "--ref", ref, "--src-lang", "en",
+                   "--tgt-lang", "de", "--replace", "--yes")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    # Other texts under another name are a test set of their own.
+    other = run_cli("testset", "add", "ted3", "--src", ref, "--ref", src)
+    assert other.exit_code == 0, other.output
+
+
 def test_names_are_unique_across_roles(con, train_files, write_lines):
     add_corpus(con, read_training_corpus("shared", *train_files))
     test = read_test_set("shared", write_lines("s", ["q"]), [write_lines("r", ["Q"])])
@@ -215,7 +247,9 @@ def test_list_and_get_filter_by_role(con, train_files, write_lines):
     assert [c.name for c in list_corpora(con, "train")] == ["tr"]
     assert [c.name for c in list_corpora(con, "test")] == ["te"]
     assert {c.name for c in list_corpora(con)} == {"tr", "te"}
-    with pytest.raises(UsageError, match="unknown training corpus 'te'; known: tr"):
+    with pytest.raises(
+        UsageError, match=r"unknown training corpus 'te' \(did you mean 'tr'\?\); known"
+    ):
         get_corpus(con, "te", "train")
 
 

@@ -159,12 +159,21 @@ def add_corpus(
                 f"the same content is already registered as {_role_label(by_id.role)} "
                 f"{by_id.name!r} (id {by_id.corpus_id})"
             )
+        twin = _same_texts(con, data)
+        if twin is not None and twin.name != data.name:
+            _refuse_twin(data, twin, notify)
         removed = (0, 0)
         if by_name is not None:
             if by_name.role != data.role:
                 raise UsageError(
                     f"{data.name!r} is already a {_role_label(by_name.role)}; "
                     f"choose another name for this {label}"
+                )
+            if not replace and twin is not None and _labels(twin) != _labels(data):
+                raise UsageError(
+                    f"{label} {data.name!r} already holds these texts, labelled "
+                    f"{_labels(twin)}; the files are labelled {_labels(data)}: pass --replace "
+                    "to relabel it (its runs and audits are removed)"
                 )
             if not replace:
                 raise UsageError(
@@ -197,6 +206,46 @@ def add_corpus(
         removed_runs=removed[1],
         replaced_corpus_id=by_name.corpus_id if by_name is not None else None,
         seconds=time.perf_counter() - started,
+    )
+
+
+def _same_texts(con: duckdb.DuckDBPyConnection, data: CorpusData) -> CorpusInfo | None:
+    """The stored test set with exactly these sources and references, whatever its name,
+    languages and segment ids (a test set is its texts)."""
+    if data.role != "test":
+        return None
+    candidates = con.execute(
+        f"SELECT {_CORPUS_COLUMNS} FROM corpora WHERE role = 'test' AND n_segments = ? "
+        "AND n_refs = ? ORDER BY added_at",
+        [data.n_segments, len(data.refs)],
+    ).fetchall()
+    wanted = [list(r) for r in zip(*data.refs, strict=True)] if data.refs else [[]] * len(data.src)
+    for row in candidates:
+        info = _row_to_info(row)
+        src, refs = corpus_texts(con, info.corpus_id)
+        if src == data.src and [list(r or []) for r in refs] == wanted:
+            return info
+    return None
+
+
+def _labels(corpus: CorpusInfo | CorpusData) -> str:
+    """A corpus's language labels as `src→tgt` (`?` for a missing one)."""
+    return f"{corpus.src_lang or '?'}→{corpus.tgt_lang or '?'}"
+
+
+def _refuse_twin(data: CorpusData, twin: CorpusInfo, notify: Notify) -> None:
+    """Refuse the texts of a stored test set under a second name: its runs would split across
+    two boards. A label mismatch is said on its own line first."""
+    labelled = (data.src_lang, data.tgt_lang) != (twin.src_lang, twin.tgt_lang)
+    if labelled:
+        notify(
+            f"warning: the files are labelled {_labels(data)}, test set {twin.name!r} "
+            f"{_labels(twin)}"
+        )
+    raise UsageError(
+        f"the same sources and references are already test set {twin.name!r} (id "
+        f"{twin.corpus_id}{', other language labels' if labelled else ''}); use that name, "
+        f"or `tame-wh testset rename {twin.name} {data.name}`"
     )
 
 
