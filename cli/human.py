@@ -47,6 +47,14 @@ def human() -> None:
     is_flag=True,
     help="Refuse a file that repeats an error line (default: keep it once, with a warning).",
 )
+@click.option(
+    "--seg-id-base",
+    type=click.IntRange(min=-(2**31), max=2**31),
+    default=None,
+    metavar="N",
+    help="The file's seg_id N is the test set's first line (e.g. 1 for the WMT MQM files on a "
+    "test set from plain files); default: the test set's own segment ids.",
+)
 @json_option
 @pass_app
 def human_add(
@@ -59,6 +67,7 @@ def human_add(
     name: str | None,
     replace: bool,
     strict: bool,
+    seg_id_base: int | None,
     as_json: bool,
 ) -> None:
     """Store a file of human judgments on the runs of a test set (the same file again is a
@@ -66,7 +75,8 @@ def human_add(
     mapping = parse_system_map(system_map)
     with app.open("write") as wh:
         result = wh.add_human(file, testset=testset, format=fmt, name=name, system_map=mapping,
-                              skip_systems=skip, replace=replace, strict=strict)  # fmt: skip
+                              skip_systems=skip, replace=replace, strict=strict,
+                              seg_id_base=seg_id_base)  # fmt: skip
     for warning in result.warnings:
         say(f"warning: {warning}")
     if as_json:

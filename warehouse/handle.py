@@ -989,16 +989,18 @@ class Warehouse:
         skip_systems: Sequence[str] = (),
         replace: bool = False,
         strict: bool = False,
+        seg_id_base: int | None = None,
     ) -> HumanSetResult:
         """Store a file of human judgments (MQM, ESA, DA) on the runs of a test set; the same
         file again changes nothing; repeated error lines are stored once (refused when
-        `strict`) (docs/human.md)."""
+        `strict`); with `seg_id_base`, the file's id k judges line k - base (docs/human.md)."""
         from warehouse.inputs.human_files import read_human_file
         from warehouse.store.human import add_human_set
 
         human = read_human_file(path, format, name=name, strict=strict)
         return add_human_set(self._writable("add_human"), human, testset,
-                             system_map=system_map, skip=skip_systems, replace=replace)  # fmt: skip
+                             system_map=system_map, skip=skip_systems, replace=replace,
+                             seg_id_base=seg_id_base)  # fmt: skip
 
     def human_sets(self, testset: str | None = None) -> list[dict[str, Any]]:
         """The stored judgment sets (of one test set when given)."""

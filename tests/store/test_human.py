@@ -255,3 +255,28 @@ def test_esa_and_da_scores_and_da_z_scores(run_cli, db_path, tmp_path):
     for i, s in enumerate("ABC"):
         expected = (z(r1, raters["r1"][i]) + z(r2, raters["r2"][i])) / 2
         assert by[("da.jsonl", s)][1] == pytest.approx(expected)
+
+
+def test_ids_counted_from_one_are_named_as_such_and_seg_id_base_maps_them(
+    run_cli, db_path, tmp_path
+):
+    # The public WMT MQM files number segments from 1; a test set from plain files from 0.
+    _load(run_cli, tmp_path)
+    shifted = {seg: str(i + 1) for i, seg in enumerate(SOURCES)}
+    lines = [mqm_lines()[0]]
+    for line in _only(mqm_lines(), {"A", "B", "C"})[1:]:
+        cells = line.split("\t")
+        cells[3] = shifted[cells[3]]
+        lines.append("\t".join(cells))
+    path = write_mqm(tmp_path / "mqm.tsv", lines)
+    before = snapshot(db_path)
+    refused = run_cli("human", "add", path, "--testset", "ts")
+    assert refused.exit_code == 2, refused.output
+    assert "the file's seg_ids are the line numbers of test set 'ts' plus 1" in refused.stderr
+    assert "add --seg-id-base 1" in refused.stderr
+    assert snapshot(db_path) == before
+    done = run_cli("human", "add", path, "--testset", "ts", "--seg-id-base", "1", "--json")
+    assert done.exit_code == 0, done.output
+    systems, segments = _scores(_sql(db_path))
+    assert systems == pytest.approx({k: v for k, v in SYSTEM_SCORES.items() if k != "ref"})
+    assert segments == pytest.approx({k: v for k, v in SEGMENT_SCORES.items() if k[0] != "ref"})

@@ -143,14 +143,20 @@ def _build_rows(
     test_set: str,
     runs: Mapping[str, str],
     set_id: str,
+    seg_id_base: int | None = None,
 ) -> _Tables:
-    """The judgment and error rows, each judgment's segment found by id (else by source text)
-    and its target checked against the stored hypothesis."""
+    """The judgment and error rows, each judgment's segment found by id (else by source text;
+    with `seg_id_base`, id k is line k - base) and its target checked against the stored
+    hypothesis."""
     segments = con.execute(
         "SELECT seg_key, seg_idx, src FROM segments WHERE corpus_id = ? ORDER BY seg_idx",
         [corpus_id],
     ).fetchall()
-    by_key = {key: (idx, src) for key, idx, src in segments}
+    if seg_id_base is None:
+        by_key = {key: (idx, src) for key, idx, src in segments}
+        _refuse_an_id_offset(human, by_key, [src for _k, _i, src in segments], test_set)
+    else:
+        by_key = {str(idx + seg_id_base): (idx, src) for _key, idx, src in segments}
     by_source: dict[str, int | None] = {}
     for _key, idx, src in segments:
         by_source[src] = None if src in by_source else idx
@@ -227,6 +233,34 @@ def _build_rows(
     return _Tables(judgments, errors)
 
 
+def _refuse_an_id_offset(
+    human: HumanFile, by_key: Mapping[str, tuple[int, str]], sources: Sequence[str], test_set: str
+) -> None:
+    """Refuse a file whose ids are the test set's line numbers shifted by a constant (the
+    public WMT MQM files count from 1, a test set from plain files from 0), naming the fix."""
+    judged = [a for a in human.annotations if a.source is not None and a.seg_key.isdigit()]
+    # Ids the test set lacks are found by their source text; only ids that name another
+    # segment are wrong.
+    if not any(a.seg_key in by_key and by_key[a.seg_key][1] != a.source for a in judged):
+        return
+    first = judged[0]
+    if first.source not in sources:
+        return
+    offset = int(first.seg_key) - sources.index(first.source)
+    if offset == 0 or not all(
+        0 <= int(a.seg_key) - offset < len(sources) and sources[int(a.seg_key) - offset] == a.source
+        for a in judged
+    ):
+        return
+    raise InputError(
+        f"the file's seg_ids are the line numbers of test set {test_set!r} plus {offset}: every "
+        f"judged source equals the segment at seg_id - {offset}; add --seg-id-base {offset}, or "
+        "register the test set with --segments-meta carrying these ids",
+        human.path,
+        first.line,
+    )
+
+
 def _segment(
     by_key: Mapping[str, tuple[int, str]],
     by_source: Mapping[str, int | None],
@@ -255,9 +289,12 @@ def _segment(
     )
 
 
-def set_fingerprint(human: HumanFile, corpus_id: str, runs: Mapping[str, str]) -> str:
-    """The set's id: the file's content, name, scheme and format, the test set, the runs."""
-    header = {
+def set_fingerprint(
+    human: HumanFile, corpus_id: str, runs: Mapping[str, str], seg_id_base: int | None = None
+) -> str:
+    """The set's id: the file's content, name, scheme and format, the test set, the runs (and
+    the id base, when one maps the file's ids)."""
+    header: dict[str, Any] = {
         "sha256": human.sha256,
         "name": human.name,
         "scheme": human.scheme,
@@ -265,6 +302,8 @@ def set_fingerprint(human: HumanFile, corpus_id: str, runs: Mapping[str, str]) -
         "test": corpus_id,
         "runs": dict(sorted(runs.items())),
     }
+    if seg_id_base is not None:
+        header["seg_id_base"] = seg_id_base
     return short_id(hashlib.sha256(json.dumps(header, sort_keys=True).encode()).hexdigest())
 
 
@@ -277,13 +316,14 @@ def add_human_set(
     skip: Sequence[str] = (),
     replace: bool = False,
     in_transaction: bool = False,
+    seg_id_base: int | None = None,
 ) -> HumanSetResult:
     """Store a judgment file on a test set's runs in one transaction (`in_transaction`: inside
     the caller's). The same file again is a no-op; another file of the same name is refused
-    unless `replace`."""
+    unless `replace`. With `seg_id_base`, the file's id k judges line k - base."""
     corpus = get_corpus(con, test_set, "test")
     runs = _resolve_runs(con, human, corpus.corpus_id, test_set, system_map or {}, skip)
-    set_id = set_fingerprint(human, corpus.corpus_id, runs)
+    set_id = set_fingerprint(human, corpus.corpus_id, runs, seg_id_base)
     existing = con.execute(
         "SELECT set_id, n_judgments, n_errors FROM human_sets WHERE test_corpus_id = ? "
         "AND name = ?",
@@ -299,9 +339,11 @@ def add_human_set(
             f"test set {test_set!r} already has a judgment set named {human.name!r} (set "
             f"{existing[0]}, other content); --replace replaces it, --name gives another name"
         )
-    tables = _build_rows(con, human, corpus.corpus_id, test_set, runs, set_id)
+    tables = _build_rows(con, human, corpus.corpus_id, test_set, runs, set_id, seg_id_base)
     n_judgments, n_errors = len(tables.judgments["run_id"]), len(tables.errors["run_id"])
     meta = {"file": human.path, "size": human.size, "systems": runs, "skipped": skipped}
+    if seg_id_base is not None:
+        meta["seg_id_base"] = seg_id_base
 
     def write() -> None:
         if existing is not None:
