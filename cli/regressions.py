@@ -26,11 +26,6 @@ from warehouse.frontend import (
 )
 
 
-def _num(value: float) -> str:
-    """Two decimals for 0-100 scores, four for rates and other metrics."""
-    return f"{value:.2f}" if abs(value) > 1.5 else f"{value:.4f}"
-
-
 @click.command("regressions")
 @click.option(
     "--run",
@@ -297,10 +292,10 @@ def _print_scan(report: RegressionReport) -> None:
                     r.step.test_set,
                     r.step.run_id,
                     r.step.previous_run_id,
-                    r.result.metric_name,
-                    _num(r.result.system_b_score),
-                    _num(r.result.system_a_score),
-                    _num(r.result.delta),
+                    label(r.result.metric_name),
+                    format_score(r.result.metric_name, r.result.system_b_score),
+                    format_score(r.result.metric_name, r.result.system_a_score),
+                    _signed(r.result.metric_name, r.result.delta),
                     f"{r.result.p_value:.4f}",
                 ]
                 for r in report.regressions

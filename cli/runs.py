@@ -7,7 +7,7 @@ import click
 from warehouse import RunSummary
 from warehouse.cli.context import AppContext, confirm, json_option, pass_app
 from warehouse.cli.output import emit_json, print_fields, print_table, say
-from warehouse.frontend import parse_tags
+from warehouse.frontend import format_score, parse_tags
 
 _RUN_HELP = "A run id, a unique id prefix, or a model slug (MODEL or MODEL/CONDITION)."
 
@@ -15,11 +15,6 @@ _RUN_HELP = "A run id, a unique id prefix, or a model slug (MODEL or MODEL/CONDI
 @click.group()
 def runs() -> None:
     """Evaluated runs: list, show, tag, delete."""
-
-
-def _fmt(value: float | None, digits: int) -> float | None:
-    """A rounded score, None stays None."""
-    return None if value is None else round(value, digits)
 
 
 def _print_runs(items: list[RunSummary]) -> None:
@@ -46,16 +41,16 @@ def _print_runs(items: list[RunSummary]) -> None:
             r.test_set,
             r.n_entries,
             r.n_errors,
-            _fmt(r.bleu, 2),
-            _fmt(r.chrf, 2),
-            _fmt(r.ter, 2),
-            _fmt(r.exact_match_rate, 3),
+            format_score("bleu", r.bleu),
+            format_score("chrf_plus_plus", r.chrf),
+            format_score("ter", r.ter),
+            format_score("exact_match_rate", r.exact_match_rate),
             r.created_at,
             " ".join(f"{k}={v}" for k, v in r.tags.items()),
         ]
         for r in items
     ]
-    print_table(None, columns, rows, keep=(0,))
+    print_table(None, columns, rows, right=range(4, 10), keep=(0,))
 
 
 @runs.command("list")
@@ -103,7 +98,12 @@ def runs_show(app: AppContext, run: str, testset: str | None, as_json: bool) -> 
         emit_json(doc)
         return
     skip = {"tags", "warnings", "signatures", "ci"}
-    print_fields([(k, v) for k, v in doc.items() if k not in skip])
+    # Scores in their metrics' formats (--json keeps full precision).
+    print_fields([
+        (k, format_score(k, v) if isinstance(v, float) else v)
+        for k, v in doc.items()
+        if k not in skip
+    ])  # fmt: skip
     for key, value in doc["tags"].items():
         click.echo(f"tag {key}={value}")
     ci = doc.get("ci") or {}

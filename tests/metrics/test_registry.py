@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
+
 import duckdb
+import pytest
 
 from warehouse.inputs.runcard import COMPUTED_SCORES
 from warehouse.metrics.registry import (
     BY_NAME,
     METRICS,
     SORT_KEYS,
+    format_score,
     higher_is_better,
     label,
     on_percent_scale,
@@ -83,3 +87,25 @@ def test_synced_columns_leave_out_what_run_cards_lacks():
 def test_computed_metrics_are_not_taken_from_run_cards():
     assert {"bleu", "chrf_plus_plus", "ter", "composite", "cost_adjusted"} <= COMPUTED_SCORES
     assert "comet_score" not in COMPUTED_SCORES
+
+
+def test_one_number_format_per_metric():
+    # 0-100 scores with 2 decimals, rates and MQM with 3, COMET and the composite with 4.
+    assert format_score("bleu", 23.00759366291968) == "23.01"
+    assert format_score("ter", 6.6006600660066) == "6.60"
+    assert format_score("exact_match_rate", 0.575) == "0.575"
+    assert format_score("human_mqm", 2.40512) == "2.405"
+    assert format_score("human_esa", 71.234) == "71.23"
+    assert format_score("comet_score", 0.84512) == "0.8451"
+    assert format_score("word_f1", 0.5) == "0.5000"  # a plugin's metric the registry lacks
+    assert format_score("bleu", None) == "n/a"
+
+
+def test_runs_list_and_show_print_each_score_in_its_format(run_cli, demo_db):
+    listed = run_cli("runs", "list", "--wide", db=demo_db).stdout
+    assert " 83.62 " in listed and " 6.60 " in listed and " 0.575 " in listed, listed
+    shown = run_cli("runs", "show", "demo-large", db=demo_db).stdout
+    fields = dict(line.split(None, 1) for line in shown.splitlines() if len(line.split()) == 2)
+    assert (fields["bleu"], fields["ter"], fields["length_ratio"]) == ("83.62", "6.60", "0.966")
+    full = json.loads(run_cli("runs", "show", "demo-large", "--json", db=demo_db).stdout)
+    assert full["bleu"] == pytest.approx(83.61634639661473, abs=1e-12)  # JSON: full precision

@@ -25,7 +25,7 @@ from warehouse.html.markup import (
     link,
     table,
 )
-from warehouse.metrics.registry import label, on_percent_scale
+from warehouse.metrics.registry import label, on_percent_scale, score_digits
 
 NO_AUDIT = (
     "no audit: this test set has no exposure audit, so there are no exposure histograms, bins, "
@@ -321,7 +321,7 @@ def _intervals(doc: dict[str, Any]) -> str:
         }
         for i in doc["intervals"]
     ]
-    digits = {i["metric"]: 2 if on_percent_scale(i["metric"]) else 4 for i in doc["intervals"]}
+    digits = {i["metric"]: score_digits(i["metric"]) for i in doc["intervals"]}
     level = f"{1 - first['alpha']:.0%}"
     return (
         f'<p class="note">{esc(first["n_bootstrap"])} resamples, '

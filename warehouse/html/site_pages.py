@@ -22,7 +22,7 @@ from warehouse.html.markup import (
     link,
     table,
 )
-from warehouse.metrics.registry import label, on_percent_scale
+from warehouse.metrics.registry import label, score_digits
 from warehouse.store.corpora import CorpusInfo
 
 BOARD_CHART_RUNS = 25  # runs per test set in the composite chart (the table lists them all)
@@ -349,7 +349,7 @@ def testset_page(
 
 def _num(metric: str, value: float | None) -> str:
     """A score: two decimals on the 0-100 scale, four otherwise."""
-    return fmt(value, 2 if on_percent_scale(metric) else 4)
+    return fmt(value, score_digits(metric))
 
 
 def compare_page(

@@ -26,6 +26,14 @@ class Metric:
     computed: bool = False  # computed by the warehouse (a run card's claimed value is not used)
     synced: bool = True  # with a column: sent to Supabase's run_cards under that column
     aliases: tuple[str, ...] = ()  # per-entry metric names that carry it in test reports
+    digits: int | None = None  # decimals shown to people (default: 2 on the 0-100 scale, else 3)
+
+    @property
+    def shown_digits(self) -> int:
+        """Decimals in every table, Markdown and HTML page (JSON keeps full precision)."""
+        if self.digits is not None:
+            return self.digits
+        return 2 if self.scale == 100 else 3
 
 
 # Surface metrics every run has (computed from text and stored statistics).
@@ -40,7 +48,14 @@ COMPOSITE = "composite"
 HUMAN_METRICS = {"mqm": "human_mqm", "esa": "human_esa", "da": "human_da_z"}
 
 METRICS: tuple[Metric, ...] = (
-    Metric(COMPOSITE, "composite", column="composite_score", sort_key="composite", computed=True),
+    Metric(
+        COMPOSITE,
+        "composite",
+        column="composite_score",
+        sort_key="composite",
+        computed=True,
+        digits=4,
+    ),
     Metric(CHRF, "chrF++", scale=100, column="chrf_plus_plus", sort_key="chrf", computed=True),
     Metric(BLEU, "BLEU", scale=100, column="corpus_bleu", sort_key="bleu", computed=True),
     Metric(TER, "TER", False, scale=100, column="ter", sort_key="ter", computed=True),
@@ -61,9 +76,11 @@ METRICS: tuple[Metric, ...] = (
         column="fst_acceptance_rate",
         aliases=("fst_acceptance_rate", "fst_acceptance", "fst_accepted"),
     ),
-    Metric("comet_score", "COMET", column="comet_score", aliases=("comet_score", "comet")),
+    Metric(
+        "comet_score", "COMET", column="comet_score", aliases=("comet_score", "comet"), digits=4
+    ),
     Metric("equivalent_match_rate", "equivalent match", column="equivalent_match_rate"),
-    Metric("semantic_score", "semantic score", column="semantic_score"),
+    Metric("semantic_score", "semantic score", column="semantic_score", digits=4),
     Metric("code_switching_rate", "code switching", False, column="code_switching_rate"),
     Metric("hallucination_rate", "hallucination", False, column="hallucination_rate"),
     Metric("terminology_adherence", "terminology", column="terminology_adherence"),
@@ -78,11 +95,22 @@ METRICS: tuple[Metric, ...] = (
         computed=True,
         synced=False,
     ),
-    Metric("total_cost_usd", "cost (USD)", False, column="total_cost_usd"),
+    Metric("total_cost_usd", "cost (USD)", False, column="total_cost_usd", digits=4),
     Metric(
-        "cost_per_entry_usd", "cost per entry", False, column="cost_per_entry_usd", sort_key="cost"
+        "cost_per_entry_usd",
+        "cost per entry",
+        False,
+        column="cost_per_entry_usd",
+        sort_key="cost",
+        digits=4,
     ),
-    Metric("cost_per_source_char", "cost per source char", False, column="cost_per_source_char"),
+    Metric(
+        "cost_per_source_char",
+        "cost per source char",
+        False,
+        column="cost_per_source_char",
+        digits=6,
+    ),
     Metric(
         "avg_latency_seconds",
         "mean latency",
@@ -90,12 +118,15 @@ METRICS: tuple[Metric, ...] = (
         column="avg_latency_seconds",
         sort_key="latency",
         computed=True,
+        digits=2,
     ),
-    Metric("median_latency_seconds", "median latency", False, computed=True),
-    Metric("p95_latency_seconds", "p95 latency", False, computed=True),
-    Metric("tokens_per_second", "tokens/s", column="tokens_per_second", computed=True),
-    Metric("entries_per_minute", "entries/min", column="entries_per_minute", computed=True),
-    Metric("elapsed_seconds", "elapsed", False, column="elapsed_seconds"),
+    Metric("median_latency_seconds", "median latency", False, computed=True, digits=2),
+    Metric("p95_latency_seconds", "p95 latency", False, computed=True, digits=2),
+    Metric("tokens_per_second", "tokens/s", column="tokens_per_second", computed=True, digits=1),
+    Metric(
+        "entries_per_minute", "entries/min", column="entries_per_minute", computed=True, digits=1
+    ),
+    Metric("elapsed_seconds", "elapsed", False, column="elapsed_seconds", digits=1),
     # Exposure (docs/exposure.md): the TM baseline, the system's lead over it, GenGap, leaks.
     Metric("tm_bleu", "TM BLEU", scale=100, column="tm_bleu"),
     Metric("tm_chrf_plus_plus", "TM chrF++", scale=100, column="tm_chrf_plus_plus"),
@@ -119,7 +150,9 @@ METRICS: tuple[Metric, ...] = (
     Metric("mean_source_exposure", "mean source exposure", False, column="mean_source_exposure"),
     # Human judgments (docs/human.md): each run's newest judgment set of each scheme.
     Metric(HUMAN_METRICS["mqm"], "MQM", False, column="human_mqm", sort_key="mqm", computed=True),
-    Metric(HUMAN_METRICS["esa"], "ESA", column="human_esa", sort_key="esa", computed=True),
+    Metric(
+        HUMAN_METRICS["esa"], "ESA", column="human_esa", sort_key="esa", computed=True, digits=2
+    ),
     Metric(HUMAN_METRICS["da"], "DA z", column="human_da_z", sort_key="da", computed=True),
     # Bootstrap interval bounds carried to Supabase (docs/statistics.md).
     Metric("chrf_ci_lower", "chrF++ CI lower", scale=100, column="chrf_ci_lower"),
@@ -172,11 +205,18 @@ def on_percent_scale(name: str) -> bool:
     return found is not None and found.scale == 100
 
 
+def score_digits(name: str) -> int:
+    """Decimals a metric is shown with (`Metric.shown_digits`; 4 for a metric the registry
+    does not know, such as a plugin's)."""
+    found = metric(name)
+    return found.shown_digits if found is not None else 4
+
+
 def format_score(name: str, value: float | None) -> str:
-    """A score for people: two decimals on the 0-100 scale, four otherwise, n/a for None."""
+    """A score for people in its metric's format (`score_digits`), n/a for None."""
     if value is None:
         return "n/a"
-    return f"{value:.2f}" if on_percent_scale(name) else f"{value:.4f}"
+    return f"{value:.{score_digits(name)}f}"
 
 
 def synced_columns() -> tuple[str, ...]:
