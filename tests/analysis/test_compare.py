@@ -199,7 +199,7 @@ def test_regressions_filter_by_test_set_and_model(run_cli, tmp_path, option):
         assert unknown.exit_code == 2 and "unknown test set" in unknown.stderr
     else:
         none = run_cli("regressions", "--model-slug", "other")
-        assert none.exit_code == 0 and "no comparisons: no runs of model 'other'" in none.stdout
+        assert none.exit_code == 2 and "unknown model 'other'" in none.stderr, none.output
 
 
 def test_reports_without_a_model_slug_are_named_after_their_file(run_cli, tmp_path):
@@ -282,7 +282,7 @@ def test_a_regression_gate_that_compared_nothing_fails_and_says_why(run_cli, tmp
     assert single.exit_code == 2
     assert "made no comparison" in single.stderr and "single run" in single.stderr
     wrong_model = run_cli("regressions", "--model-slug", "nope", "--fail-on-regression")
-    assert wrong_model.exit_code == 2 and "no runs of model 'nope'" in wrong_model.stderr
+    assert wrong_model.exit_code == 2 and "unknown model 'nope'" in wrong_model.stderr
     assert "models with runs: m" in wrong_model.stderr
     without_gate = run_cli("regressions", "--latest")
     assert without_gate.exit_code == 0 and "no comparisons" in without_gate.stdout

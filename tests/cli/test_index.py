@@ -158,7 +158,7 @@ def test_audit_shard_options(run_cli, db_path, registered):
     )
     assert ray_limit.exit_code == 2 and "local executor only" in ray_limit.stderr
     bad = run_cli("audit", "--train", "tr", "--testset", "te", "--memory-limit", "lots")
-    assert bad.exit_code == 2 and "--memory-limit: expected a size" in bad.stderr
+    assert bad.exit_code == 2 and "--memory-limit 'lots': give a size such as" in bad.stderr
 
 
 def test_a_fifo_in_place_of_a_stored_index_is_replaced_not_read(run_cli, db_path, registered):
