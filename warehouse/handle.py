@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from warehouse.exposure.execution import Execution
     from warehouse.exposure.index.stored import BuildResult, StoredIndex
     from warehouse.exposure.summary import AuditResult
-    from warehouse.html.dashboard import DashboardResult
+    from warehouse.html.build_state import DashboardResult
     from warehouse.html.report_file import ReportFile
     from warehouse.ingest.batch import IngestRequest, Progress
     from warehouse.ingest.human import AnnotatedIngest
@@ -892,11 +892,18 @@ class Warehouse:
     ) -> DashboardResult:
         """Build (or bring up to date) the static dashboard of the whole warehouse in folder
         `out`, with a comparison page for each pair of runs in `compare` (docs/html.md)."""
+        from warehouse.html.build_state import dashboard_state, unchanged_dashboard
+        from warehouse.store.content_state import content_state
+
+        state = dashboard_state(content_state(self.con), compare)
+        done = unchanged_dashboard(out, state)
+        if done is not None:
+            return done
         from warehouse.analysis.pages import site_data
         from warehouse.html.dashboard import build_dashboard, check_site_folder
 
         check_site_folder(out)  # before the data is read
-        return build_dashboard(site_data(self.con, list(compare)), out, notify=notify)
+        return build_dashboard(site_data(self.con, list(compare)), out, notify=notify, state=state)
 
     def report_html(
         self,

@@ -22,8 +22,12 @@ def _dashboard(db, out, *args):
     )
 
 
+STATE = "assets/build-state.json"  # what the last build was made from (not a page)
+
+
 def _files(out):
-    return sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    found = (p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    return sorted(f for f in found if f != STATE)
 
 
 def test_dashboard_has_an_index_a_page_per_run_test_set_and_comparison(demo_copy, tmp_path):
@@ -50,13 +54,41 @@ def test_dashboard_has_an_index_a_page_per_run_test_set_and_comparison(demo_copy
     assert f'href="{model}"' in index and "Models over time" in index
 
 
-def test_rebuilding_writes_nothing_when_nothing_changed(demo_copy, tmp_path):
+def test_rebuilding_writes_nothing_when_nothing_changed(demo_copy, tmp_path, monkeypatch):
     out = tmp_path / "site"
     assert _dashboard(demo_copy, out).exit_code == 0
     times = {f: (out / f).stat().st_mtime_ns for f in _files(out)}
+
+    def unread(*_args, **_kwargs):
+        raise AssertionError("an unchanged dashboard read the pages' data")
+
+    # Nothing changed: the rebuild stops before reading (or rendering) any page.
+    monkeypatch.setattr("warehouse.analysis.pages.site_data", unread)
     doc = json.loads(_dashboard(demo_copy, out).stdout)
     assert (doc["written"], doc["unchanged"], doc["removed"]) == (0, len(times), 0)
     assert {f: (out / f).stat().st_mtime_ns for f in _files(out)} == times
+
+
+def test_any_change_to_the_rows_the_pages_or_the_request_rebuilds(demo_copy, tmp_path):
+    out = tmp_path / "site"
+    assert _dashboard(demo_copy, out).exit_code == 0
+    large = run_ids(demo_copy)["demo-large/zero-shot"]
+    # Tier boundaries are stored rows the index and the run pages show.
+    con = open_warehouse(demo_copy)
+    try:
+        con.execute("UPDATE quality_tiers SET min_composite = 0.99 WHERE tier <> 'baseline'")
+    finally:
+        con.close()
+    doc = json.loads(_dashboard(demo_copy, out).stdout)
+    assert "index.html" in doc["files"] and f"runs/{large}.html" in doc["files"], doc["files"]
+    # A page changed by hand is put back.
+    (out / "index.html").write_text("edited", encoding="utf-8")
+    assert json.loads(_dashboard(demo_copy, out).stdout)["files"] == ["index.html"]
+    # Another comparison asked for is a page more.
+    doc = json.loads(
+        _dashboard(demo_copy, out, "--compare", "demo-large", "demo-small/few-shot").stdout
+    )
+    assert any(f.startswith("compare/") for f in doc["files"])
 
 
 def test_rebuilding_after_a_run_is_deleted_rewrites_only_what_changed(demo_copy, tmp_path):

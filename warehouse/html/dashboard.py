@@ -8,16 +8,15 @@ DIR/assets/               vega.js (Vega, Vega-Lite, vega-embed), tame.js, and da
                           segment columns a test set and its audit share across run pages
 
 Every page opens from the file system with no network. Pages are written only when their bytes
-change, and pages of runs, test sets or comparisons that are gone are removed.
+change, and pages of runs, test sets or comparisons that are gone are removed; a rebuild from
+what the last build was made from stops before reading anything (warehouse/html/build_state.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from warehouse.analysis.leaderboard import TRAIN_RULE
 from warehouse.analysis.pages import SiteData
@@ -25,6 +24,7 @@ from warehouse.analysis.segments import EMPTY_RUN_COLUMNS, segment_key
 from warehouse.basics import Notify
 from warehouse.errors import UsageError
 from warehouse.html.assets import page_script, vega_bundle, vega_bundle_header
+from warehouse.html.build_state import DashboardResult, clear_state, record_state
 from warehouse.html.files import write_if_changed
 from warehouse.html.human_page import human_page
 from warehouse.html.layout import Assets
@@ -43,24 +43,6 @@ from warehouse.store.corpora import CorpusInfo
 # Folders whose files the dashboard owns: files there that a build did not produce are removed.
 _OWNED = {"runs": ".html", "testsets": ".html", "compare": ".html", "assets/data": ".js"}
 _MARKER = "assets/tame.js"
-
-
-@dataclass
-class DashboardResult:
-    """What a build wrote: files written, already up to date, and removed (stale pages)."""
-
-    out: str
-    runs: int
-    test_sets: int
-    comparisons: int
-    written: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    files: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return asdict(self)
 
 
 def run_href(run_id: str, prefix: str = "") -> str:
@@ -102,12 +84,14 @@ def check_site_folder(out: str | Path) -> None:
 
 
 def build_dashboard(
-    data: SiteData, out: str | Path, *, notify: Notify | None = None
+    data: SiteData, out: str | Path, *, notify: Notify | None = None, state: str | None = None
 ) -> DashboardResult:
-    """Build (or bring up to date) the dashboard of `data` (a whole warehouse's) under `out`."""
+    """Build (or bring up to date) the dashboard of `data` (a whole warehouse's) under `out`;
+    with `state` (`dashboard_state`), record it for the next build."""
     say = notify or (lambda _m: None)
     root = Path(out)
     check_site_folder(root)
+    clear_state(root)  # a build that stops half way must not leave the last one's record
     bundle = None if _bundle_is_current(root / "assets" / "vega.js") else vega_bundle()
     board, docs = data.board, data.docs
     n_pairs = len(data.comparisons)
@@ -189,6 +173,8 @@ def build_dashboard(
     )
     result.removed = _remove_stale(root, produced)
     result.files.sort()
+    if state is not None:
+        record_state(root, state, result, produced)
     return result
 
 
