@@ -219,3 +219,32 @@ def test_the_locked_down_connection_opens_no_planted_file_even_unvetted(
             con.execute("SET allowed_directories = ['/']")
     finally:
         close_connection(con)
+
+
+@pytest.mark.parametrize("demo_warehouse", ["lake-s3"], indirect=True)
+def test_an_emptied_bucket_is_a_service_fault_for_query_as_for_every_command(
+    demo_warehouse: Warehouse,
+):
+    import os
+
+    import boto3
+
+    assert demo_warehouse.data_path is not None
+    bucket, _, prefix = demo_warehouse.data_path.removeprefix("s3://").partition("/")
+    client = boto3.client(
+        "s3",
+        endpoint_url=os.environ[S3_ENDPOINT_ENV],
+        region_name="us-east-1",
+        aws_access_key_id="tame-test-key",
+        aws_secret_access_key="unused",
+    )
+    listed = client.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])
+    assert listed, "the demo lake keeps data files in its bucket"
+    for found in listed:
+        client.delete_object(Bucket=bucket, Key=found["Key"])
+    # A table whose rows are in those files (small tables' rows may be inlined in the catalog).
+    table = next(k["Key"].split("/")[-2] for k in listed if k["Key"].endswith(".parquet"))
+    for args in (["query", f"SELECT count(*) AS n FROM {table}"], ["export", "demo-large"]):
+        done = demo_warehouse.run(*args)
+        assert done.exit_code == 4, (args, done.output)
+        assert "lake data path (object store" in done.stderr, done.stderr

@@ -290,6 +290,20 @@ def test_a_wrong_password_is_one_line_exit_2_and_never_printed(monkeypatch, tmp_
             conn.execute(f"DROP ROLE IF EXISTS {role}")
 
 
+@pytest.mark.parametrize("option", ["-c no_such_setting=1", "-c work_mem=lots"])
+def test_a_setting_the_server_refuses_in_the_address_is_a_wrong_address(tmp_path, option):
+    require_service(PG_DSN_ENV, "PostgreSQL")
+    name, libpq = new_database()
+    try:
+        db = f"ducklake:postgres:{libpq} options='{option}'"
+        result = CliRunner().invoke(main, ["--db", db, "--data-path", str(tmp_path), "init"])
+        line = _one_line_exit_2(result)  # the call names it: fix the call, not the server
+        assert "cannot connect" in line and "nothing was written" in line
+        assert list(tmp_path.iterdir()) == []
+    finally:
+        drop_database(name)
+
+
 def test_a_missing_bucket_is_one_line_exit_2_and_writes_nothing(tmp_path, monkeypatch):
     setup = make_warehouse("lake-s3", tmp_path, monkeypatch)
     lake = next(setup)
@@ -457,3 +471,21 @@ def test_a_lock_session_that_cannot_connect_fails_when_the_lock_is_wanted(tmp_pa
     with pytest.raises(RemoteError, match="cannot connect"):
         lock.acquire(address, 1)
     lock.release()  # nothing to give back, and no error
+
+
+def test_an_ignored_password_file_is_named_by_its_role_never_by_its_path(lake, tmp_path):
+    home = tmp_path / "home-of-jdoe-private"
+    home.mkdir()
+    passfile = home / ".pgpass"
+    passfile.write_text("*:*:*:*:never-used\n", encoding="utf-8")
+    passfile.chmod(0o644)  # libpq ignores a file others can read, and says so with its path
+    env = {**lake.child_env(), "HOME": str(home)}
+    env.pop("PGPASSFILE", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "warehouse.cli", "runs", "list"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "home-of-jdoe-private" not in done.stderr + done.stdout, done.stderr
+    assert done.stderr.count("password file") == 1, done.stderr
+    assert "warning: the PostgreSQL password file ($PGPASSFILE or ~/.pgpass)" in done.stderr

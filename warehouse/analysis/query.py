@@ -48,6 +48,7 @@ from warehouse.store.connection import (
     missing_warehouse,
 )
 from warehouse.store.lake import AsOf, PinnedRead, pin_snapshot
+from warehouse.store.remote import remote_failure
 from warehouse.store.resources import extract_statements
 from warehouse.store.settings import read_settings
 
@@ -506,9 +507,14 @@ def _process_memory_bound(memory_mb: float) -> Iterator[None]:
 
 
 def _execute(
-    con: duckdb.DuckDBPyConnection, sql: str, limits: QueryLimits, arrow: bool
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    limits: QueryLimits,
+    arrow: bool,
+    lake: LakeAddress | None = None,
 ) -> QueryResult:
-    """Run and fetch the query under its limits; limit breaches become clear errors."""
+    """Run and fetch the query under its limits; limit breaches become clear errors, and a
+    failure of `lake`'s services a `RemoteError`."""
     timed_out = threading.Event()
 
     def stop() -> None:
@@ -550,6 +556,12 @@ def _execute(
                 f"query stopped after its time limit of {limits.timeout:g} s "
                 f"(--timeout, or settings {TIMEOUT_SETTING})"
             ) from None
+        if lake is not None:
+            # The lake's catalog or store failing (an emptied bucket, a stopped catalog) is a
+            # service fault, as in every other command: exit 4.
+            remote = remote_failure(lake, exc, "`tame-wh query`")
+            if remote is not None:
+                raise remote from None
         raise UsageError(f"query failed: {first_line(exc)}") from None
     finally:
         timer.cancel()
@@ -599,6 +611,6 @@ def run_query(
         else:
             _lock_down(con, limits)
         vet_query(sql, _known_relations(con))
-        return _execute(con, sql, limits, arrow)
+        return _execute(con, sql, limits, arrow, db if isinstance(db, LakeAddress) else None)
     finally:
         close_connection(con)

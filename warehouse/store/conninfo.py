@@ -7,6 +7,11 @@ Only the keyword/value form with keywords this module knows is parsed here; a UR
 
 from __future__ import annotations
 
+import os
+import stat
+import sys
+from pathlib import Path
+
 # libpq's connection keywords (PostgreSQL 17's list; a keyword a newer libpq added goes to psycopg).
 KEYWORDS = frozenset(
     {
@@ -140,3 +145,29 @@ def _quoted(value: str) -> str:
 def make_conninfo(params: dict[str, str]) -> str:
     """The keyword/value connection string setting `params`, in their order."""
     return " ".join(f"{key}={_quoted(value)}" for key, value in params.items())
+
+
+_PASSFILE_CHECKED = False
+
+
+def quiet_ignored_passfile() -> None:
+    """Say, without its path, that libpq will ignore the password file (`$PGPASSFILE`, else
+    ~/.pgpass) for its group or world access, and keep libpq from printing its own warning with
+    the file's path (libpq reads no such file either way: it is pointed at none)."""
+    global _PASSFILE_CHECKED
+    if _PASSFILE_CHECKED:
+        return
+    _PASSFILE_CHECKED = True
+    given = os.environ.get("PGPASSFILE")
+    path = Path(given) if given else Path.home() / ".pgpass"
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode) and mode & (stat.S_IRWXG | stat.S_IRWXO):
+        print(
+            "warning: the PostgreSQL password file ($PGPASSFILE or ~/.pgpass) has group or "
+            "world access, so libpq ignores it; `chmod 600` it to use its passwords",
+            file=sys.stderr,
+        )
+        os.environ["PGPASSFILE"] = os.devnull + ".tame-wh-ignored-passfile"

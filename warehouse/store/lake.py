@@ -31,6 +31,7 @@ from warehouse.store.address import (
     LakeAddress,
     missing_warehouse,
 )
+from warehouse.store.conninfo import quiet_ignored_passfile
 from warehouse.store.s3 import S3Settings, s3_settings
 
 LAKE_ALIAS = "tame"
@@ -230,6 +231,7 @@ def catalog_connection(address: LakeAddress) -> Any:
     """A psycopg connection to the catalog database; failures are one-line usage errors."""
     import psycopg
 
+    quiet_ignored_passfile()
     try:
         # The address's own connect_timeout (libpq's key) wins over the default.
         timeout = dict(address.conninfo).get("connect_timeout") or CONNECT_TIMEOUT
@@ -252,6 +254,9 @@ _ADDRESS_PROBLEMS = (
     "no pg_hba.conf entry",
     "could not translate host name",
     "invalid",
+    # A setting the address's `options` names that the server does not have or lets it set.
+    "unrecognized configuration parameter",
+    "permission denied to set parameter",
 )
 
 
@@ -592,6 +597,7 @@ def attach(
     """Attach the lake as `alias` and make it the default catalog (settings passed as parameters;
     the S3 secret, when the data path needs one, is created by `prepare`). With `existing`, a
     catalog that holds no lake is an error and nothing is created."""
+    quiet_ignored_passfile()  # DuckDB's own libpq reads the same file
     libpq = address.libpq
     if "connect_timeout" not in dict(address.conninfo):
         libpq += f" connect_timeout={CONNECT_TIMEOUT}"

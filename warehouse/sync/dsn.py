@@ -21,6 +21,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from warehouse.basics import first_line
 from warehouse.errors import RemoteError, UsageError
+from warehouse.store.conninfo import quiet_ignored_passfile
 
 DSN_ENV_VAR = "TAME_WH_PG_DSN"
 PASSWORD_ENV_VARS = ("PGPASSWORD",)
@@ -206,6 +207,7 @@ def check_dsn(dsn: str) -> dict[str, str]:
 def connect_pg(dsn: str, *, autocommit: bool = False) -> psycopg.Connection:
     """Connect to Postgres; failures become one-line errors without the password."""
     check_dsn(dsn)
+    quiet_ignored_passfile()
     try:
         return psycopg.connect(dsn, autocommit=autocommit, connect_timeout=15)
     except (psycopg.Error, ValueError, OverflowError) as exc:
