@@ -500,3 +500,17 @@ def test_the_query_connection_allows_no_directory_and_no_spilling(demo_db, monke
     assert {Path(p).name for p in paths} <= {
         f"{demo_db.name}{suffix}" for suffix in ("", ".wal", ".wal.checkpoint", ".wal.recovery")
     }
+
+
+def test_a_wide_result_written_as_parquet_stays_within_a_small_memory_limit(
+    run_cli, demo_db, tmp_path
+):
+    # The leaderboard's 81 columns once reserved more than 1 GB for its Arrow buffers.
+    for limit in ((), ("--memory-limit", "100MB")):
+        out = tmp_path / "lb.parquet"
+        done = run_cli("query", "FROM leaderboard", "--format", "parquet", "--out", out, *limit,
+                       db=demo_db)  # fmt: skip
+        assert done.exit_code == 0, done.output
+        table = pq.read_table(out)
+        assert table.num_rows == 3 and table.num_columns > 80
+        out.unlink()

@@ -64,6 +64,10 @@ MIN_MEMORY_MB = 64.0
 MAX_TIMEOUT = 7 * 24 * 3600.0
 # Allocations outside DuckDB's buffers (results converted to Python, strings) share this margin.
 _PROCESS_MARGIN_MB = 256
+# Rows per Arrow batch of a result: DuckDB allocates each column's buffers for a whole batch up
+# front (1,000,000 rows by default, 8 MB per numeric column), which a wide result (the
+# leaderboard's 81 columns) makes larger than the memory limit before a row is read.
+_ARROW_BATCH_ROWS = 65_536
 
 # Functions that reach outside the warehouse (files, network, environment, other databases)
 # or run SQL of their own; refused wherever they appear.
@@ -529,7 +533,7 @@ def _execute(
             cursor = con.execute(sql)
             columns = [d[0] for d in cursor.description or []]
             if arrow:
-                table = cursor.to_arrow_table()
+                table = cursor.to_arrow_table(_ARROW_BATCH_ROWS)
                 return QueryResult(columns, [], table)
             return QueryResult(columns, cursor.fetchall())
     except duckdb.InterruptException:
