@@ -96,3 +96,29 @@ def test_tsv_cells_escape_tabs_and_backslashes(run_cli, write_lines, db_path):
 def test_a_wrong_request_is_refused_in_one_line(run_cli, demo, args, problem):
     done = run_cli("export", *args)
     assert done.exit_code == 2 and problem in done.output, done.output
+
+
+def test_an_lm_eval_export_ingests_back_as_the_same_run(run_cli, write_lines, tmp_path):
+    # Two references, hypotheses with leading and trailing spaces, and an id per segment.
+    src = write_lines("s", ["one", "two", "three"])
+    refs = [write_lines("r1", ["uno", "dos", "tres"]), write_lines("r2", ["un", "deux", "trois"])]
+    meta = tmp_path / "meta.jsonl"
+    meta.write_text("".join(json.dumps({"id": f"s-{i}"}) + "\n" for i in range(3)), "utf-8")
+    added = run_cli("testset", "add", "t", "--src", src, "--ref", refs[0], "--ref", refs[1],
+                    "--src-lang", "en", "--tgt-lang", "es", "--segments-meta", meta)  # fmt: skip
+    assert added.exit_code == 0, added.output
+    hyp = write_lines("h", [" uno", "dos ", "  tres"])
+    first = run_cli("ingest", "--testset", "t", "--hyp", hyp, "--model-slug", "m", "--json")
+    [stored] = json.loads(first.stdout)
+    out = tmp_path / "logs"
+    assert run_cli("export", "m", "--format", "lm-eval", "--out", out).exit_code == 0
+    [log] = sorted(out.rglob("*.jsonl"))
+    again = run_cli("ingest", "--from", "lm-eval", log, "--json")
+    assert again.exit_code == 0, again.output
+    [back] = json.loads(again.stdout)
+    assert (back["action"], back["run_id"], back["test_set"]) == (
+        "unchanged",
+        stored["run_id"],
+        "t",
+    )
+    assert not back["test_set_created"]

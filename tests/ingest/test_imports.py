@@ -165,8 +165,13 @@ def test_bad_foreign_files_are_refused_and_change_nothing(
 
 
 def test_runs_exported_as_lm_eval_logs_are_read_back_as_the_same_runs(run_cli, plain, tmp_path):
-    run_cli("testset", "add", "lang", "--src", DATA / "src.de", "--ref", DATA / "ref.en",
-            "--src-lang", "de", "--tgt-lang", "en")  # fmt: skip
+    # The same sources with a reference of its own (one test set per set of texts).
+    refs = (DATA / "ref.en").read_text(encoding="utf-8").splitlines()
+    ref = tmp_path / "lang.en"
+    ref.write_text("".join(r + "\n" for r in [*refs[:-1], refs[-1] + " (revised)"]), "utf-8")
+    added = run_cli("testset", "add", "lang", "--src", DATA / "src.de", "--ref", ref,
+                    "--src-lang", "de", "--tgt-lang", "en")  # fmt: skip
+    assert added.exit_code == 0, added.output
     [stored] = _json(run_cli("ingest", "--testset", "lang", "--hyp", DATA / "sysB.en",
                              "--model-slug", "sys-b", "--json"))  # fmt: skip
     out = tmp_path / "logs"

@@ -237,6 +237,11 @@ def _sample(record: dict[str, Any], src_key: str, tgt_key: str) -> dict[str, Any
             "run_id": record["run_id"],
             "model_slug": record["model_slug"],
             "condition": record["condition"],
+            # What `ingest --from lm-eval` needs to give back the same run: the test set, the
+            # segment's id and every reference.
+            "test_set": record["test_set"],
+            "seg_id": record["seg_id"],
+            "references": record["references"],
             "error": record["error"],
             "sentence_bleu": record["bleu"],
             "sentence_chrf_plus_plus": record["chrf_plus_plus"],

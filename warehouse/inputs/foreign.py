@@ -347,13 +347,22 @@ def lm_eval_runs(
             responses = responses[0]  # one request's list of responses
         if not isinstance(responses, list) or not responses or not isinstance(responses[0], str):
             raise InputError("filtered_resps: expected a list holding the response", file, line)
-        entry: dict[str, Any] = {
-            "id": str(record.get("doc_id", len(entries))),
-            "source": source,
-            "expected": target.strip(),
-            "predicted": responses[0].strip(),
-        }
         ours = _ours(record)
+        if ours:  # a log tame-wh exported: its texts as stored, to give back the same run
+            references = ours.get("references")
+            entry: dict[str, Any] = {
+                "id": str(ours.get("seg_id", record.get("doc_id", len(entries)))),
+                "source": source,
+                "expected": references if _all_text(references) else target,
+                "predicted": responses[0],
+            }
+        else:  # the harness's own: its responses and targets carry stray white space
+            entry = {
+                "id": str(record.get("doc_id", len(entries))),
+                "source": source,
+                "expected": target.strip(),
+                "predicted": responses[0].strip(),
+            }
         if isinstance(ours.get("error"), str):  # a log tame-wh exported: the entry had failed
             entry["error"] = ours["error"]
         kept = {
@@ -371,6 +380,8 @@ def lm_eval_runs(
                                 "imported_from": imported}  # fmt: skip
     hint = Path(path).resolve().parent.name  # the harness names the folder after the model
     ours = _ours(records[0])
+    if isinstance(ours.get("test_set"), str):  # the exported run's own test set, when stored
+        document["dataset"]["id"] = ours["test_set"]
     if isinstance(ours.get("model_slug"), str):  # a log tame-wh exported names its run's
         hint = ours["model_slug"]
     if isinstance(ours.get("condition"), str):
@@ -385,6 +396,11 @@ def lm_eval_runs(
     if pair:
         document["dataset"]["language_pair"] = f"{pair['src']}-{pair['tgt']}"
     return [ForeignRun(file, document, model_hint=_model_slug(hint) if hint else None)]
+
+
+def _all_text(value: Any) -> bool:
+    """Whether `value` is a non-empty list of texts."""
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
 
 
 def _ours(record: dict[str, Any]) -> dict[str, Any]:
