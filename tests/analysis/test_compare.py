@@ -283,7 +283,7 @@ def test_a_regression_gate_that_compared_nothing_fails_and_says_why(run_cli, tmp
     assert "made no comparison" in single.stderr and "single run" in single.stderr
     wrong_model = run_cli("regressions", "--model-slug", "nope", "--fail-on-regression")
     assert wrong_model.exit_code == 2 and "unknown model 'nope'" in wrong_model.stderr
-    assert "models with runs: m" in wrong_model.stderr
+    assert "known: m" in wrong_model.stderr
     without_gate = run_cli("regressions", "--latest")
     assert without_gate.exit_code == 0 and "no comparisons" in without_gate.stdout
 

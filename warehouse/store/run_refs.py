@@ -84,8 +84,12 @@ def known_model(con: duckdb.DuckDBPyConnection, slug: str | None) -> None:
     that matches nothing would otherwise look like a model with no runs)."""
     if slug is None or con.execute("SELECT 1 FROM runs WHERE model_slug = ?", [slug]).fetchone():
         return
-    known = [s for (s,) in con.execute("SELECT DISTINCT model_slug FROM runs").fetchall()]
-    raise UsageError(f"unknown model {slug!r}{suggestion(slug, known)} (see `tame-wh runs list`)")
+    known = sorted(s for (s,) in con.execute("SELECT DISTINCT model_slug FROM runs").fetchall())
+    listed = ", ".join(known[:20]) + (f", … ({len(known)} in all)" if len(known) > 20 else "")
+    raise UsageError(
+        f"unknown model {slug!r}{suggestion(slug, known)}; "
+        + (f"known: {listed}" if known else "no runs stored yet")
+    )
 
 
 def _test_set_names(con: duckdb.DuckDBPyConnection) -> list[str]:
