@@ -43,6 +43,7 @@ from warehouse.frontend import (
     MissingWarehouseError,
     check_against,
     parse_metric_columns,
+    parse_tags,
     regressions_markdown,
     warehouse_exists,
 )
@@ -76,6 +77,14 @@ def _describe(result: IngestResult) -> str:
 )
 @click.option("--hyp", type=_file, default=None, help="Hypotheses, one per test segment.")
 @click.option("--model-slug", default=None, help="Model name (else taken from the run card).")
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Tag every run of this ingest (repeat), e.g. pr=123 to keep a pull request's runs off "
+    "the main board (leaderboard --exclude-tag pr).",
+)
 @click.option("--condition", default=None, help="Condition label, e.g. zero-shot.")
 @click.option(
     "--run-card",
@@ -208,6 +217,7 @@ def ingest(
     testset: str | None,
     hyp: Path | None,
     model_slug: str | None,
+    tags: tuple[str, ...],
     condition: str | None,
     run_card: Path | None,
     replace: bool,
@@ -277,6 +287,7 @@ def ingest(
         testset=testset,
         hyp=hyp,
         model_slug=model_slug,
+        tags=parse_tags(tags),
         condition=condition,
         run_card=run_card,
         options=options,
@@ -385,7 +396,7 @@ def _after_the_commit(
 
 _NOT_WITH_MQM = ("reports", "hyp", "model_slug", "condition", "run_card", "replicate_of", "gate",
                  "from_format", "metrics", "comet_model", "lm_eval_results",
-                 "inputs_dir")  # fmt: skip
+                 "inputs_dir", "tags")  # fmt: skip
 
 
 def _ingest_annotated(

@@ -35,6 +35,7 @@ from warehouse.frontend import (
     grouped,
     label,
     leaderboard_markdown,
+    parse_tag_filters,
     parse_tags,
     replicates_markdown,
 )
@@ -72,6 +73,13 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
 )
 @click.option(
     "--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only runs with this tag (repeat)."
+)
+@click.option(
+    "--exclude-tag",
+    "exclude_tags",
+    multiple=True,
+    metavar="KEY[=VALUE]",
+    help="Leave out runs with this tag (any value when none is given; repeat), e.g. pr.",
 )
 @click.option(
     "--clusters",
@@ -143,6 +151,7 @@ def leaderboard_cmd(
     train: str | None,
     bin_by: str | None,
     tags: tuple[str, ...],
+    exclude_tags: tuple[str, ...],
     clusters: bool,
     bin_name: str | None,
     store: bool,
@@ -183,7 +192,13 @@ def leaderboard_cmd(
     if replicates:
         if options is not None or plugin_metrics:
             raise UsageError("--replicates ranks the runs as ingested; drop the metric options")
-        if store or tags or train is not None or (sort is not None and not clusters):
+        if (
+            store
+            or tags
+            or exclude_tags
+            or train is not None
+            or (sort is not None and not clusters)
+        ):
             raise UsageError(
                 "--replicates ranks replicate groups by mean chrF++ (with --clusters, by --sort); "
                 "it takes --testset, --limit, --clusters, --correction and the resampling "
@@ -236,6 +251,7 @@ def leaderboard_cmd(
                 train=train,
                 bin_by=bin_by,
                 tags=parse_tags(tags),
+                exclude_tags=parse_tag_filters(exclude_tags),
                 bin_name=bin_name,
                 options=options,
                 plugin_metrics=plugin_metrics,

@@ -379,18 +379,20 @@ class Warehouse:
         options: MetricOptions | None = None,
         plugin_metrics: Sequence[str] = (),
         bin_by: str | None = None,
+        exclude_tags: Sequence[tuple[str, str | None]] = (),
     ) -> Rows:
         """Runs ranked by `sort` (or by chrF++ on the exposure bin `bin_name`, each row then
         with its `bin` scores and intervals), each with every leaderboard column
         (docs/scores.md); the runs as ingested, or with `options` those scored under them, or
         with `plugin_metrics` those the metric plugins scored, ranked by the first; exposure
-        columns from an audit by the measure `bin_by` when given."""
+        columns from an audit by the measure `bin_by` when given; runs with every tag of
+        `tags` and none of `exclude_tags` ((key, value), a None value for any)."""
         from warehouse.analysis.leaderboard import leaderboard
 
         rows = leaderboard(
             self.con, testset=testset, sort=sort, limit=limit, train=train,
             tags=dict(tags or {}), bin_name=bin_name, options=options,
-            plugin_metrics=plugin_metrics, bin_by=bin_by,
+            plugin_metrics=plugin_metrics, bin_by=bin_by, exclude_tags=exclude_tags,
         )  # fmt: skip
         return Rows(rows)
 

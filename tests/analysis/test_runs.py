@@ -10,6 +10,8 @@ import pytest
 
 from tests.conftest import snapshot
 
+ROOT_EXAMPLES = Path(__file__).resolve().parents[2] / "warehouse" / "examples"
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "warehouse" / "examples"
 
 
@@ -61,6 +63,37 @@ def test_tags_are_stored_listed_filtered_and_removed(run_cli, demo):
     assert json.loads(run_cli("runs", "list", "--tag", "stage=final", "--json").stdout) == []
     bad = run_cli("runs", "tag", "demo-large", "no-equals-sign")
     assert bad.exit_code == 2 and "KEY=VALUE" in bad.stderr
+
+
+def test_runs_tagged_at_ingest_are_kept_off_the_board_by_exclude_tag(run_cli, demo):
+    hyp = ROOT_EXAMPLES / "demo-large.zero-shot.hyp"
+    done = run_cli("ingest", "--testset", "demo-test", "--hyp", hyp, "--model-slug", "pr-run",
+                   "--tag", "pr=17", "--tag", "branch=feat/x", "--json")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    [run] = json.loads(done.stdout)
+    listed = json.loads(run_cli("runs", "list", "--tag", "pr=17", "--json").stdout)
+    assert [(r["run_id"], r["tags"]) for r in listed] == [
+        (run["run_id"], {"branch": "feat/x", "pr": "17"})
+    ]
+
+    def board(*args: str) -> list[str]:
+        return [r["model_slug"] for r in json.loads(run_cli("leaderboard", *args, "--json").stdout)]
+
+    assert "pr-run" in board()
+    assert "pr-run" not in board("--exclude-tag", "pr")  # any value of the key
+    assert "pr-run" not in board("--exclude-tag", "pr=17")
+    assert "pr-run" in board("--exclude-tag", "pr=18")
+    assert board("--tag", "pr=17", "--exclude-tag", "branch") == []
+    # Tagging again at a re-ingest of the same run adds to its tags.
+    again = run_cli("ingest", "--testset", "demo-test", "--hyp", hyp, "--model-slug", "pr-run",
+                    "--tag", "pr=18", "--json")  # fmt: skip
+    assert json.loads(again.stdout)[0]["action"] == "unchanged"
+    shown = json.loads(run_cli("runs", "show", run["run_id"], "--json").stdout)
+    assert shown["tags"] == {"branch": "feat/x", "pr": "18"}
+    for bad, said in ((["--tag", "replicate=a"], "--replicate-of"), (["--tag", "x"], "KEY=VALUE")):
+        refused = run_cli("ingest", "--testset", "demo-test", "--hyp", hyp, "--model-slug", "q",
+                          *bad)  # fmt: skip
+        assert refused.exit_code == 2 and said in refused.stderr, refused.output
 
 
 def test_delete_removes_everything_of_the_run_and_dry_run_nothing(run_cli, demo, db_path):

@@ -40,6 +40,7 @@ def leaderboard(
     options: MetricOptions | None = None,
     plugin_metrics: Sequence[str] = (),
     bin_by: str | None = None,
+    exclude_tags: Sequence[tuple[str, str | None]] = (),
 ) -> list[dict[str, Any]]:
     """Leaderboard rows, best first by `sort` (NULLs last), each with a `coverage_differs` flag
     (its composite uses other metrics than most runs of its test set) and intervals of its human
@@ -48,12 +49,13 @@ def leaderboard(
     Exposure columns refer to the training corpus named in each row's `train_corpus`: `train`
     when given, else the largest training corpus audited for the row's test set (TRAIN_RULE),
     from an audit by the measure `bin_by` when given (else Jaccard before containment).
-    Only runs carrying every tag in `tags` are listed. With `bin_name`, the runs are ranked by
-    chrF++ on that exposure bin instead (`rank_by_bin`), `limit` applied after. The runs are
-    those as ingested; with `options`, the runs (as ingested or re-scored) whose statistics were
-    computed under those metric options; with `plugin_metrics`, those (under `options`, else
-    the default ones) scored by those metric plugins, each row with `plugin_metrics` (the mean
-    of each), ranked by the first.
+    Only runs carrying every tag in `tags` are listed, and none carrying a tag of
+    `exclude_tags` (a key with any value when its value is None). With `bin_name`, the runs
+    are ranked by chrF++ on that exposure bin instead (`rank_by_bin`), `limit` applied after.
+    The runs are those as ingested; with `options`, the runs (as ingested or re-scored) whose
+    statistics were computed under those metric options; with `plugin_metrics`, those (under
+    `options`, else the default ones) scored by those metric plugins, each row with
+    `plugin_metrics` (the mean of each), ranked by the first.
     """
     if sort not in SORT_KEYS:
         raise UsageError(f"--sort: expected one of {', '.join(SORT_KEYS)}, got {sort!r}")
@@ -76,6 +78,9 @@ def leaderboard(
         f"AND CASE WHEN ? THEN list_contains(?, run_id) ELSE rescored_from IS NULL END "
         f"AND (SELECT count(*) FROM (SELECT unnest(?) AS k, unnest(?) AS v) w "
         f"     WHERE map_extract_value(tags, w.k) = w.v) = ? "
+        f"AND NOT EXISTS (SELECT 1 FROM (SELECT unnest(?) AS k, unnest(?) AS v) x "
+        f"     WHERE list_contains(map_keys(tags), x.k) "
+        f"     AND (x.v IS NULL OR map_extract_value(tags, x.k) = x.v)) "
         f"ORDER BY {column} {direction} NULLS LAST, run_id LIMIT ?",
         [
             train,
@@ -87,6 +92,8 @@ def leaderboard(
             list(wanted),
             list(wanted.values()),
             len(wanted),
+            [k for k, _ in exclude_tags],
+            [v for _, v in exclude_tags],
             limit if limit is not None and bin_name is None and not plugin_metrics else 2**62,
         ],
     )

@@ -47,6 +47,22 @@ class RunSummary:
         return asdict(self)
 
 
+def parse_tag_filters(items: Sequence[str]) -> list[tuple[str, str | None]]:
+    """`KEY` (any value) or `KEY=VALUE` strings as (key, value or None) pairs."""
+    found: list[tuple[str, str | None]] = []
+    for item in items:
+        if "=" in item:
+            found += list(parse_tags([item]).items())
+        elif _TAG_KEY.match(item):
+            found.append((item, None))
+        else:
+            raise UsageError(
+                f"--exclude-tag {item!r}: expected KEY or KEY=VALUE with a key of 1-64 letters, "
+                "digits or _.:-"
+            )
+    return found
+
+
 def parse_tags(pairs: Sequence[str]) -> dict[str, str]:
     """`KEY=VALUE` strings as a dict; keys are 1-64 of letters, digits and `_.:-`."""
     tags: dict[str, str] = {}

@@ -3,7 +3,7 @@ holding the warehouse, then write them all in one transaction (what `tame-wh ing
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -60,6 +60,7 @@ class IngestRequest:
     alpha: float | None = None
     seed: int | None = None
     replicate_of: str | None = None  # a stored run these runs repeat (docs/statistics.md)
+    tags: Mapping[str, str] = field(default_factory=dict)  # set on every run, stored ones too
     # Another tool's files (`reports` are then those files; docs/inputs.md).
     from_format: str | None = None
     columns: Columns = field(default_factory=Columns)
@@ -78,6 +79,11 @@ class IngestRequest:
         if not self.reports and not (self.testset and self.hyp):
             what = "the files of --from" if self.from_format else "JSON reports"
             raise UsageError(f"give {what}, or both --testset and --hyp")
+        if REPLICATE_TAG in self.tags:
+            raise UsageError(
+                f"--tag {REPLICATE_TAG}=…: that tag names a run's replicate group; "
+                "--replicate-of RUN sets it"
+            )
         imports = (self.columns.given, self.table_format, self.comet_model, self.lm_eval_results,
                    self.inputs_dir)  # fmt: skip
         if self.from_format is None and any(imports):
@@ -232,6 +238,8 @@ def ingest_batch(
                 )
                 tags = {p.run_id: {REPLICATE_TAG: label} for p in prepared}
                 tags.update({run_id: {REPLICATE_TAG: value} for run_id, value in of_tags.items()})
+            for run in prepared:
+                tags.setdefault(run.run_id, {}).update(request.tags)
             results = write_runs(
                 writer, prepared, replace=request.replace, notify=notify, tags=tags
             )
