@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from warehouse.stats.bins import Sides, bin_intervals
-from warehouse.stats.resample import BootstrapSettings
+from warehouse.stats.resample import BootstrapSettings, percentile_interval, resample_sums
 
 
 def _mean(sums: np.ndarray) -> np.ndarray:
@@ -88,3 +88,23 @@ def test_the_same_seed_gives_the_same_intervals():
     again = bin_intervals(labels, {"m": sides}, BootstrapSettings(300, 0.05, 8))
     other = bin_intervals(labels, {"m": sides}, BootstrapSettings(300, 0.05, 9))
     assert first.to_dict() == again.to_dict() != other.to_dict()
+
+
+def test_runs_sharing_their_draws_get_what_each_alone_gets_to_the_bit():
+    # Integer statistics (BLEU's and chrF's) summed through the draws' counts, shared by the
+    # runs of one audit: the numbers of summing each run's drawn rows on its own.
+    rng = np.random.default_rng(5)
+    labels = [name for name in SYSTEM for _ in range(40)]
+    settings = BootstrapSettings(200, 0.05, 9)
+    tm = rng.integers(0, 30, size=(len(labels), 2)).astype(np.int64) + np.array([0, 1])
+    shared: dict = {}
+    for _run in range(3):
+        system = rng.integers(0, 30, size=(len(labels), 2)).astype(np.int64) + np.array([0, 1])
+        alone = bin_intervals(labels, {"m": Sides(system, tm, _mean)}, settings)
+        together = bin_intervals(labels, {"m": Sides(system, tm, _mean)}, settings, shared)
+        picks = np.random.default_rng(9)  # the draws of the first bin, summed row by row
+        rows = np.flatnonzero(np.asarray(labels) == "source_exact")
+        drawn = rows[picks.integers(0, rows.size, size=(200, rows.size))]
+        first = resample_sums(system, drawn)
+        assert together.to_dict() == alone.to_dict()
+        assert alone.bins["source_exact"]["m"]["system"] == percentile_interval(_mean(first), 0.05)
