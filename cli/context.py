@@ -218,6 +218,29 @@ def chosen_options(
     return MetricOptions(tokenize or "13a", lowercase, int(chrf_word_order or 2), not no_ter)
 
 
+def language_options(
+    of: str = "", *, lang: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--src-lang and --tgt-lang (and --lang, for a monolingual text, when `lang`): language
+    codes, their help prefixed by `of` (e.g. "With --mqm: ")."""
+
+    def add(command: Callable[..., Any]) -> Callable[..., Any]:
+        for name, what in (("--tgt-lang", "Target"), ("--src-lang", "Source")):
+            command = click.option(
+                name, default=None, metavar="CODE", help=f"{of}{what} language code."
+            )(command)
+        if lang:
+            command = click.option(
+                "--lang",
+                default=None,
+                metavar="CODE",
+                help="With --text: the text's language code.",
+            )(command)
+        return command
+
+    return add
+
+
 def stored_interval_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """--no-intervals and the resampling options of the intervals a command stores with a run."""
     command = bootstrap_options(

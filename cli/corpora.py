@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from warehouse import AddResult, CorpusInfo, UsageError
-from warehouse.cli.context import AppContext, confirm, json_option, pass_app
+from warehouse.cli.context import AppContext, confirm, json_option, language_options, pass_app
 from warehouse.cli.output import emit_json, print_fields, print_table, say, status
 from warehouse.frontend import (
     TABLE_FORMATS,
@@ -21,7 +21,6 @@ from warehouse.frontend import (
 )
 
 _input_file = click.Path(path_type=Path, dir_okay=False)
-_lang: dict[str, Any] = {"default": None, "metavar": "CODE"}
 
 
 def _report_add(result: AddResult, as_json: bool) -> None:
@@ -162,9 +161,7 @@ def corpus() -> None:
     default=None,
     help="With --text: lines, or jsonl (a string field text); default by the file's extension.",
 )
-@click.option("--lang", **_lang, help="With --text: the text's language code.")
-@click.option("--src-lang", **_lang, help="Source language code.")
-@click.option("--tgt-lang", **_lang, help="Target language code.")
+@language_options(lang=True)
 @click.option(
     "--replace", is_flag=True, help="Overwrite a corpus of the same name (drops its audits)."
 )
@@ -261,8 +258,7 @@ def testset() -> None:
     default=None,
     help="JSONL, one object per segment: id, difficulty (1-5), provenance, extra fields.",
 )
-@click.option("--src-lang", **_lang, help="Source language code.")
-@click.option("--tgt-lang", **_lang, help="Target language code.")
+@language_options()
 @click.option(
     "--replace",
     is_flag=True,

@@ -25,6 +25,7 @@ from warehouse.cli.context import (
     finite,
     gate_options,
     json_option,
+    language_options,
     metric_options,
     pass_app,
     plugin_metric_option,
@@ -202,6 +203,7 @@ def _describe(result: IngestResult) -> str:
     default=None,
     help="With --from lm-eval: the harness's results JSON (model name, shots).",
 )
+@language_options("With --mqm: the test set's ")
 @click.option(
     "--inputs-dir",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -253,6 +255,8 @@ def ingest(
     comet_model: str | None,
     lm_eval_results: Path | None,
     inputs_dir: Path | None,
+    src_lang: str | None,
+    tgt_lang: str | None,
     as_json: bool,
 ) -> None:
     """Ingest runs: plain files (--testset --hyp) or test-report / run-card JSON files.
@@ -280,6 +284,11 @@ def ingest(
     if mqm is not None or reference_system is not None:
         _ingest_annotated(app, mqm, reference_system, testset, options, as_json, locals())
         return
+    if src_lang is not None or tgt_lang is not None:
+        raise UsageError(
+            "--src-lang and --tgt-lang label the test set --mqm creates; a registered test "
+            "set's languages are set by `tame-wh testset add`"
+        )
     if gate:
         _refuse_a_vacuous_gate(app, against)
     request = IngestRequest(
@@ -419,7 +428,7 @@ def _ingest_annotated(
             mqm, testset=testset, reference_system=reference_system, options=options,
             intervals=not given["no_intervals"], n_bootstrap=given["n_bootstrap_ci"],
             alpha=given["ci_alpha"], seed=given["seed"], replace=given["replace"],
-            strict=given["strict"],
+            strict=given["strict"], src_lang=given["src_lang"], tgt_lang=given["tgt_lang"],
         )  # fmt: skip
     for warning in done.judgments.warnings:
         say(f"warning: {warning}")

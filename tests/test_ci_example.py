@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
-import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -40,7 +40,7 @@ def test_the_workflow_takes_the_lake_and_every_secret_from_the_environment():
         assert re.fullmatch(r"\$\{\{ secrets\.[A-Z0-9_]+ \}\}", env[name]), name
     assert "TAME_WH_DATA_PATH" in env and "AWS_ENDPOINT_URL_S3" in env
     commands = [s["run"] for s in _steps() if "run" in s and s["run"].startswith("tame-wh")]
-    assert [c.split()[1] for c in commands] == ["ingest", "dashboard", "sync"]
+    assert [c.split()[1] for c in commands] == ["ingest", "dashboard", "migrate", "sync"]
     assert "--gate --against tag:baseline=main --gate-markdown gate.md" in commands[0]
     assert set(_workflow()[True]) == {"push", "pull_request", "workflow_dispatch"}
     # No secret or address is written into a command line.
@@ -76,21 +76,40 @@ def _runs(step: dict, failed: bool, event: str) -> bool:
     return not failed and event == "push"
 
 
+# The step expressions the workflow uses, as GitHub fills them in for a push and a pull request.
+_EXPRESSIONS = {
+    "push": {"github.event.pull_request.number": ""},
+    "pull_request": {"github.event.pull_request.number": "17"},
+}
+
+
+def _expanded(value: str, event: str) -> str:
+    """A step's value with its `${{ … }}` expressions filled in as GitHub would for `event`."""
+    return re.sub(r"\$\{\{\s*([\w.]+)\s*\}\}", lambda m: _EXPRESSIONS[event][m[1]], value)
+
+
 def _run_job(
     lake, workdir: Path, env: dict[str, str], event: str = "push"
 ) -> list[tuple[str, int, str]]:
     """Run the workflow's `tame-wh` steps in order in `workdir` as a runner does for `event`
-    (after a failure only the `always()` steps); each step's name, exit code and output."""
+    (after a failure only the `always()` steps), each in bash with the step's own environment
+    and `tame-wh` on the PATH; each step's name, exit code and output."""
+    shim = workdir / "bin"
+    shim.mkdir(exist_ok=True)
+    (shim / "tame-wh").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m warehouse.cli "$@"\n')
+    (shim / "tame-wh").chmod(0o755)
     done = []
     failed = False
     for step in _steps():
         command = step.get("run", "")
         if not command.startswith("tame-wh") or not _runs(step, failed, event):
             continue  # checkout, setup-python, pip install, the user's own harness, gh
-        argv = [sys.executable, "-m", "warehouse.cli", *shlex.split(command)[1:]]
+        own = {k: _expanded(str(v), event) for k, v in (step.get("env") or {}).items()}
+        path = f"{shim}{os.pathsep}{env.get('PATH', '')}"
         proc = subprocess.run(
-            argv, cwd=workdir, env=env, capture_output=True, text=True, timeout=600
-        )
+            ["bash", "-c", command], cwd=workdir, env={**env, **own, "PATH": path},
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
         done.append((step["name"], proc.returncode, proc.stdout + proc.stderr))
         failed = failed or proc.returncode != 0
     return done
@@ -103,8 +122,8 @@ def test_the_workflow_steps_run_against_a_lake(lake, pg_dsn, tmp_path):
     env = {**lake.child_env(), "TAME_WH_PG_DSN": pg_dsn, "PYTHONPATH": str(ROOT)}
     env.pop("CI", None)  # the runner's own CI variables are set below, as GitHub sets them
     env.update({"GITHUB_ACTIONS": "true", "GITHUB_SHA": "0" * 40, "GITHUB_RUN_ID": "1"})
-    # Once per team: the Supabase tables, and a first run of the model pinned as the baseline.
-    assert lake.run("migrate", "--dsn", pg_dsn).exit_code == 0
+    # Once per team: a first run of the model pinned as the baseline (the job creates the
+    # Supabase tables itself).
     seed = _report(tmp_path / "seed.json", "2026-11-01T00:00:00Z", damage=0.5)
     stored = lake.run("ingest", str(seed), "--json")
     assert stored.exit_code == 0, stored.output
@@ -119,6 +138,7 @@ def test_the_workflow_steps_run_against_a_lake(lake, pg_dsn, tmp_path):
     assert [(name, code) for name, code, _ in steps] == [
         ("Ingest the run and gate it against the pinned baseline", 0),
         ("Build the dashboard", 0),
+        ("Create or update the Supabase tables", 0),
         ("Publish the leaderboard to Supabase", 0),
     ], steps
     assert "ingested run" in steps[0][2] and "gate passed" in steps[0][2]
@@ -146,6 +166,12 @@ def test_the_workflow_steps_run_against_a_lake(lake, pg_dsn, tmp_path):
     )
     assert runners == [("101",), ("102",)]  # each runner's run carries its CI metadata
     assert lake.sql("SELECT count(*) FROM runs") == [(3,)]
+    # The pull request's run carries its number; the main board leaves it out.
+    tagged = lake.sql("SELECT json_extract_string(r.ci, '$.run_id'), t.value FROM run_tags t "
+                      "JOIN runs r USING (run_id) WHERE t.key = 'pr'")  # fmt: skip
+    assert tagged == [("102", "17")]
+    board = json.loads(lake.run("leaderboard", "--exclude-tag", "pr", "--json").stdout)
+    assert len(board) == 2
 
 
 RELEASE = ROOT / "examples" / "release.yml"

@@ -132,3 +132,14 @@ def test_a_repeated_line_doubles_no_penalty_and_strict_refuses_it(run_cli, db_pa
     assert strict.exit_code == 2 and "repeats line 14" in strict.output, strict.output
     assert snapshot(db_path) == before
     assert run_cli("ingest", "x.json", "--strict").exit_code == 2
+
+
+def test_the_test_set_an_mqm_file_creates_takes_its_language_labels(run_cli, tmp_path):
+    done = run_cli("ingest", "--mqm", write_mqm(tmp_path / "mqm.tsv"), "--reference-system", "ref",
+                   "--testset", "t", "--src-lang", "de", "--tgt-lang", "en")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    shown = json.loads(run_cli("testset", "show", "t", "--json").stdout)
+    assert (shown["src_lang"], shown["tgt_lang"]) == ("de", "en")
+    plain = run_cli("ingest", "--testset", "t", "--hyp", tmp_path / "mqm.tsv", "--model-slug",
+                    "x", "--src-lang", "de")  # fmt: skip
+    assert plain.exit_code == 2 and "label the test set --mqm creates" in plain.stderr
