@@ -122,3 +122,23 @@ def test_an_lm_eval_export_ingests_back_as_the_same_run(run_cli, write_lines, tm
         "t",
     )
     assert not back["test_set_created"]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "tsv", "parquet"])
+def test_each_export_format_ingests_back_as_the_same_run(run_cli, write_lines, tmp_path, fmt):
+    src = write_lines("s", ["one", "two", "three", "four", "five"])
+    ref = write_lines("r", ["uno", "dos", "tres", "cuatro", "cinco"])
+    assert run_cli("testset", "add", "t", "--src", src, "--ref", ref).exit_code == 0
+    # Leading and trailing spaces, tabs, a backslash, an empty hypothesis.
+    hyp = write_lines("h", [" uno", "dos ", "\tt\tres", "cua\\tro", ""])
+    [stored] = json.loads(
+        run_cli("ingest", "--testset", "t", "--hyp", hyp, "--model-slug", "m", "--json").stdout
+    )
+    out = tmp_path / f"m.{fmt}"
+    done = run_cli("export", "m", "--format", fmt, "--out", out)
+    assert done.exit_code == 0, done.output
+    again = run_cli("ingest", "--from", fmt, out, "--testset", "t", "--hyp-col", "hypothesis",
+                    "--id-col", "seg_id", "--model-slug", "m", "--json")  # fmt: skip
+    assert again.exit_code == 0, again.output
+    [back] = json.loads(again.stdout)
+    assert (back["action"], back["run_id"]) == ("unchanged", stored["run_id"])

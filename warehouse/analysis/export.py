@@ -17,16 +17,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from warehouse.errors import UsageError
+from warehouse.inputs.tables import EXPORT_COLUMNS as EXPORT_COLUMNS  # re-exported
+from warehouse.inputs.tables import tsv_escaped
 from warehouse.store.corpora import get_corpus
 from warehouse.store.run_refs import resolve_run
 
 EXPORT_FORMATS = ("jsonl", "parquet", "tsv", "lm-eval")
-# The columns of a record, in order (docs/cli.md, "tame-wh export").
-EXPORT_COLUMNS = (
-    "run_id", "model_slug", "condition", "test_set", "seg_idx", "seg_id", "source", "references",
-    "hypothesis", "error", "bleu", "chrf_plus_plus", "ter", "exact_match", "metrics",
-    "audit_id", "source_exposure", "target_exposure", "pair_exposure", "bin",
-)  # fmt: skip
 
 # One record per run and segment. Sentence BLEU and TER are the corpus formulas on the segment's
 # statistics, chrF++ sacrebleu's sentence score (docs/metrics.md); exposure from the audit the
@@ -122,8 +118,7 @@ def _tsv_cell(value: Any) -> str:
         return ""
     if isinstance(value, (list, dict)):
         value = json.dumps(value, ensure_ascii=False)
-    text = str(value)
-    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    return tsv_escaped(str(value))
 
 
 def write_export(table: pa.Table, fmt: str, path: str | Path | None) -> bytes | None:

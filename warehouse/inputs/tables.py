@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,29 @@ from warehouse.errors import InputError, UsageError
 from warehouse.inputs.textio import decode_utf8, read_bytes, split_lines
 
 TABLE_FORMATS = ("parquet", "jsonl", "csv", "tsv")
+# The columns of `tame-wh export`'s records, in order (docs/cli.md, "tame-wh export"): a TSV
+# with this header is one tame-wh wrote, its cells escaped as `tsv_escaped` writes them.
+EXPORT_COLUMNS = (
+    "run_id", "model_slug", "condition", "test_set", "seg_idx", "seg_id", "source", "references",
+    "hypothesis", "error", "bleu", "chrf_plus_plus", "ter", "exact_match", "metrics",
+    "audit_id", "source_exposure", "target_exposure", "pair_exposure", "bin",
+)  # fmt: skip
+_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_UNESCAPES = {v[1]: k for k, v in _ESCAPES.items()}
+_ESCAPED = re.compile(r"\\([\\tnr])")
+
+
+def tsv_escaped(text: str) -> str:
+    """Text as one TSV cell: backslashes, tabs, newlines and carriage returns as `\\\\`,
+    `\\t`, `\\n`, `\\r` (the "linear TSV" convention; `tsv_unescaped` undoes it)."""
+    return "".join(_ESCAPES.get(ch, ch) for ch in text)
+
+
+def tsv_unescaped(cell: str) -> str:
+    """The text of a cell `tsv_escaped` wrote."""
+    return _ESCAPED.sub(lambda m: _UNESCAPES[m[1]], cell)
+
+
 _SUFFIXES = {
     ".parquet": "parquet",
     ".pq": "parquet",
@@ -200,6 +224,7 @@ def _delimited(text: str, name: str, kind: str) -> Table:
         if header is None:
             return Table(name, [], [], [])
         _check_header(header, name)
+        ours = tuple(header) == EXPORT_COLUMNS  # a tame-wh export: its escapes are undone
         records, lines = [], []
         start = reader.line_num + 1
         for row in reader:
@@ -210,6 +235,8 @@ def _delimited(text: str, name: str, kind: str) -> Table:
                 raise InputError(
                     f"{len(row)} fields where the header has {len(header)}", name, start
                 )
+            if kind == "tsv" and ours:
+                row = [tsv_unescaped(cell) for cell in row]
             records.append(dict(zip(header, row, strict=True)))
             lines.append(start)
             start = reader.line_num + 1
