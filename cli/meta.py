@@ -5,12 +5,35 @@ from __future__ import annotations
 import click
 
 from warehouse.cli.context import AppContext, bootstrap_options, json_option, pass_app
-from warehouse.cli.output import emit_json, print_table
-from warehouse.frontend import EXPOSURE_BINS, STATISTIC_LABELS, label
+from warehouse.cli.output import emit_json, print_table, say
+from warehouse.frontend import EXPOSURE_BINS, STATISTIC_LABELS, Agreement, label
 
 
 def _number(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
+
+
+def _spread(row: Agreement) -> str:
+    """A row's interval, or acc*_eq's tie threshold (which has none)."""
+    if row.low is not None:
+        return f"[{row.low:.3f}, {row.high:.3f}]"
+    return f"ε = {row.epsilon:.4g}" if row.epsilon is not None else ""
+
+
+def _say_degenerate(rows: list[Agreement]) -> None:
+    """Name the acc*_eq values no better than calling every pair a tie."""
+    flagged = [r for r in rows if r.degenerate]
+    if flagged:
+        names = ", ".join(
+            f"{label(r.metric)} (ε = {r.epsilon:.4g} calls {r.metric_ties or 0:.0%} of pairs ties)"
+            for r in flagged
+        )
+        humans = flagged[0].human_ties or 0.0
+        say(
+            f"(ties) acc*_eq of {names}: no better than predicting a tie for every pair, whose "
+            f"accuracy is the share of pairs humans tie ({humans:.1%}); it does not rank the "
+            "metrics"
+        )
 
 
 @click.command()
@@ -77,7 +100,9 @@ def meta(
         print_table(
             title,
             ["metric", "level", "statistic", "value", "interval", "n"],
-            [[label(r.metric), r.level, STATISTIC_LABELS[r.statistic], _number(r.value),
-              "" if r.low is None else f"[{r.low:.3f}, {r.high:.3f}]", str(r.n)] for r in rows],
+            [[label(r.metric), r.level, STATISTIC_LABELS[r.statistic],
+              _number(r.value) + (" (ties)" if r.degenerate else ""), _spread(r), str(r.n)]
+             for r in rows],
             right=(3, 5),
         )  # fmt: skip
+        _say_degenerate(rows)

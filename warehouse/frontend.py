@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from warehouse.analysis.export import EXPORT_FORMATS as EXPORT_FORMATS
     from warehouse.analysis.leaderboard import TRAIN_RULE as TRAIN_RULE
     from warehouse.analysis.meta import STATISTIC_LABELS as STATISTIC_LABELS
+    from warehouse.analysis.meta import Agreement as Agreement
     from warehouse.analysis.query import DEFAULT_MEMORY_MB as DEFAULT_MEMORY_MB
     from warehouse.analysis.query import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
     from warehouse.analysis.query import parse_memory_limit as parse_memory_limit
@@ -167,6 +168,7 @@ _HOMES = {
     "HUMAN_FORMATS": "warehouse.inputs.human_files",
     "EXPORT_FORMATS": "warehouse.analysis.export",
     "STATISTIC_LABELS": "warehouse.analysis.meta",
+    "Agreement": "warehouse.analysis.meta",
     "parse_system_map": "warehouse.store.human",
     "interrupt_requested": "warehouse.store.interrupt",
     "interrupted_message": "warehouse.store.interrupt",

@@ -169,3 +169,22 @@ def test_the_sql_views_agree_with_meta(judged, db_path):
     for metric in ("bleu", "chrf_plus_plus", "ter"):
         assert pearson[metric] == pytest.approx(_row(report, metric, "pearson")["value"])
     assert n == (12, 12)
+
+
+def test_an_acc_eq_that_calls_every_pair_a_tie_is_flagged_with_its_epsilon():
+    from warehouse.analysis.meta import _segment_rows
+
+    rng = np.random.default_rng(3)
+    # 5 systems x 400 segments: humans tie 97% of the segments' pairs (no error found), the
+    # metric is noise: its best threshold calls every pair a tie.
+    human = np.zeros((5, 400))
+    human[:, :12] = rng.normal(size=(5, 12))
+    metric = rng.normal(size=(5, 400))
+    [row] = [r for r in _segment_rows("bleu", metric, human, "all") if r.statistic == "acc_eq"]
+    assert row.degenerate and row.metric_ties == 1.0
+    assert row.epsilon is not None and row.epsilon >= np.abs(metric[:, None] - metric).max() - 1e-9
+    assert row.value == pytest.approx(row.human_ties)  # exactly the share humans tie
+    # A metric that follows the humans is not flagged.
+    agreeing = human + rng.normal(scale=1e-3, size=human.shape) * (human != 0)
+    [fine] = [r for r in _segment_rows("bleu", agreeing, human, "all") if r.statistic == "acc_eq"]
+    assert not fine.degenerate and fine.value > row.value

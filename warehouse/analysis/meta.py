@@ -23,6 +23,7 @@ from warehouse.stats.agreement import (
     pearson,
     pearson_rows,
     tie_calibrated_acc_eq,
+    tie_shares,
 )
 from warehouse.stats.arrays import RunArrays, load_run_arrays
 from warehouse.stats.resample import (
@@ -48,6 +49,9 @@ STATISTIC_LABELS = {
     "acc_eq": "acc*_eq (tie-calibrated, per segment)",
 }
 SEGMENT_STATISTICS = ("kendall_pooled", "kendall_per_system", "acc_eq")
+# An acc*_eq within this of the share of pairs humans tie is no better than predicting a tie for
+# every pair (the accuracy of that prediction is exactly the human tie share): flagged, not ranked.
+DEGENERATE_MARGIN = 0.01
 _MIN_SYSTEMS = 3
 
 
@@ -64,6 +68,11 @@ class Agreement:
     n: int = 0  # systems (system level) or scored items (segment level)
     bin: str = "all"
     epsilon: float | None = None  # acc_eq's tie threshold
+    # acc_eq: the shares of pairs the metric calls ties at epsilon and humans tie, and whether the
+    # value is no better than calling every pair a tie (DEGENERATE_MARGIN).
+    metric_ties: float | None = None
+    human_ties: float | None = None
+    degenerate: bool = False
 
 
 @dataclass
@@ -269,6 +278,7 @@ def _segment_rows(
     per_system = [t for t in per_system if np.isfinite(t)]
     columns = np.broadcast_to(np.arange(values.shape[1]), values.shape)
     acc, epsilon = tie_calibrated_acc_eq(values[present], human[present], columns[present])
+    metric_ties, human_ties = tie_shares(values[present], human[present], columns[present], epsilon)
 
     def finite(x: float) -> float | None:
         return x if np.isfinite(x) else None
@@ -279,7 +289,9 @@ def _segment_rows(
         Agreement(metric, "segment", "kendall_per_system",
                   finite(float(np.mean(per_system))) if per_system else None, n=len(per_system),
                   bin=bin_name),
-        Agreement(metric, "segment", "acc_eq", finite(acc), n=n, bin=bin_name, epsilon=epsilon),
+        Agreement(metric, "segment", "acc_eq", finite(acc), n=n, bin=bin_name, epsilon=epsilon,
+                  metric_ties=finite(metric_ties), human_ties=finite(human_ties),
+                  degenerate=bool(acc <= human_ties + DEGENERATE_MARGIN)),
     ]  # fmt: skip
 
 

@@ -187,3 +187,21 @@ def tie_calibrated_acc_eq(
     best = int(np.argmax(candidates))  # first maximum: the smallest epsilon
     epsilon = max(0.0, float(thresholds[best]))
     return float((start + candidates[best]) / size.size), epsilon
+
+
+def tie_shares(
+    metric: Sequence[float] | np.ndarray,
+    human: Sequence[float] | np.ndarray,
+    groups: Sequence[int] | np.ndarray,
+    epsilon: float,
+) -> tuple[float, float]:
+    """Of the pairs within each group: the share the metric calls ties at `epsilon`, and the
+    share humans tie (NaN without pairs)."""
+    dm, dh = _grouped_pairs(
+        np.asarray(metric, dtype=np.float64),
+        np.asarray(human, dtype=np.float64),
+        np.asarray(groups),
+    )
+    if dm.size == 0:
+        return float("nan"), float("nan")
+    return float((np.abs(dm) <= epsilon).mean()), float((dh == 0).mean())
