@@ -46,7 +46,7 @@ def _report_add(result: AddResult, as_json: bool) -> None:
 
 def _delete(app: AppContext, name: str, role: str, dry_run: bool, yes: bool, as_json: bool) -> None:
     """Delete a corpus of `role` after saying what goes with it (confirmed unless dry)."""
-    with app.open("write") as wh:
+    with app.open("read") as wh:  # the plan alone (and a dry run) takes no writers' lock
         plan = wh.deletion_plan(name, role)
     if dry_run:
         if as_json:
@@ -93,7 +93,7 @@ def _add(app: AppContext, data: CorpusData, replace: bool, yes: bool) -> AddResu
 
 def _list(app: AppContext, role: str, as_json: bool) -> None:
     """Print the corpora of one role."""
-    with app.open("write") as wh:
+    with app.open("read") as wh:
         items = wh.corpora(role)
     if as_json:
         emit_json([c.to_dict() for c in items])
@@ -213,7 +213,7 @@ def corpus_list(app: AppContext, as_json: bool) -> None:
 @pass_app
 def corpus_show(app: AppContext, name: str, as_json: bool) -> None:
     """Show one training corpus: counts, languages, hash, files, when it was added."""
-    with app.open("write") as wh:
+    with app.open("read") as wh:
         info = wh.corpus(name, "train")
     _show(info, as_json)
 
@@ -320,7 +320,7 @@ def testset_list(app: AppContext, as_json: bool) -> None:
 @pass_app
 def testset_show(app: AppContext, name: str, as_json: bool) -> None:
     """Show one test set."""
-    with app.open("write") as wh:
+    with app.open("read") as wh:
         info = wh.corpus(name, "test")
     _show(info, as_json)
 

@@ -42,6 +42,10 @@ READERS = [
     ("query", "SHOW TABLES"),
     ("regressions",),
     ("regressions", "--json"),
+    ("corpus", "list"),
+    ("corpus", "show", "demo-train"),
+    ("testset", "list", "--json"),
+    ("testset", "show", "demo-test"),
 ]
 # One of each command, for the tests that start child processes.
 EACH_READER = [
@@ -51,6 +55,7 @@ EACH_READER = [
     ("report", RUN_A),
     ("compare", RUN_A, RUN_B, "--significance", "--n-bootstrap", "50"),
     ("query", "SELECT count(*) FROM runs"),
+    ("testset", "list"),
 ]
 
 
