@@ -282,7 +282,9 @@ def ingest(
     if strict and mqm is None:
         raise UsageError("--strict checks an MQM file's judgments: add --mqm")
     if mqm is not None or reference_system is not None:
-        _ingest_annotated(app, mqm, reference_system, testset, options, as_json, locals())
+        # The options as click parsed them (every one declared once, above).
+        given = click.get_current_context().params
+        _ingest_annotated(app, mqm, reference_system, testset, options, as_json, given)
         return
     if src_lang is not None or tgt_lang is not None:
         raise UsageError(
