@@ -106,3 +106,6 @@ def meta(
             right=(3, 5),
         )  # fmt: skip
         _say_degenerate(rows)
+    for ranking in report.rankings:
+        where = "" if ranking.bin == "all" else f" (bin {ranking.bin})"
+        click.echo(f"verdict{where}: {ranking.verdict}")

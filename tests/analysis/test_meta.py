@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 
+import duckdb
 import numpy as np
 import pytest
 import sacrebleu
@@ -188,3 +189,36 @@ def test_an_acc_eq_that_calls_every_pair_a_tie_is_flagged_with_its_epsilon():
     agreeing = human + rng.normal(scale=1e-3, size=human.shape) * (human != 0)
     [fine] = [r for r in _segment_rows("bleu", agreeing, human, "all") if r.statistic == "acc_eq"]
     assert not fine.degenerate and fine.value > row.value
+
+
+def test_the_metrics_ranking_tests_each_pair_on_shared_resamples_as_scipy_would(judged, db_path):
+    from scipy import stats
+
+    from warehouse.analysis import meta as meta_module
+    from warehouse.stats.resample import resample_indices
+
+    report = _meta(judged, "--n-bootstrap", "300", "--seed", "7")
+    [pearson] = [r for r in report["rankings"] if r["statistic"] == "pearson"]
+    assert {r["metric"] for r in pearson["ranked"]} >= {"bleu", "chrf_plus_plus", "ter"}
+    assert pearson["verdict"]
+    # The same resamples, Pearson from scipy on each, the paired p-value by hand.
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        run_ids, keys, human = meta_module._human_matrix(con, report["set_id"], "mqm")
+        arrays = [meta_module.load_run_arrays(con, r) for r in run_ids]
+    finally:
+        con.close()
+    indices = resample_indices(len(keys), 300, 7)
+    names = ["bleu", "ter"]
+    resampled = meta_module._resampled(arrays, None, indices, names)
+    people = np.stack([human[:, row].mean(axis=1) for row in indices])
+
+    def pearsons(name: str) -> np.ndarray:
+        rows = zip(resampled[name], people, strict=True)
+        return np.array([stats.pearsonr(m, h)[0] if np.ptp(m) and np.ptp(h) else np.nan
+                         for m, h in rows])  # fmt: skip
+
+    difference = pearsons("bleu") - pearsons("ter")
+    difference = difference[np.isfinite(difference)]
+    expected = min(1.0, 2 * min(np.mean(difference <= 0), np.mean(difference >= 0)))
+    assert pearson["p_values"]["bleu"]["ter"] == pytest.approx(expected, abs=1e-12)

@@ -13,7 +13,7 @@ import numpy as np
 from warehouse.errors import UsageError
 from warehouse.exposure.config import EXPOSURE_BINS
 from warehouse.exposure.summary import choose_audit
-from warehouse.metrics.registry import BLEU, CHRF, CHRF_ONLY, TER, higher_is_better
+from warehouse.metrics.registry import BLEU, CHRF, CHRF_ONLY, TER, higher_is_better, label
 from warehouse.metrics.scores import bleu_scores, chrf_from_stats, chrf_scores, ter_scores
 from warehouse.stats.agreement import (
     kendall_tau_b,
@@ -26,6 +26,7 @@ from warehouse.stats.agreement import (
     tie_shares,
 )
 from warehouse.stats.arrays import RunArrays, load_run_arrays
+from warehouse.stats.metric_ranking import MetricRanking, rank_metrics
 from warehouse.stats.resample import (
     BootstrapSettings,
     percentile_interval,
@@ -90,6 +91,7 @@ class MetaReport:
     audit_id: str | None
     systems: list[dict[str, Any]] = field(default_factory=list)
     rows: list[Agreement] = field(default_factory=list)
+    rankings: list[MetricRanking] = field(default_factory=list)  # system level, with intervals
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (NaN as null)."""
@@ -240,9 +242,11 @@ def _system_rows(
     resampled_human: np.ndarray | None,
     alpha: float,
     bin_name: str,
+    samples_out: dict[str, dict[str, np.ndarray]] | None = None,
 ) -> list[Agreement]:
     """Pearson, Kendall and pairwise accuracy of system scores, with percentile intervals when
-    resamples are given (rows: resamples, columns: systems)."""
+    resamples are given (rows: resamples, columns: systems); each statistic's resampled values
+    go to `samples_out[statistic][metric]` when given."""
     out = []
     for statistic, fn, by_row in (
         ("pearson", pearson, pearson_rows),
@@ -253,6 +257,8 @@ def _system_rows(
         low = high = None
         if resampled_metric is not None and resampled_human is not None:
             samples = by_row(resampled_metric, resampled_human)
+            if samples_out is not None:
+                samples_out.setdefault(statistic, {})[metric] = samples
             interval = percentile_interval(samples[np.isfinite(samples)], alpha)
             if interval is not None:
                 low, high = interval
@@ -387,10 +393,65 @@ def metric_human_agreement(
                  **{n: s.get(n) for n in names}}
                 for a, h, s in zip(arrays, human_scores, system_scores, strict=True)
             ]  # fmt: skip
+        samples: dict[str, dict[str, np.ndarray]] = {}
         for name in names:
             scores = np.array([_oriented(name, s.get(name)) for s in system_scores])
             report.rows += _system_rows(name, scores, human_scores, resampled_m.get(name),
-                                        resampled_h, settings.alpha, bin_name)  # fmt: skip
+                                        resampled_h, settings.alpha, bin_name,
+                                        samples)  # fmt: skip
             values = np.stack([v[name][columns] for v in seg_values])
             report.rows += _segment_rows(name, values, human_matrix[:, columns], bin_name)
+        report.rankings += _rankings(report, samples, settings.alpha, bin_name)
     return report
+
+
+def _rankings(
+    report: MetaReport, samples: dict[str, dict[str, np.ndarray]], alpha: float, bin_name: str
+) -> list[MetricRanking]:
+    """The metrics ranked by each system-level statistic that has resamples, with a verdict."""
+    out = []
+    for statistic, by_metric in samples.items():
+        if len(by_metric) < 2:
+            continue
+        values = {
+            r.metric: r.value
+            for r in report.rows
+            if (r.level, r.statistic, r.bin) == ("system", statistic, bin_name)
+            and r.metric in by_metric
+        }
+        ranking = rank_metrics(values, by_metric, alpha, level="system", statistic=statistic,
+                               bin_name=bin_name)  # fmt: skip
+        ranking.verdict = _verdict(ranking, report.scheme.upper(), report.bootstrap["n"])
+        out.append(ranking)
+    return out
+
+
+def _verdict(ranking: MetricRanking, human: str, n_bootstrap: int) -> str:
+    """One line: the metrics of the first cluster, and how far below the others are."""
+    if not ranking.ranked:
+        return "no metric has a value"
+
+    def p_text(p: float) -> str:
+        return f"p < {1 / n_bootstrap:.2g}" if p == 0 else f"p {p:.3f}"
+
+    first = [str(r["metric"]) for r in ranking.ranked if r["cluster"] == 1]
+    best = first[0]
+    what = f"{STATISTIC_LABELS[ranking.statistic]}, system level"
+    shown = [label(m) for m in first]
+    names = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+    if len(first) == len(ranking.ranked):
+        closest = min(p for by in ranking.p_values.values() for p in by.values())
+        return (
+            f"{names} agree with {human} alike ({what}): no metric is significantly better than "
+            f"another at alpha = {ranking.alpha:g} (the closest pair: {p_text(closest)})"
+        )
+    below = [
+        f"{label(str(r['metric']))} ({p_text(ranking.p_values[best][str(r['metric'])])})"
+        for r in ranking.ranked
+        if r["cluster"] != 1
+    ]
+    verb = "agrees" if len(first) == 1 else "agree"
+    return (
+        f"{names} {verb} best with {human} ({what}); significantly below {label(best)}: "
+        + ", ".join(below)
+    )
