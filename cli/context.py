@@ -218,6 +218,24 @@ def chosen_options(
     return MetricOptions(tokenize or "13a", lowercase, int(chrf_word_order or 2), not no_ter)
 
 
+def tag_filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--tag KEY=VALUE (only runs with it) and --exclude-tag KEY[=VALUE] (none with it)."""
+    command = click.option(
+        "--exclude-tag",
+        "exclude_tags",
+        multiple=True,
+        metavar="KEY[=VALUE]",
+        help="Leave out runs with this tag (any value when none is given; repeat), e.g. pr.",
+    )(command)
+    return click.option(
+        "--tag",
+        "tags",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Only runs with this tag (repeat).",
+    )(command)
+
+
 def language_options(
     of: str = "", *, lang: bool = False
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

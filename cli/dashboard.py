@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
-from warehouse.cli.context import AppContext, json_option, pass_app
+from warehouse.cli.context import AppContext, json_option, pass_app, tag_filter_options
 from warehouse.cli.output import emit_json, progress
+from warehouse.frontend import RunFilter, parse_tag_filters, parse_tags
 
 
 @click.command()
@@ -25,14 +26,21 @@ from warehouse.cli.output import emit_json, progress
     metavar="RUN_A RUN_B",
     help="Add a comparison page of two runs (paired significance, per-bin deltas); repeatable.",
 )
+@tag_filter_options
 @json_option
 @pass_app
 def dashboard(
-    app: AppContext, out: Path, compare: tuple[tuple[str, str], ...], as_json: bool
+    app: AppContext,
+    out: Path,
+    compare: tuple[tuple[str, str], ...],
+    tags: tuple[str, ...],
+    exclude_tags: tuple[str, ...],
+    as_json: bool,
 ) -> None:
     """Build a static dashboard: leaderboards, a page per run and test set, comparisons."""
+    runs = RunFilter(parse_tags(tags), tuple(parse_tag_filters(exclude_tags)))
     with app.open("read") as wh:
-        result = wh.dashboard(out, compare=compare, notify=progress)
+        result = wh.dashboard(out, compare=compare, notify=progress, runs=runs)
     if as_json:
         emit_json(result.to_dict())
         return

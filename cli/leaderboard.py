@@ -21,6 +21,7 @@ from warehouse.cli.context import (
     json_option,
     metric_options,
     pass_app,
+    tag_filter_options,
 )
 from warehouse.cli.output import ALPHA, emit_json, fmt_number, print_table, say
 from warehouse.frontend import (
@@ -71,16 +72,7 @@ def _with_ci(value: Any, lower: Any, upper: Any, digits: int) -> str:
     help="Exposure columns from an audit by this measure (default: Jaccard, then containment, "
     "then substring).",
 )
-@click.option(
-    "--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only runs with this tag (repeat)."
-)
-@click.option(
-    "--exclude-tag",
-    "exclude_tags",
-    multiple=True,
-    metavar="KEY[=VALUE]",
-    help="Leave out runs with this tag (any value when none is given; repeat), e.g. pr.",
-)
+@tag_filter_options
 @click.option(
     "--clusters",
     is_flag=True,

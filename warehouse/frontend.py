@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from warehouse.analysis.query import parse_memory_limit as parse_memory_limit
     from warehouse.analysis.regressions import DEFAULT_AGAINST as DEFAULT_AGAINST
     from warehouse.analysis.regressions import check_against as check_against
+    from warehouse.analysis.runs import RunFilter as RunFilter
     from warehouse.analysis.runs import parse_tag_filters as parse_tag_filters
     from warehouse.analysis.runs import parse_tags as parse_tags
     from warehouse.basics import first_line as first_line
@@ -185,6 +186,7 @@ _HOMES = {
     "parse_as_of": "warehouse.store.lake",
     "parse_memory_limit": "warehouse.analysis.query",
     "parse_tags": "warehouse.analysis.runs",
+    "RunFilter": "warehouse.analysis.runs",
     "parse_tag_filters": "warehouse.analysis.runs",
     "read_test_set": "warehouse.inputs.corpus_files",
     "read_test_set_table": "warehouse.inputs.corpus_files",

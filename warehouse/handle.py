@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from warehouse.analysis.query import QueryResult
     from warehouse.analysis.regressions import RegressionReport
     from warehouse.analysis.replicates import GroupComparison, ReplicateGroup
-    from warehouse.analysis.runs import Deletion, RunSummary
+    from warehouse.analysis.runs import Deletion, RunFilter, RunSummary
     from warehouse.basics import Notify
     from warehouse.demo import DemoResult
     from warehouse.exposure.config import AuditOptions
@@ -891,13 +891,14 @@ class Warehouse:
         *,
         compare: Sequence[tuple[str, str]] = (),
         notify: Notify | None = None,
+        runs: RunFilter | None = None,
     ) -> DashboardResult:
         """Build (or bring up to date) the static dashboard of the whole warehouse in folder
         `out`, with a comparison page for each pair of runs in `compare` (docs/html.md)."""
         from warehouse.html.build_state import dashboard_state, unchanged_dashboard
         from warehouse.store.content_state import content_state
 
-        state = dashboard_state(content_state(self.con), compare)
+        state = dashboard_state(content_state(self.con), compare, runs.key() if runs else "")
         done = unchanged_dashboard(out, state)
         if done is not None:
             return done
@@ -905,7 +906,8 @@ class Warehouse:
         from warehouse.html.dashboard import build_dashboard, check_site_folder
 
         check_site_folder(out)  # before the data is read
-        return build_dashboard(site_data(self.con, list(compare)), out, notify=notify, state=state)
+        data = site_data(self.con, list(compare), runs)
+        return build_dashboard(data, out, notify=notify, state=state)
 
     def report_html(
         self,

@@ -258,3 +258,18 @@ def test_the_comparison_page_gives_each_metrics_minimum_detectable_difference(de
     below = [r for r in doc["significance"] if not r["significant"] and r["mde"] is not None
              and abs(r["delta"]) < r["mde"]]  # fmt: skip
     assert ('id="below-mde"' in html) == bool(below)
+
+
+def test_a_dashboard_without_a_pull_requests_runs(demo_copy, tmp_path):
+    out = tmp_path / "site"
+    large = run_ids(demo_copy)["demo-large/zero-shot"]
+    tagged = CliRunner().invoke(main, ["--db", str(demo_copy), "runs", "tag", large, "pr=12"])
+    assert tagged.exit_code == 0, tagged.output
+    doc = json.loads(_dashboard(demo_copy, out, "--exclude-tag", "pr").stdout)
+    assert doc["runs"] == 2 and not (out / "runs" / f"{large}.html").exists()
+    assert large not in (out / "index.html").read_text(encoding="utf-8")
+    # Another filter is another build, not an unchanged one.
+    doc = json.loads(_dashboard(demo_copy, out).stdout)
+    assert doc["runs"] == 3 and (out / "runs" / f"{large}.html").exists()
+    only = json.loads(_dashboard(demo_copy, out, "--tag", "pr=12").stdout)
+    assert only["runs"] == 1

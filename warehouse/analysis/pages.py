@@ -16,7 +16,7 @@ from warehouse.analysis.human_pages import HumanPageData, human_page_data
 from warehouse.analysis.leaderboard import leaderboard
 from warehouse.analysis.replicates import ReplicateGroup, replicate_groups
 from warehouse.analysis.report import build_report, build_reports, default_audits
-from warehouse.analysis.runs import resolve_run
+from warehouse.analysis.runs import RunFilter, resolve_run
 from warehouse.analysis.segments import (
     EMPTY_RUN_COLUMNS,
     run_columns,
@@ -83,10 +83,16 @@ def run_page_data(
     )
 
 
-def site_data(con: duckdb.DuckDBPyConnection, compare: Sequence[tuple[str, str]] = ()) -> SiteData:
-    """What the whole dashboard shows, with a comparison of each pair of runs in `compare`."""
+def site_data(
+    con: duckdb.DuckDBPyConnection,
+    compare: Sequence[tuple[str, str]] = (),
+    runs: RunFilter | None = None,
+) -> SiteData:
+    """What the whole dashboard shows (the runs `runs` lets through), with a comparison of each
+    pair of runs in `compare`."""
     pairs = comparison_pairs(con, compare)
-    board = leaderboard(con)
+    runs = runs or RunFilter()
+    board = leaderboard(con, tags=dict(runs.tags), exclude_tags=runs.exclude)
     default_audit = default_audits(con, [r["test_corpus_id"] for r in board])
     audits = audits_by_test_set(con)
     shared = {}

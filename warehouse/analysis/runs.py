@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -45,6 +45,19 @@ class RunSummary:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """Which runs a board shows: those with every tag of `tags` and none of `exclude` ((key,
+    value) pairs, a None value for any value of the key)."""
+
+    tags: Mapping[str, str] = field(default_factory=dict)
+    exclude: tuple[tuple[str, str | None], ...] = ()
+
+    def key(self) -> str:
+        """A stable text of the filter (what a dashboard build records)."""
+        return json.dumps([sorted(self.tags.items()), sorted(self.exclude, key=str)])
 
 
 def parse_tag_filters(items: Sequence[str]) -> list[tuple[str, str | None]]:

@@ -41,10 +41,10 @@ class DashboardResult:
         return asdict(self)
 
 
-def dashboard_state(content: str, compare: Sequence[tuple[str, str]]) -> str:
+def dashboard_state(content: str, compare: Sequence[tuple[str, str]], runs: str = "") -> str:
     """What a dashboard is made from: the stored rows' digest (`content_state`), the pairs
     asked for, and this installation's code and assets (a new version renders otherwise)."""
-    digest = hashlib.sha256(f"{content}|{json.dumps([list(p) for p in compare])}|".encode())
+    digest = hashlib.sha256(f"{content}|{json.dumps([list(p) for p in compare])}|{runs}|".encode())
     for distribution in _RENDERING:
         digest.update(f"{distribution} {metadata.version(distribution)};".encode())
     for path in sorted(_PACKAGE.rglob("*")):
