@@ -97,8 +97,8 @@ def _matrix(
     lists = table.column(column).combine_chunks()
     if optional and lists.null_count == len(lists):
         return np.full((len(lists), width), np.nan)
-    # The lengths from the offsets in numpy: pyarrow.compute's first call imports pandas (1.2 s
-    # of a `meta` that takes 2).
+    # The lengths from the offsets in numpy: pyarrow.compute's first call imports pandas (about
+    # 0.4 s of a `meta` that takes 1).
     lengths = np.diff(np.asarray(lists.offsets)) if len(lists) else np.zeros(0)
     if lists.null_count or bool((lengths != width).any()):
         raise UsageError(f"stored {column} are missing or not {width} values long; re-ingest")
@@ -116,7 +116,7 @@ def load_run_arrays(con: duckdb.DuckDBPyConnection, run_id: str, label: str = ""
         raise UsageError(f"unknown run {run_id!r}")
     table = con.execute(
         "SELECT st.seg_idx, s.seg_key, st.bleu_stats, st.chrf_stats, st.ter_stats, "
-        # NULLs become NaN and 0 here: casts in pyarrow.compute would import pandas (1.2 s).
+        # NULLs become NaN and 0 here: casts in pyarrow.compute would import pandas (0.4 s).
         "coalesce(CAST(st.exact_match AS DOUBLE), 'NaN'::DOUBLE) AS exact_match, "
         "coalesce(CAST(s.difficulty AS BIGINT), 0) AS difficulty FROM segment_stats st "
         "JOIN segments s ON s.corpus_id = ? AND s.seg_idx = st.seg_idx "
