@@ -4,7 +4,7 @@ redaction of secrets, naive UTC timestamps, content ids, and query results as di
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from datetime import datetime, timezone
 from typing import Any, Protocol, TypeVar
 
@@ -80,6 +80,12 @@ def suggestion(name: str, known: Iterable[str], within: int = 2) -> str:
     """` (did you mean 'a' or 'b'?)` for the known names close to `name`, else nothing."""
     close = did_you_mean(name, known, within)[:3]
     return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+
+
+def listing(names: Sequence[str], most: int = 20) -> str:
+    """Names for a message: the first `most`, then how many there are in all."""
+    shown = ", ".join(names[:most])
+    return shown + (f", … ({len(names)} in all)" if len(names) > most else "")
 
 
 def utc_now() -> datetime:

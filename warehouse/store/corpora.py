@@ -12,7 +12,7 @@ import duckdb
 import numpy as np
 
 from warehouse import __version__
-from warehouse.basics import Notify, silent, suggestion, utc_now
+from warehouse.basics import Notify, listing, silent, suggestion, utc_now
 from warehouse.errors import UsageError
 from warehouse.store.connection import transaction
 from warehouse.store.purge import delete_corpus, dependents
@@ -301,9 +301,7 @@ def get_corpus(con: duckdb.DuckDBPyConnection, name: str, role: str | None = Non
     if info is None or (role is not None and info.role != role):
         label = _role_label(role) if role else "corpus or test set"
         known = [c.name for c in list_corpora(con, role)]
-        hint = f"; known: {', '.join(known[:20])}" if known else "; none registered yet"
-        if len(known) > 20:
-            hint += f", … ({len(known)} in all)"
+        hint = f"; known: {listing(known)}" if known else "; none registered yet"
         raise UsageError(f"unknown {label} {name!r}{suggestion(name, known)}{hint}")
     return info
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import duckdb
 
-from warehouse.basics import suggestion
+from warehouse.basics import listing, suggestion
 from warehouse.errors import UsageError
+from warehouse.store.corpora import get_corpus
 
 
 def _by_slug(
@@ -45,16 +46,8 @@ def resolve_run(con: duckdb.DuckDBPyConnection, ref: str, testset: str | None = 
     (on the test set `testset` when given), or a unique id prefix of at least 4 characters."""
     if con.execute("SELECT 1 FROM runs WHERE run_id = ?", [ref]).fetchone():
         return ref
-    if (
-        testset is not None
-        and not con.execute(
-            "SELECT 1 FROM corpora WHERE name = ? AND role = 'test'", [testset]
-        ).fetchone()
-    ):
-        raise UsageError(
-            f"unknown test set {testset!r}{suggestion(testset, _test_set_names(con))} "
-            "(see `tame-wh testset list`)"
-        )
+    if testset is not None:
+        get_corpus(con, testset, "test")  # an unknown name is refused with the names it may mean
     by_slug = _by_slug(con, ref, testset)
     if len(by_slug) == 1:
         return by_slug[0][0]
@@ -85,15 +78,10 @@ def known_model(con: duckdb.DuckDBPyConnection, slug: str | None) -> None:
     if slug is None or con.execute("SELECT 1 FROM runs WHERE model_slug = ?", [slug]).fetchone():
         return
     known = sorted(s for (s,) in con.execute("SELECT DISTINCT model_slug FROM runs").fetchall())
-    listed = ", ".join(known[:20]) + (f", … ({len(known)} in all)" if len(known) > 20 else "")
     raise UsageError(
         f"unknown model {slug!r}{suggestion(slug, known)}; "
-        + (f"known: {listed}" if known else "no runs stored yet")
+        + (f"known: {listing(known)}" if known else "no runs stored yet")
     )
-
-
-def _test_set_names(con: duckdb.DuckDBPyConnection) -> list[str]:
-    return [n for (n,) in con.execute("SELECT name FROM corpora WHERE role = 'test'").fetchall()]
 
 
 def _run_names(con: duckdb.DuckDBPyConnection, ref: str, testset: str | None) -> set[str]:
