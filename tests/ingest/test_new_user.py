@@ -110,17 +110,8 @@ def test_plausible_but_wrong_input_is_warned_about_stored_and_reported(
     }
     for name, hyps in cases.items():
         hyp = write_lines(f"{name}.txt", hyps)
-        result = run_cli(
-            "ingest",
-            "--testset",
-            "ts",
-            "--hyp",
-            hyp,
-            "--model-slug",
-            name,
-            "--no-intervals",
-            "--json",
-        )
+        result = run_cli("ingest", "--testset", "ts", "--hyp", hyp, "--model-slug", name,
+                         "--no-intervals", "--json")  # fmt: skip
         assert result.exit_code == 0, result.output
         doc = json.loads(result.stdout)[0]
         assert any(messages[name] in w for w in doc["warnings"]), doc["warnings"]
@@ -236,18 +227,8 @@ def test_bleu_options_are_computed_and_recorded(
     _src, ref = registered
     hyps = [r.lower() + " extra" for r in ref]
     hyp = write_lines("h.txt", hyps)
-    result = run_cli(
-        "ingest",
-        "--testset",
-        "ts",
-        "--hyp",
-        hyp,
-        "--model-slug",
-        "m",
-        "--no-intervals",
-        *args,
-        "--json",
-    )
+    result = run_cli("ingest", "--testset", "ts", "--hyp", hyp, "--model-slug", "m",
+                     "--no-intervals", *args, "--json")  # fmt: skip
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)[0]
     assert doc["scores"]["bleu"] == pytest.approx(oracle.corpus_score(hyps, [ref]).score, 1e-12)
